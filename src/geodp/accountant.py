@@ -1,0 +1,75 @@
+"""Sequential-composition budget accounting (ε's and δ's add)."""
+
+from __future__ import annotations
+
+import math
+
+from geodp.errors import BudgetExceededError
+from geodp.validation import check_delta, check_epsilon
+
+__all__ = ["BudgetAccountant"]
+
+
+class BudgetAccountant:
+    """Track the privacy budget spent by successive releases on the same data.
+
+    Basic sequential composition: releasing (ε₁, δ₁)- and (ε₂, δ₂)-DP outputs of the same data
+    is (ε₁+ε₂, δ₁+δ₂)-DP. A spend that would exceed the total is refused *before* anything is
+    released.
+
+    Parameters
+    ----------
+    epsilon : float, default inf
+        Total ε budget.
+    delta : float, default 0.0
+        Total δ budget, in [0, 1).
+
+    Examples
+    --------
+    >>> acc = BudgetAccountant(epsilon=1.0)
+    >>> acc.spend(0.4)
+    >>> acc.remaining
+    (0.6, 0.0)
+    >>> acc.spend(0.7)
+    Traceback (most recent call last):
+    ...
+    geodp.errors.BudgetExceededError: spending epsilon=0.7, delta=0.0 would exceed the budget (epsilon=1.0, delta=0.0); remaining: epsilon=0.6, delta=0.0.
+    """
+
+    def __init__(self, epsilon: float = math.inf, delta: float = 0.0):
+        self.epsilon = math.inf if epsilon == math.inf else check_epsilon(epsilon)
+        self.delta = check_delta(delta, allow_zero=True)
+        self.spent: list[tuple[float, float]] = []
+
+    @property
+    def total_spent(self) -> tuple[float, float]:
+        """``(Σε, Σδ)`` over all spends so far."""
+        return (math.fsum(e for e, _ in self.spent), math.fsum(d for _, d in self.spent))
+
+    @property
+    def remaining(self) -> tuple[float, float]:
+        """Budget left, ``(ε, δ)``, rounded to 12 significant digits for display."""
+        eps, delta = self.total_spent
+        return (float(f"{self.epsilon - eps:.12g}"), float(f"{self.delta - delta:.12g}"))
+
+    def check(self, epsilon: float, delta: float = 0.0) -> None:
+        """Raise :class:`BudgetExceededError` if spending ``(epsilon, delta)`` would overspend."""
+        epsilon = check_epsilon(epsilon)
+        delta = check_delta(delta, allow_zero=True)
+        eps_spent, delta_spent = self.total_spent
+        slack = 1e-12
+        if eps_spent + epsilon > self.epsilon * (1 + slack) or delta_spent + delta > self.delta + slack * max(self.delta, 1e-300):
+            r_eps, r_delta = self.remaining
+            raise BudgetExceededError(
+                f"spending epsilon={epsilon!r}, delta={delta!r} would exceed the budget "
+                f"(epsilon={self.epsilon!r}, delta={self.delta!r}); remaining: epsilon={r_eps!r}, "
+                f"delta={r_delta!r}."
+            )
+
+    def spend(self, epsilon: float, delta: float = 0.0) -> None:
+        """Record a release of ``(epsilon, delta)`` after :meth:`check`-ing it."""
+        self.check(epsilon, delta)
+        self.spent.append((float(epsilon), float(delta)))
+
+    def __repr__(self) -> str:
+        return f"BudgetAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}, spent={self.total_spent!r})"

@@ -1,0 +1,56 @@
+"""Typed errors and warnings raised by geodp.
+
+Every error derives from :class:`GeodpError`; the ones about values also derive from
+:class:`ValueError` and the ones about types from :class:`TypeError`, so generic handlers work.
+"""
+
+
+class GeodpError(Exception):
+    """Base class of every error geodp raises.
+
+    Examples
+    --------
+    >>> import geodp
+    >>> issubclass(geodp.errors.InvalidParameterError, geodp.GeodpError)
+    True
+    """
+
+
+class InvalidParameterError(GeodpError, ValueError):
+    """A parameter (ε, δ, radius, tolerance, …) has a value outside its allowed range."""
+
+
+class InvalidTypeError(GeodpError, TypeError):
+    """An argument has the wrong type (not an array, not a manifold, not a generator, …)."""
+
+
+class InvalidDataError(GeodpError, ValueError):
+    """Input data has the wrong shape, is empty, or holds NaN/inf."""
+
+
+class NotOnManifoldError(InvalidDataError):
+    """A point does not belong to the manifold within the dtype-aware tolerance."""
+
+
+class AssumptionError(GeodpError, ValueError):
+    """A privacy assumption fails: radius beyond r*, a non-normalisable law, …"""
+
+
+class BudgetExceededError(GeodpError, ValueError):
+    """A release would spend more privacy budget than the accountant holds."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Something that should be public was computed from the private data."""
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative solver stopped at ``max_iter`` before reaching its tolerance."""
+
+
+class SamplerWarning(UserWarning):
+    """A sampler fell back to an approximate method or its diagnostics look poor."""
+
+
+class NumericalWarning(UserWarning):
+    """A computation hit a floating-point limit (e.g. eigenvalues clipped to stay positive)."""

@@ -1,0 +1,196 @@
+"""The :class:`Manifold` protocol every space implements.
+
+Geometry only — no privacy here. All methods are vectorised over leading batch axes: a point
+array has shape ``batch + point_shape`` and a single point broadcasts against a batch.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from geodp.errors import InvalidDataError, NotOnManifoldError
+from geodp.validation import as_generator, check_finite_array, check_positive
+
+__all__ = ["Manifold"]
+
+
+class Manifold(ABC):
+    """Abstract Riemannian manifold with vectorised geometry.
+
+    Subclasses set ``point_shape``, ``dim``, ``curvature_bounds``, ``injectivity_radius``,
+    ``is_homogeneous`` and ``is_flat``, and implement :meth:`exp`, :meth:`log`, :meth:`inner`,
+    :meth:`transport`, :meth:`random_tangent`, :meth:`random_point` and :meth:`_belongs`.
+    Flat spaces (``is_flat``) also provide a global isometric chart
+    :meth:`to_coordinates`/:meth:`from_coordinates` onto ``R^dim``.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Euclidean
+    >>> space = Euclidean(2)
+    >>> float(space.dist([0.0, 0.0], [3.0, 4.0]))
+    5.0
+    """
+
+    point_shape: tuple[int, ...]
+    dim: int
+    curvature_bounds: tuple[float, float]
+    injectivity_radius: float
+    is_homogeneous: bool
+    is_flat: bool = False
+
+    # ----------------------------------------------------------------- geometry
+    @abstractmethod
+    def exp(self, x, v):
+        """Riemannian exponential ``exp_x(v)``."""
+
+    @abstractmethod
+    def log(self, x, y):
+        """Riemannian logarithm ``log_x(y)`` (a tangent vector at ``x``)."""
+
+    @abstractmethod
+    def inner(self, x, u, v):
+        """Riemannian inner product ``⟨u, v⟩_x``; shape: the broadcast batch shape."""
+
+    @abstractmethod
+    def transport(self, x, y, v):
+        """Parallel transport of ``v`` from ``x`` to ``y`` along the minimising geodesic."""
+
+    def norm(self, x, v):
+        """Riemannian norm ``|v|_x``."""
+        return np.sqrt(np.maximum(self.inner(x, v, v), 0.0))
+
+    def dist(self, x, y):
+        """Geodesic distance ``ρ(x, y)``."""
+        return self.norm(x, self.log(x, y))
+
+    # --------------------------------------------------------------- membership
+    @abstractmethod
+    def _belongs(self, x: np.ndarray, rtol: float) -> np.ndarray:
+        """Boolean array over the batch: does each point lie on the manifold?"""
+
+    def belongs(self, x, rtol: float | None = None):
+        """Test membership with a dtype-aware relative tolerance.
+
+        Parameters
+        ----------
+        x : array_like, shape (..., *point_shape)
+        rtol : float, optional
+            Relative tolerance; default ``sqrt(machine epsilon)`` of ``x``'s dtype.
+
+        Returns
+        -------
+        numpy.ndarray of bool, shape (...)
+        """
+        x = np.asarray(x)
+        if rtol is None:
+            dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64
+            rtol = float(np.sqrt(np.finfo(dtype).eps))
+        if x.shape[x.ndim - len(self.point_shape):] != self.point_shape:
+            return np.zeros(x.shape[: max(x.ndim - len(self.point_shape), 0)], dtype=bool)
+        x = x.astype(np.float64)
+        finite = np.all(np.isfinite(x), axis=tuple(range(-len(self.point_shape), 0)))
+        return finite & self._belongs(np.where(np.isfinite(x), x, 0.0), rtol)
+
+    def project(self, x):
+        """Map an ambient array to the closest point of the manifold (identity by default)."""
+        return np.asarray(x, dtype=np.float64)
+
+    def check_points(self, X, name: str = "X") -> np.ndarray:
+        """Validate points at a public entry point; return them as float64, projected.
+
+        Raises
+        ------
+        InvalidDataError
+            Wrong trailing shape, empty, NaN or inf.
+        NotOnManifoldError
+            Some point is off the manifold beyond the dtype-aware tolerance.
+        """
+        arr = check_finite_array(X, name, min_ndim=len(self.point_shape))
+        trailing = arr.shape[arr.ndim - len(self.point_shape):]
+        if trailing != self.point_shape:
+            raise InvalidDataError(
+                f"{name} must have trailing shape {self.point_shape} for {self!r}, got shape "
+                f"{arr.shape}."
+            )
+        ok = np.asarray(self.belongs(np.asarray(X)))
+        if not np.all(ok):
+            bad = np.argwhere(~ok)
+            first = tuple(int(i) for i in bad[0]) if bad.size else ()
+            raise NotOnManifoldError(
+                f"{int(np.count_nonzero(~ok))} point(s) of {name} are not on {self!r} "
+                f"(first at batch index {first}). {self._membership_hint}"
+            )
+        return self.project(arr)
+
+    _membership_hint = ""
+
+    # --------------------------------------------------------------- randomness
+    @abstractmethod
+    def random_tangent(self, x, size=None, rng=None):
+        """Standard Gaussian tangent vectors at ``x``: coefficients ~ N(0, I_dim) in an
+        orthonormal basis of the tangent space.
+
+        ``size`` prepends batch axes; ``x`` broadcasts against them.
+        """
+
+    def random_unit_tangent(self, x, size=None, rng=None):
+        """Uniformly distributed unit tangent vectors at ``x``."""
+        v = self.random_tangent(x, size=size, rng=rng)
+        n = self.norm(x, v)
+        return v / n.reshape(n.shape + (1,) * len(self.point_shape))
+
+    @abstractmethod
+    def random_point(self, size=None, rng=None):
+        """Random points (a convenience law for tests and examples; no privacy meaning)."""
+
+    # ----------------------------------------------------------------- helpers
+    def clip_to_ball(self, X, center, radius):
+        """Geodesic clipping into the public ball ``B_r(center)`` (MATH.md §0).
+
+        A record at distance ``d > r`` from the centre moves along the geodesic from the centre
+        to distance ``r``; records inside are untouched. The map is per-record and does not look
+        at the rest of the data, so replace-one adjacency is preserved.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, *point_shape)
+            Points on the manifold (already validated).
+        center : array_like, shape point_shape
+        radius : float
+
+        Returns
+        -------
+        clipped : numpy.ndarray, shape (n, *point_shape)
+        was_clipped : numpy.ndarray of bool, shape (n,)
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Euclidean
+        >>> clipped, mask = Euclidean(1).clip_to_ball([[3.0], [0.5]], [0.0], 1.0)
+        >>> clipped.round(6).ravel().tolist(), mask.tolist()
+        ([1.0, 0.5], [True, False])
+        """
+        radius = check_positive(radius, "radius")
+        X = np.array(X, dtype=np.float64)
+        d = np.asarray(self.dist(center, X))
+        was_clipped = d > radius
+        if np.any(was_clipped):
+            v = self.log(center, X[was_clipped])
+            # Shrink by a hair so that rounding can never leave a clipped record outside the ball.
+            factor = radius * (1.0 - 1e-12) / d[was_clipped]
+            X[was_clipped] = self.exp(center, v * factor.reshape(factor.shape + (1,) * len(self.point_shape)))
+        return X, was_clipped
+
+    def _batch_size(self, x: np.ndarray, size) -> tuple[int, ...]:
+        """Batch shape of a random draw: ``size`` broadcast with the batch of ``x``."""
+        base = x.shape[: x.ndim - len(self.point_shape)]
+        if size is None:
+            return base
+        size = (size,) if np.isscalar(size) else tuple(size)
+        return np.broadcast_shapes(size, base)
+
+    @staticmethod
+    def _rng(rng) -> np.random.Generator:
+        return as_generator(rng)

@@ -1,0 +1,84 @@
+"""Euclidean space ``R^d`` (MATH.md §1)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from geodp.errors import InvalidParameterError
+from geodp.manifolds.base import Manifold
+
+__all__ = ["Euclidean"]
+
+
+class Euclidean(Manifold):
+    """The flat space ``R^dim`` with the standard inner product.
+
+    Parameters
+    ----------
+    dim : int
+        Dimension, at least 1.
+
+    Examples
+    --------
+    >>> space = Euclidean(3)
+    >>> space.exp([0.0, 0.0, 0.0], [1.0, 2.0, 2.0]).tolist()
+    [1.0, 2.0, 2.0]
+    >>> float(space.dist([0.0, 0.0, 0.0], [1.0, 2.0, 2.0]))
+    3.0
+    """
+
+    is_flat = True
+    is_homogeneous = True
+    curvature_bounds = (0.0, 0.0)
+    injectivity_radius = np.inf
+
+    def __init__(self, dim: int):
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
+            raise InvalidParameterError(f"dim must be a positive integer, got {dim!r}.")
+        self.dim = int(dim)
+        self.point_shape = (self.dim,)
+
+    def __repr__(self) -> str:
+        return f"Euclidean({self.dim})"
+
+    def exp(self, x, v):
+        """``x + v``."""
+        return np.asarray(x, dtype=float) + np.asarray(v, dtype=float)
+
+    def log(self, x, y):
+        """``y − x``."""
+        return np.asarray(y, dtype=float) - np.asarray(x, dtype=float)
+
+    def inner(self, x, u, v):
+        """Standard dot product over the last axis (``x`` broadcasts but is unused)."""
+        out = np.sum(np.asarray(u, dtype=float) * np.asarray(v, dtype=float), axis=-1)
+        return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(x)[:-1]))
+
+    def dist(self, x, y):
+        """Euclidean distance."""
+        return np.linalg.norm(np.asarray(y, dtype=float) - np.asarray(x, dtype=float), axis=-1)
+
+    def transport(self, x, y, v):
+        """Identity (flat space), broadcast to the batch of ``x`` and ``y``."""
+        shape = np.broadcast_shapes(np.shape(x), np.shape(y), np.shape(v))
+        return np.broadcast_to(np.asarray(v, dtype=float), shape).copy()
+
+    def _belongs(self, x, rtol):
+        return np.ones(x.shape[:-1], dtype=bool)
+
+    def to_coordinates(self, x):
+        """Global isometric chart (identity)."""
+        return np.asarray(x, dtype=float)
+
+    def from_coordinates(self, y):
+        """Inverse chart (identity)."""
+        return np.asarray(y, dtype=float)
+
+    def random_tangent(self, x, size=None, rng=None):
+        """Standard Gaussian vectors."""
+        x = np.asarray(x, dtype=float)
+        return self._rng(rng).standard_normal(self._batch_size(x, size) + self.point_shape)
+
+    def random_point(self, size=None, rng=None):
+        """Standard Gaussian points."""
+        return self.random_tangent(np.zeros(self.point_shape), size=size, rng=rng)

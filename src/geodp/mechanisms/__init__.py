@@ -1,0 +1,7 @@
+"""Differentially private mechanisms; each exposes ``scale``, ``randomise`` and ``guarantee``."""
+
+from geodp.mechanisms.base import Guarantee, Mechanism
+from geodp.mechanisms.laplace import LaplaceMechanism
+from geodp.mechanisms.tangent_gaussian import TangentGaussianMechanism
+
+__all__ = ["Guarantee", "Mechanism", "LaplaceMechanism", "TangentGaussianMechanism"]

@@ -1,0 +1,161 @@
+"""Checks of user input shared by every public entry point.
+
+Each check raises a typed :mod:`geodp.errors` error whose message names the parameter, its
+value and what to change.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError
+
+__all__ = [
+    "as_generator",
+    "check_epsilon",
+    "check_delta",
+    "check_positive",
+    "check_finite_array",
+    "check_sample_size",
+]
+
+
+def as_generator(rng=None) -> np.random.Generator:
+    """Turn ``rng`` into a :class:`numpy.random.Generator`.
+
+    Parameters
+    ----------
+    rng : None, int or numpy.random.Generator
+        ``None`` draws fresh entropy from the operating system; an int seeds a new generator
+        (for tests and reproductions); a Generator is returned as is.
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Examples
+    --------
+    >>> g = as_generator(0)
+    >>> as_generator(g) is g
+    True
+    """
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise InvalidParameterError(f"rng seed must be a non-negative integer, got {rng!r}.")
+        return np.random.default_rng(int(rng))
+    raise InvalidTypeError(
+        "rng must be None, a non-negative int seed or a numpy.random.Generator, "
+        f"got {type(rng).__name__}. The legacy numpy.random.RandomState is not accepted."
+    )
+
+
+def _as_real(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidTypeError(f"{name} must be a real number, got {type(value).__name__}.")
+    value = float(value)
+    if not np.isfinite(value):
+        raise InvalidParameterError(f"{name} must be finite, got {value!r}.")
+    return value
+
+
+def check_epsilon(epsilon) -> float:
+    """Validate a privacy parameter ε and return it as a float.
+
+    Examples
+    --------
+    >>> check_epsilon(0.5)
+    0.5
+    >>> check_epsilon(0)
+    Traceback (most recent call last):
+    ...
+    geodp.errors.InvalidParameterError: epsilon must be > 0, got 0.0. Choose a positive privacy budget.
+    """
+    epsilon = _as_real(epsilon, "epsilon")
+    if epsilon <= 0:
+        raise InvalidParameterError(
+            f"epsilon must be > 0, got {epsilon!r}. Choose a positive privacy budget."
+        )
+    return epsilon
+
+
+def check_delta(delta, *, allow_zero: bool) -> float:
+    """Validate δ: in [0, 1) when ``allow_zero`` else in (0, 1).
+
+    Examples
+    --------
+    >>> check_delta(1e-6, allow_zero=False)
+    1e-06
+    """
+    delta = _as_real(delta, "delta")
+    low_ok = delta >= 0 if allow_zero else delta > 0
+    if not (low_ok and delta < 1):
+        interval = "[0, 1)" if allow_zero else "(0, 1)"
+        raise InvalidParameterError(
+            f"delta must lie in {interval}, got {delta!r}."
+            + ("" if allow_zero else " A Gaussian mechanism needs delta > 0 (e.g. 1e-6).")
+        )
+    return delta
+
+
+def check_positive(value, name: str) -> float:
+    """Validate a finite, strictly positive real parameter (radius, scale, sensitivity, …).
+
+    Examples
+    --------
+    >>> check_positive(2, "radius")
+    2.0
+    """
+    value = _as_real(value, name)
+    if value <= 0:
+        raise InvalidParameterError(f"{name} must be > 0, got {value!r}.")
+    return value
+
+
+def check_sample_size(n) -> int:
+    """Validate a public dataset size ``n`` (a positive integer).
+
+    Examples
+    --------
+    >>> check_sample_size(10)
+    10
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise InvalidTypeError(f"n must be an integer, got {type(n).__name__}.")
+    if n < 1:
+        raise InvalidParameterError(f"n must be >= 1, got {n!r}.")
+    return int(n)
+
+
+def check_finite_array(X, name: str, *, min_ndim: int = 0) -> np.ndarray:
+    """Convert ``X`` to a float64 array and refuse NaN/inf, non-numeric data and too few axes.
+
+    Examples
+    --------
+    >>> check_finite_array([1, 2], "X").dtype
+    dtype('float64')
+    """
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and the like
+        raise InvalidDataError(f"{name} could not be converted to an array: {exc}") from exc
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
+    ):
+        raise InvalidTypeError(f"{name} must be numeric, got dtype {arr.dtype}.")
+    if np.iscomplexobj(arr):
+        raise InvalidTypeError(f"{name} must be real, got complex dtype {arr.dtype}.")
+    arr = arr.astype(np.float64, copy=False)
+    if arr.ndim < min_ndim:
+        raise InvalidDataError(f"{name} must have at least {min_ndim} axes, got shape {arr.shape}.")
+    if arr.size == 0:
+        raise InvalidDataError(f"{name} is empty (shape {arr.shape}); provide at least one record.")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise InvalidDataError(f"{name} holds {bad} NaN or infinite value(s); remove or impute them.")
+    return arr

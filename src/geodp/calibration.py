@@ -59,7 +59,7 @@ def analytic_gaussian_delta(sigma, epsilon, sensitivity) -> float:
     Examples
     --------
     >>> round(analytic_gaussian_delta(1.0, 1.0, 1.0), 6)
-    0.126936
+    0.126937
     """
     a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
@@ -109,7 +109,7 @@ def gaussian_sigma(epsilon, delta, sensitivity, method: str = "analytic") -> flo
     >>> round(gaussian_sigma(0.5, 1e-6, 1.0), 3)
     8.058
     >>> round(gaussian_sigma(0.5, 1e-6, 1.0, method="classical"), 3)
-    10.597
+    10.598
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=False)

@@ -1,0 +1,120 @@
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.base import clone
+
+from geodp import frechet_mean
+from geodp.accountant import BudgetAccountant
+from geodp.errors import (
+    AssumptionError,
+    BudgetExceededError,
+    InvalidDataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    NotOnManifoldError,
+)
+from geodp.manifolds import SPD, Euclidean
+from geodp.models import PrivateFrechetMean
+from geodp.sensitivity import frechet_mean_sensitivity
+
+LE = SPD(3, metric="log-euclidean")
+
+
+def data(n=60, seed=0):
+    return LE.random_point(n, rng=seed)
+
+
+def test_report_states_parameters_clipping_and_scale():
+    X = data()
+    radius = 2.0
+    n_out = int(np.sum(LE.dist(np.eye(3), X) > radius))
+    assert 0 < n_out < len(X)
+    model = PrivateFrechetMean(LE, epsilon=0.25, delta=1e-7, center=np.eye(3), radius=radius,
+                               mechanism="tangent-gaussian", random_state=0).fit(X)
+    text = str(model.privacy_report_)
+    for fact in (repr(0.25), repr(1e-7), repr(model.sensitivity_), repr(model.mechanism_.scale), f"{n_out} of 60"):
+        assert fact in text
+    assert model.n_clipped_ == n_out
+    d = model.privacy_report_.to_dict()
+    assert d["epsilon"] == 0.25 and d["delta"] == 1e-7 and d["n_clipped"] == n_out and d["exact"] is True
+    assert model.sensitivity_ == frechet_mean_sensitivity(LE, radius, 60)
+
+
+def test_released_mean_has_the_exact_laplace_law_around_the_clipped_mean():
+    X = data(40, 1)
+    center, radius = np.eye(3), 1.5
+    clipped, _ = LE.clip_to_ball(X, center, radius)
+    truth = LE.to_coordinates(frechet_mean(LE, clipped))
+    rng = np.random.default_rng(2)
+    errors = []
+    for _ in range(3000):
+        m = PrivateFrechetMean(LE, epsilon=2.0, center=center, radius=radius, random_state=rng).fit(X)
+        errors.append(np.linalg.norm(m.mean_coordinates_ - truth))
+    sigma = 2 * radius / 40 / 2.0
+    assert stats.kstest(errors, stats.gamma(a=LE.dim, scale=sigma).cdf).pvalue > 1e-3
+    assert stats.kstest(errors, stats.gamma(a=LE.dim, scale=1.5 * sigma).cdf).pvalue < 1e-6
+    np.testing.assert_allclose(LE.to_coordinates(m.mean_), m.mean_coordinates_, atol=1e-10)
+
+
+def test_euclidean_space_and_reproducibility():
+    X = np.random.default_rng(3).normal(size=(100, 2))
+    kw = dict(epsilon=1.0, center=np.zeros(2), radius=3.0, random_state=4)
+    a = PrivateFrechetMean(Euclidean(2), **kw).fit(X).mean_
+    b = PrivateFrechetMean(Euclidean(2), **kw).fit(X).mean_
+    np.testing.assert_array_equal(a, b)
+    g = PrivateFrechetMean(Euclidean(2), mechanism="tangent-gaussian", delta=1e-6, **kw).fit(X)
+    assert g.mean_.shape == (2,)
+
+
+def test_accountant_refuses_overspending_before_release():
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    X = data()
+    kw = dict(center=np.eye(3), radius=3.0, accountant=acc, random_state=0)
+    PrivateFrechetMean(LE, epsilon=0.6, **kw).fit(X)
+    model = PrivateFrechetMean(LE, epsilon=0.6, **kw)
+    with pytest.raises(BudgetExceededError, match="remaining: epsilon=0.4"):
+        model.fit(X)
+    assert not hasattr(model, "mean_")
+    assert acc.total_spent == (0.6, 0.0)
+
+
+def test_sklearn_contract():
+    model = PrivateFrechetMean(LE, epsilon=1.0, center=np.eye(3), radius=2.0)
+    params = model.get_params()
+    assert params["epsilon"] == 1.0 and params["mechanism"] == "laplace"
+    assert clone(model).get_params()["radius"] == 2.0
+
+
+@pytest.mark.parametrize(
+    "kwargs,X,error,match",
+    [
+        (dict(center=None), None, InvalidParameterError, "public data domain"),
+        (dict(radius=0.0), None, InvalidParameterError, "radius"),
+        (dict(center=-np.eye(3)), None, NotOnManifoldError, "center"),
+        (dict(center=np.stack([np.eye(3)] * 2)), None, InvalidDataError, "one point"),
+        (dict(mechanism="kng"), None, InvalidParameterError, "mechanism"),
+        (dict(mechanism="tangent-gaussian", delta=0.0), None, InvalidParameterError, "delta"),
+        (dict(mechanism="tangent-gaussian", delta=1e-6, calibration="classical", epsilon=2.0), None, InvalidParameterError, "epsilon < 1"),
+        (dict(epsilon=-1.0), None, InvalidParameterError, "epsilon"),
+        (dict(accountant="budget"), None, InvalidTypeError, "accountant"),
+        ({}, np.eye(4)[None].repeat(5, 0), InvalidDataError, "trailing shape"),
+        ({}, np.eye(3), InvalidDataError, r"shape \(n, 3, 3\)"),
+        ({}, np.full((4, 3, 3), np.inf), InvalidDataError, "NaN or infinite"),
+        ({}, np.zeros((0, 3, 3)), InvalidDataError, "empty"),
+        ({}, np.array([[[1, 2, 0], [0, 1, 0], [0, 0, 1]]] * 3, dtype=float), NotOnManifoldError, "symmetric"),
+    ],
+)
+def test_bad_input_raises_typed_errors(kwargs, X, error, match):
+    params = dict(epsilon=1.0, center=np.eye(3), radius=2.0) | kwargs
+    with pytest.raises(error, match=match):
+        PrivateFrechetMean(LE, **params).fit(data() if X is None else X)
+
+
+def test_curved_space_is_refused_until_its_sampler_exists():
+    with pytest.raises(InvalidParameterError, match="flat"):
+        PrivateFrechetMean(SPD(3), epsilon=1.0, center=np.eye(3), radius=2.0).fit(data())
+
+
+def test_space_must_be_a_manifold():
+    with pytest.raises(InvalidTypeError):
+        PrivateFrechetMean("SPD", epsilon=1.0, center=np.eye(3), radius=2.0).fit(data())

@@ -94,3 +94,15 @@ def test_bad_input(X, kwargs, error):
 def test_space_must_be_a_manifold():
     with pytest.raises(InvalidTypeError):
         frechet_mean("spd", np.eye(2)[None])
+
+
+def test_adaptive_step_converges_on_dispersed_data_where_fixed_step_overshoots():
+    pytest.importorskip("pyriemann")
+    from pyriemann.geometry.mean import mean_riemann
+
+    X = spread_spd(3, 300, 8, scale=3.0)
+    with pytest.warns(ConvergenceWarning):
+        frechet_mean(SPD(3), X, adaptive=False, tol=1e-8, max_iter=100)
+    mean, info = frechet_mean(SPD(3), X, tol=1e-10, return_info=True)
+    assert info.converged and info.n_iter < 30
+    assert SPD(3).dist(mean, mean_riemann(X, tol=1e-12, maxiter=1000)) < 1e-8

@@ -47,8 +47,16 @@ def _weights(weights, n: int) -> np.ndarray:
     return w / w.sum()
 
 
-def _expand(w: np.ndarray, ndim_point: int) -> np.ndarray:
-    return w.reshape(w.shape + (1,) * ndim_point)
+def _barzilai_borwein(space, previous, mean, direction, step: float) -> float:
+    """Step ``1/λ`` with λ the Hessian's Rayleigh quotient along the previous direction."""
+    old_mean, old_direction, old_step = previous
+    moved = space.transport(old_mean, mean, old_direction)
+    hessian_times_moved = (moved - direction) / old_step  # −∇F changes by −H·(step·d)
+    curvature = float(space.inner(mean, moved, hessian_times_moved))
+    norm2 = float(space.inner(mean, moved, moved))
+    if not curvature > 0 or not norm2 > 0:
+        return step
+    return float(np.clip(norm2 / curvature, step / 4, 4 * step))
 
 
 def frechet_mean(
@@ -60,13 +68,14 @@ def frechet_mean(
     max_iter: int = 100,
     step: float = 1.0,
     init=None,
+    adaptive: bool = True,
     return_info: bool = False,
 ):
     """Weighted Fréchet mean ``argmin_x Σ w_i ρ²(x, x_i)``.
 
     Flat spaces (Euclidean, log-Euclidean SPD) use the closed form (the mean in the isometric
     chart). Other spaces run the Karcher flow ``μ ← exp_μ(step · Σ w_i log_μ x_i)`` from ``init``
-    (default: the first record) until ``‖∇F(μ)‖ < tol``.
+    (default: see ``init``) until ``‖∇F(μ)‖ < tol``.
 
     Parameters
     ----------
@@ -80,9 +89,15 @@ def frechet_mean(
     max_iter : int, default 100
         Iteration cap; a :class:`~geodp.errors.ConvergenceWarning` is raised when reached.
     step : float, default 1.0
-        Karcher-flow step size (papers used 0.5).
+        Karcher-flow step size (papers used 0.5). With ``adaptive`` it is the first step only.
+    adaptive : bool, default True
+        After the first step, use the Barzilai–Borwein step ``1/λ``, λ the Rayleigh quotient of
+        the Hessian of F estimated from two successive gradients (the older one parallel
+        transported), kept within ``[step/4, 4·step]``. In negatively curved spaces the Hessian
+        exceeds 1, so a fixed step of 1 overshoots on dispersed data; this removes the
+        overshoot. ``False`` gives the plain fixed-step flow of the papers.
     init : array_like, optional
-        Starting point of the flow.
+        Starting point of the flow; default the heaviest record (SPD: the arithmetic mean).
     return_info : bool, default False
         Also return a :class:`FrechetMeanInfo`.
 
@@ -113,7 +128,6 @@ def frechet_mean(
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise InvalidParameterError(f"max_iter must be a positive integer, got {max_iter!r}.")
     w = _weights(weights, X.shape[0])
-    pdim = len(space.point_shape)
 
     if space.is_flat:
         coords = space.to_coordinates(X)
@@ -123,16 +137,20 @@ def frechet_mean(
         converged = bool(grad_norm < max(tol, 1e-8 * (1.0 + np.linalg.norm(mean_coords))))
         info = FrechetMeanInfo(0, grad_norm, converged, "closed-form")
     else:
-        mean = X[0].copy() if init is None else space.check_points(init, "init")
+        mean = space._karcher_init(X, w) if init is None else space.check_points(init, "init")
         grad_norm = np.inf
         n_iter = 0
+        current_step = step
+        previous = None
         for n_iter in range(1, max_iter + 1):
-            direction = np.sum(_expand(w, pdim) * space.log(mean, X), axis=0)
-            grad_norm = float(space.norm(mean, direction))
+            direction, grad_norm = space._karcher_direction(mean, X, w)
             if grad_norm < tol:
                 n_iter -= 1
                 break
-            mean = space.project(space.exp(mean, step * direction))
+            if adaptive and previous is not None:
+                current_step = _barzilai_borwein(space, previous, mean, direction, step)
+            previous = (mean, direction, current_step)
+            mean = space.project(space.exp(mean, current_step * direction))
         info = FrechetMeanInfo(n_iter, grad_norm, bool(grad_norm < tol), "karcher-flow")
         if not info.converged:
             warnings.warn(

@@ -122,9 +122,24 @@ class Manifold(ABC):
                 f"{int(np.count_nonzero(~ok))} point(s) of {name} are not on {self!r} "
                 f"(first at batch index {first}). {self._membership_hint}"
             )
-        return self.project(arr)
+        return self._canonical(arr)
 
     _membership_hint = ""
+
+    def _canonical(self, x: np.ndarray) -> np.ndarray:
+        """Remove rounding-level deviations from points already known to belong (identity)."""
+        return x
+
+    # ------------------------------------------------------------ Fréchet mean
+    def _karcher_init(self, X: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Starting point of the Karcher flow: the heaviest record by default."""
+        return X[int(np.argmax(weights))].copy()
+
+    def _karcher_direction(self, x, X, weights) -> tuple[np.ndarray, float]:
+        """``(Σ w_i log_x x_i, its norm)``, i.e. minus the Fréchet gradient and its size."""
+        w = weights.reshape(weights.shape + (1,) * len(self.point_shape))
+        direction = np.sum(w * self.log(x, X), axis=0)
+        return direction, float(self.norm(x, direction))
 
     # --------------------------------------------------------------- randomness
     @abstractmethod

@@ -48,9 +48,6 @@ class ConvergenceWarning(UserWarning):
     """An iterative solver stopped at ``max_iter`` before reaching its tolerance."""
 
 
-class SamplerWarning(UserWarning):
-    """A sampler fell back to an approximate method or its diagnostics look poor."""
-
 
 class NumericalWarning(UserWarning):
     """A computation hit a floating-point limit (e.g. eigenvalues clipped to stay positive)."""

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from geodp.errors import InvalidParameterError, InvalidTypeError
 from geodp.manifolds.base import Manifold
-from geodp.validation import check_delta, check_epsilon, check_positive
+from geodp.validation import as_generator, check_delta, check_epsilon, check_positive
 
 __all__ = ["Guarantee", "Mechanism"]
 
@@ -104,8 +104,17 @@ class Mechanism(ABC):
         """The :class:`Guarantee` of one release."""
 
     @abstractmethod
+    def distribution(self, value):
+        """The output law of the mechanism for ``value`` (validated on the manifold)."""
+
     def randomise(self, value, rng=None):
         """Release a privatised copy of ``value`` (a point, or a batch of independent points)."""
+        return self.distribution(value).sample(rng=as_generator(rng))
+
+    def randomise_coordinates(self, value, rng=None):
+        """Like :meth:`randomise` on a flat space, but return the release in the isometric
+        chart, free of the round-trip error of mapping to the manifold and back."""
+        return self.distribution(value).sample_coordinates(rng=as_generator(rng))
 
     def __repr__(self) -> str:
         return (

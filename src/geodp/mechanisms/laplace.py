@@ -5,7 +5,6 @@ from __future__ import annotations
 from geodp.calibration import laplace_scale
 from geodp.distributions.laplace import RiemannianLaplace
 from geodp.mechanisms.base import Guarantee, Mechanism, check_space, require_flat
-from geodp.validation import as_generator
 
 __all__ = ["LaplaceMechanism"]
 
@@ -57,13 +56,6 @@ class LaplaceMechanism(Mechanism):
         """The output law for ``value``."""
         return RiemannianLaplace(self.space, self.space.check_points(value, "value"), self._scale)
 
-    def randomise(self, value, rng=None):
-        """Draw the private release of ``value`` (a point or a batch of points)."""
-        return self.distribution(value).sample(rng=as_generator(rng))
-
-    def randomise_coordinates(self, value, rng=None):
-        """Like :meth:`randomise` but return chart coordinates, free of round-trip error."""
-        return self.distribution(value).sample_coordinates(rng=as_generator(rng))
 
     @property
     def guarantee(self) -> Guarantee:

@@ -7,7 +7,7 @@ from geodp.distributions.gaussian import TangentGaussian
 from geodp.errors import InvalidDataError, InvalidParameterError
 from geodp.manifolds.spd import LogEuclideanSPD
 from geodp.mechanisms.base import Guarantee, Mechanism, check_space, require_flat
-from geodp.validation import as_generator, check_finite_array
+from geodp.validation import check_finite_array
 
 __all__ = ["TangentGaussianMechanism"]
 
@@ -77,13 +77,6 @@ class TangentGaussianMechanism(Mechanism):
         space = self._space_for(value)
         return TangentGaussian(space, space.check_points(value, "value"), self._sigma)
 
-    def randomise(self, value, rng=None):
-        """Draw the private release of ``value`` (a point or a batch of points)."""
-        return self.distribution(value).sample(rng=as_generator(rng))
-
-    def randomise_coordinates(self, value, rng=None):
-        """Like :meth:`randomise` but return chart coordinates, free of round-trip error."""
-        return self.distribution(value).sample_coordinates(rng=as_generator(rng))
 
     @property
     def guarantee(self) -> Guarantee:

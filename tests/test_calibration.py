@@ -86,3 +86,22 @@ def test_laplace_scale_factor_one_or_two():
         laplace_scale(0.5, 0.2, footpoint_invariant="yes")
     with pytest.raises(ValueError):
         laplace_scale(-0.5, 0.2, footpoint_invariant=True)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    epsilon=st.floats(1e-3, 20.0),
+    log_delta=st.floats(-14.0, -1.0),
+    sensitivity=st.floats(1e-4, 1e3),
+)
+def test_analytic_sigma_property(epsilon, log_delta, sensitivity):
+    # for any (ε, δ, Δ): sound (δ(σ) ≤ δ), tight (1e-12), and never above the classical σ when ε < 1
+    delta = 10.0**log_delta
+    sigma = gaussian_sigma(epsilon, delta, sensitivity)
+    achieved = analytic_gaussian_delta(sigma, epsilon, sensitivity)
+    assert achieved <= delta and delta - achieved <= 1e-12
+    if epsilon < 1:
+        assert sigma <= gaussian_sigma(epsilon, delta, sensitivity, method="classical")

@@ -61,7 +61,7 @@ def test_log_divided_difference_handles_equal_and_close_eigenvalues():
     assert np.all(np.isfinite(g))
     np.testing.assert_allclose(g[0, 1], 0.5, rtol=1e-12)
     np.testing.assert_allclose(g[0, 2], 0.5, rtol=1e-9)
-    np.testing.assert_allclose(g[0, 3], np.log(2.5) / -3.0 * -1, rtol=1e-12)
+    np.testing.assert_allclose(g[0, 3], (np.log(2.0) - np.log(5.0)) / (2.0 - 5.0), rtol=1e-12)
 
 
 def test_affine_distance_is_congruence_invariant():

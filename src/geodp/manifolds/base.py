@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from geodp.errors import InvalidDataError, NotOnManifoldError
-from geodp.validation import as_generator, check_finite_array, check_positive
+from geodp.validation import check_finite_array, check_positive
 
 __all__ = ["Manifold"]
 
@@ -205,7 +205,3 @@ class Manifold(ABC):
             return base
         size = (size,) if np.isscalar(size) else tuple(size)
         return np.broadcast_shapes(size, base)
-
-    @staticmethod
-    def _rng(rng) -> np.random.Generator:
-        return as_generator(rng)

@@ -6,6 +6,7 @@ import numpy as np
 
 from geodp.errors import InvalidParameterError
 from geodp.manifolds.base import Manifold
+from geodp.validation import as_generator
 
 __all__ = ["Euclidean"]
 
@@ -77,7 +78,7 @@ class Euclidean(Manifold):
     def random_tangent(self, x, size=None, rng=None):
         """Standard Gaussian vectors."""
         x = np.asarray(x, dtype=float)
-        return self._rng(rng).standard_normal(self._batch_size(x, size) + self.point_shape)
+        return as_generator(rng).standard_normal(self._batch_size(x, size) + self.point_shape)
 
     def random_point(self, size=None, rng=None):
         """Standard Gaussian points."""

@@ -11,6 +11,7 @@ import numpy as np
 from geodp.errors import InvalidParameterError
 from geodp.manifolds import _matrix as mf
 from geodp.manifolds.base import Manifold
+from geodp.validation import as_generator
 
 __all__ = ["SPD", "AffineInvariantSPD", "LogEuclideanSPD"]
 
@@ -87,7 +88,7 @@ class SPD(Manifold):
 
     def random_point(self, size=None, rng=None):
         """``Exp(S)`` with ``vecd(S)`` standard Gaussian (log-normal around the identity)."""
-        rng = self._rng(rng)
+        rng = as_generator(rng)
         shape = () if size is None else ((size,) if np.isscalar(size) else tuple(size))
         return mf.expm(mf.invvecd(rng.standard_normal(shape + (self.dim,)), self.k))
 
@@ -151,7 +152,7 @@ class AffineInvariantSPD(SPD):
     def random_tangent(self, x, size=None, rng=None):
         """``p^½ S p^½`` with ``vecd(S)`` standard Gaussian (orthonormal in the metric)."""
         x = np.asarray(x, dtype=float)
-        z = self._rng(rng).standard_normal(self._batch_size(x, size) + (self.dim,))
+        z = as_generator(rng).standard_normal(self._batch_size(x, size) + (self.dim,))
         root, _ = mf.sqrtm_and_invsqrtm(x)
         return mf.sym(mf.congruence(root, mf.invvecd(z, self.k)))
 
@@ -221,6 +222,6 @@ class LogEuclideanSPD(SPD):
     def random_tangent(self, x, size=None, rng=None):
         """``(d Log_x)⁻¹ invvecd(z)``, ``z`` standard Gaussian."""
         x = np.asarray(x, dtype=float)
-        z = self._rng(rng).standard_normal(self._batch_size(x, size) + (self.dim,))
+        z = as_generator(rng).standard_normal(self._batch_size(x, size) + (self.dim,))
         w, u = mf.eigh(x)
         return mf.differential_log_inverse(mf.positive_eigenvalues(w), u, mf.invvecd(z, self.k))

@@ -9,7 +9,7 @@ from geodp.errors import InvalidParameterError, InvalidTypeError
 from geodp.manifolds.base import Manifold
 from geodp.validation import as_generator, check_delta, check_epsilon, check_positive
 
-__all__ = ["Guarantee", "Mechanism"]
+__all__ = ["Guarantee", "Mechanism", "check_space", "require_flat"]
 
 ADJACENCY = "replace-one (n public)"
 
@@ -139,5 +139,3 @@ def require_flat(space: Manifold, what: str) -> None:
             f"got {space!r}."
         )
 
-
-__all__ += ["check_space", "require_flat"]

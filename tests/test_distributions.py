@@ -6,8 +6,8 @@ import pytest
 from scipy import stats
 
 from geodp.distributions import RiemannianLaplace, TangentGaussian, l2_laplace_noise
-from geodp.errors import InvalidParameterError
-from geodp.manifolds import SPD, Euclidean
+from geodp.errors import AssumptionError, InvalidParameterError
+from geodp.manifolds import SPD, Euclidean, Hyperbolic
 
 N = 40_000
 
@@ -69,8 +69,10 @@ def test_seeded_draws_are_reproducible_and_unseeded_differ():
     assert not np.array_equal(law.sample(5), law.sample(5))
 
 
-def test_flat_laws_refuse_curved_spaces_and_bad_scale():
-    with pytest.raises(InvalidParameterError, match="flat"):
-        RiemannianLaplace(SPD(2), np.eye(2), 1.0)
+def test_laplace_refuses_improper_laws_and_bad_scale():
+    with pytest.raises(AssumptionError, match="not normalisable"):
+        RiemannianLaplace(SPD(2), np.eye(2), 1.5)  # sigma_max(2) = sqrt(2)
+    with pytest.raises(AssumptionError, match="not normalisable"):
+        RiemannianLaplace(Hyperbolic(3), Hyperbolic(3).origin, 0.5)  # needs 1/σ > 2
     with pytest.raises(InvalidParameterError, match="scale"):
         RiemannianLaplace(Euclidean(2), np.zeros(2), -1.0)

@@ -110,9 +110,10 @@ def test_bad_input_raises_typed_errors(kwargs, X, error, match):
         PrivateFrechetMean(LE, **params).fit(data() if X is None else X)
 
 
-def test_curved_space_is_refused_until_its_sampler_exists():
+def test_tangent_gaussian_is_refused_on_curved_spaces():
     with pytest.raises(InvalidParameterError, match="flat"):
-        PrivateFrechetMean(SPD(3), epsilon=1.0, center=np.eye(3), radius=2.0).fit(data())
+        PrivateFrechetMean(SPD(3), epsilon=1.0, delta=1e-6, center=np.eye(3), radius=2.0,
+                           mechanism="tangent-gaussian").fit(data())
 
 
 def test_space_must_be_a_manifold():

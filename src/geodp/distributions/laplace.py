@@ -1,15 +1,28 @@
 """Laplace laws (MATH.md §5): the l2 (K-norm) Laplace in ``R^d`` and the Riemannian Laplace
-``∝ exp(−ρ(η, x)/σ)``, sampled exactly."""
+``∝ exp(−ρ(η, x)/σ)`` on every geodp space, sampled exactly wherever a method exists."""
 
 from __future__ import annotations
 
-import numpy as np
-from scipy import stats
+import math
 
-from geodp.distributions.base import FlatChartDistribution
+import numpy as np
+
+from geodp.distributions.base import Distribution, _size_tuple
+from geodp.distributions.mcmc import random_walk_metropolis
+from geodp.distributions.radial import RadialLaw, is_isotropic
+from geodp.distributions.spd_affine import SPDEigenvalueLaw, spd_laplace_scale_limit
+from geodp.errors import InvalidDataError, InvalidTypeError
+from geodp.manifolds import _matrix as mf
+from geodp.manifolds.base import Manifold
+from geodp.manifolds.euclidean import Euclidean
+from geodp.manifolds.spd import AffineInvariantSPD
 from geodp.validation import as_generator, check_positive
 
-__all__ = ["l2_laplace_noise", "RiemannianLaplace"]
+__all__ = ["l2_laplace_noise", "laplace_normalisability", "RiemannianLaplace", "ACCEPTANCE_FLOOR"]
+
+#: Below this expected acceptance rate a rejection sampler is deemed impractical and the law is
+#: sampled by MH instead (recorded in the sampler description and the guarantee).
+ACCEPTANCE_FLOOR = 1e-3
 
 
 def l2_laplace_noise(dim: int, scale: float, size=(), rng=None) -> np.ndarray:
@@ -41,47 +54,228 @@ def l2_laplace_noise(dim: int, scale: float, size=(), rng=None) -> np.ndarray:
     return radius[..., None] * direction
 
 
-class RiemannianLaplace(FlatChartDistribution):
-    """Riemannian Laplace law ``∝ exp(−ρ(η, x)/σ)`` on a flat space, sampled exactly.
+def laplace_normalisability(space, scale) -> tuple[bool, str]:
+    """Is ``exp(−ρ(η, x)/σ)`` integrable over the whole space (MATH.md §4)? Returns the answer
+    and the reason, as written into guarantees.
 
-    On a flat space (Euclidean, log-Euclidean SPD) the law is the l2-Laplace in the isometric
-    chart, so one exact draw replaces U23's 50,000-step MCMC. The geodesic distance to the
-    footpoint follows ``Gamma(dim, σ)`` exactly (:meth:`radial_law`).
+    Examples
+    --------
+    >>> from geodp.manifolds import Hyperbolic
+    >>> laplace_normalisability(Hyperbolic(3), 0.4)[0], laplace_normalisability(Hyperbolic(3), 0.6)[0]
+    (True, False)
+    """
+    scale = check_positive(scale, "scale")
+    if space.is_flat:
+        return True, f"exp(-|y|/σ) is integrable on R^{space.dim} for every σ > 0"
+    if is_isotropic(space):
+        if math.isfinite(space.cut_radius):
+            return True, f"{space!r} is compact"
+        growth = float(space.volume_growth_rate)
+        ok = 1.0 / scale > growth
+        return ok, f"1/σ = {1 / scale:.6g} {'>' if ok else '<='} (d-1)/R = {growth:.6g} (volume growth of {space!r})"
+    if isinstance(space, AffineInvariantSPD):
+        limit = spd_laplace_scale_limit(space.k)
+        ok = scale < limit
+        return ok, f"σ = {scale:.6g} {'<' if ok else '>='} σ_max({space.k}) = {limit:.6g} (Hajri et al. 2016)"
+    return False, f"no normalisability result is known for {space!r}"
+
+
+class RiemannianLaplace(Distribution):
+    """Riemannian Laplace law ``∝ exp(−ρ(η, x)/σ)``, optionally truncated to a ball ``B_r(m0)``.
+
+    The sampler is chosen from the space (MATH.md §5), exact wherever possible:
+
+    * flat spaces (Euclidean, log-Euclidean SPD): the l2-Laplace in the isometric chart;
+    * isotropic spaces (sphere, hyperbolic, Kendall): radius ``t`` from :class:`RadialLaw` by
+      rejection, uniform direction ``u``, ``x = exp_η(t u)``;
+    * affine-invariant SPD: Hajri's decomposition with the eigenvalue law by rejection
+      (:class:`SPDEigenvalueLaw`), or by MH on ``R^k`` when its acceptance is below
+      :data:`ACCEPTANCE_FLOOR`;
+    * any other space: random-walk MH (:func:`~geodp.distributions.mcmc.random_walk_metropolis`).
+
+    Truncation to ``B_r(m0)`` redraws until inside (every draw is then within ``2r`` of η, so the
+    radial law is first restricted to ``[0, 2r]``); when the expected acceptance, evaluated at
+    ``η = m0`` from public quantities only, is below :data:`ACCEPTANCE_FLOOR`, MH restricted to
+    the ball is used instead. :attr:`exact` and :attr:`sampler` record the choice.
 
     Parameters
     ----------
     space : Manifold
-        A flat space.
     footpoint : array_like, shape space.point_shape
         η, the value being privatised.
     scale : float
         σ > 0.
+    center, radius : optional
+        Truncate to the geodesic ball ``B_radius(center)``; η must lie in it.
+    burn_in, thinning : int
+        MH settings when MH is used (defaults: R21's 10,000 and 100).
+
+    Raises
+    ------
+    AssumptionError
+        The untruncated law is not normalisable (hyperbolic with ``1/σ ≤ (d−1)/R``, AI-SPD with
+        ``σ ≥ σ_max(k)``).
+    InvalidDataError
+        η outside the truncation ball.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from geodp.manifolds import SPD
-    >>> law = RiemannianLaplace(SPD(2, metric="log-euclidean"), np.eye(2), scale=0.1)
-    >>> law.sample(size=4, rng=0).shape
-    (4, 2, 2)
+    >>> from geodp.manifolds import Sphere
+    >>> law = RiemannianLaplace(Sphere(2), np.array([0.0, 0.0, 1.0]), scale=0.2)
+    >>> law.exact, law.sample(size=4, rng=0).shape
+    (True, (4, 3))
     """
 
-    exact = True
-
-    def __init__(self, space, footpoint, scale):
-        super().__init__(space, footpoint)
+    def __init__(self, space, footpoint, scale, *, center=None, radius=None, burn_in=10_000, thinning=100):
+        if not isinstance(space, Manifold):
+            raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
+        self.space = space
+        self.footpoint = space.check_points(footpoint, "footpoint")
+        if self.footpoint.shape != space.point_shape:
+            raise InvalidDataError(f"footpoint must be one point of shape {space.point_shape}, got {self.footpoint.shape}.")
         self.scale = check_positive(scale, "scale")
-        self.sampler = f"exact: l2-Laplace in the isometric chart of {space!r} (Gamma radius, uniform direction)"
+        self.burn_in, self.thinning = burn_in, thinning
+        self.truncated = center is not None or radius is not None
+        t_max = math.inf
+        if self.truncated:
+            self.center = space.check_points(center, "center")
+            self.radius = check_positive(radius, "radius")
+            excess = np.max(space.dist(self.center, self.footpoint)) - self.radius
+            if excess > 1e-9 * max(1.0, self.radius):
+                raise InvalidDataError(
+                    f"footpoint lies {excess:.3g} outside the truncation ball B_{self.radius!r}(center)."
+                )
+            t_max = 2.0 * self.radius
+        self.diagnostics = None
+        self._choose_sampler(t_max)
+
+    # ----------------------------------------------------------- sampler choice
+    def _choose_sampler(self, t_max):
+        space, trunc = self.space, ""
+        if space.is_flat or is_isotropic(space):
+            polar = Euclidean(space.dim) if space.is_flat else space
+            self._radial = RadialLaw(polar, self.scale, t_max)
+            rate = self._radial.acceptance_rate
+            self._method = "chart" if space.is_flat else "radial"
+            where = f"in the isometric chart of {space!r}" if space.is_flat else f"on {space!r}"
+            description = (
+                f"exact: radius by rejection ({self._radial.envelope} envelope, acceptance "
+                f"{rate:.3g}), uniform direction, {where}"
+            )
+            ball_rate = float(self._radial.cdf(self.radius)) if self.truncated else 1.0
+        elif isinstance(space, AffineInvariantSPD):
+            self._eigen = SPDEigenvalueLaw(space.k, self.scale, t_max)
+            rate = self._eigen.acceptance_rate
+            self._method = "spd-eigen" if rate >= ACCEPTANCE_FLOOR else "spd-eigen-mh"
+            description = (
+                f"exact: Hajri decomposition, eigenvalue law by rejection (acceptance {rate:.3g})"
+                if self._method == "spd-eigen"
+                else f"MH on the k = {space.k} log-eigenvalues (rejection acceptance {rate:.1e} < "
+                f"{ACCEPTANCE_FLOOR}), Haar eigenvectors exact; burn-in {self.burn_in}"
+            )
+            ball_rate = float(np.mean(np.linalg.norm(np.linalg.eigvalsh(self._eigen.sample_symmetric(2000, rng=0)), axis=-1) <= self.radius)) if self.truncated else 1.0
+        else:
+            self._method, ball_rate = "mcmc", 1.0
+            description = f"MH random walk (no exact sampler for {space!r}); burn-in {self.burn_in}"
+        if self.truncated:
+            if ball_rate < ACCEPTANCE_FLOOR:
+                self._method = "mcmc"
+                description = (
+                    f"MH restricted to the ball: rejection into B_{self.radius!r} would accept "
+                    f"{ball_rate:.1e} < {ACCEPTANCE_FLOOR} (estimated at footpoint = center); "
+                    f"burn-in {self.burn_in}, thinning {self.thinning}"
+                )
+            else:
+                trunc = f"; truncated to B_{self.radius!r}(center) by rejection (acceptance ≈ {ball_rate:.3g} at the center)"
+        self.exact = self._method in ("chart", "radial", "spd-eigen")
+        self.sampler = description + trunc
+
+    # ----------------------------------------------------------------- drawing
+    def _draw_coordinates(self, m, rng):
+        t = self._radial.sample(m, rng=rng)
+        u = rng.standard_normal((m, self.space.dim))
+        u /= np.linalg.norm(u, axis=-1, keepdims=True)
+        return self.space.to_coordinates(self.footpoint) + t[:, None] * u
+
+    def _draw(self, m, rng):
+        """``m`` exact draws of the (radially restricted) untruncated law."""
+        if self._method == "chart":
+            return self.space.from_coordinates(self._draw_coordinates(m, rng))
+        if self._method == "radial":
+            u = self.space.random_unit_tangent(self.footpoint, size=m, rng=rng)
+            return self.space.polar_exp(self.footpoint, u, self._radial.sample(m, rng=rng))
+        if self._method == "spd-eigen":
+            S = self._eigen.sample_symmetric(m, rng=rng)
+        else:
+            S, result = self._eigen.sample_symmetric_mcmc(m, rng=rng, burn_in=self.burn_in, thinning=self.thinning)
+            self.diagnostics = result.diagnostics
+        root, _ = mf.sqrtm_and_invsqrtm(self.footpoint)
+        return mf.sym(mf.congruence(root, mf.expm(S)))
+
+    def _mcmc(self, m, rng):
+        support = None
+        if self.truncated:
+            def support(x):
+                return self.space.dist(self.center, x) <= self.radius
+        result = random_walk_metropolis(
+            self.space, self.log_density, np.repeat(self.footpoint[None], m, axis=0),
+            burn_in=self.burn_in, thinning=self.thinning, in_support=support,
+            step_size=min(self.scale, self.radius if self.truncated else math.inf, self.space.injectivity_radius / 4),
+            rng=rng,
+        )
+        self.diagnostics = result.diagnostics
+        return result.samples[0]
+
+    def _accept_into_ball(self, draw, m, rng):
+        out, filled = np.empty((m,) + self.space.point_shape), 0
+        while filled < m:
+            x = draw(max(2 * (m - filled), 16), rng)
+            inside = x[self.space.dist(self.center, x) <= self.radius][: m - filled]
+            out[filled : filled + len(inside)] = inside
+            filled += len(inside)
+        return out
+
+    def sample(self, size=None, rng=None):
+        """Draw ``size`` points (``None``: one point)."""
+        rng = as_generator(rng)
+        shape = _size_tuple(size)
+        m = int(np.prod(shape, dtype=int))
+        if self._method == "mcmc":
+            x = self._mcmc(m, rng)
+        elif self.truncated:
+            x = self._accept_into_ball(self._draw, m, rng)
+        else:
+            x = self._draw(m, rng)
+        return x.reshape(shape + self.space.point_shape)
 
     def sample_coordinates(self, size=None, rng=None):
-        """Chart coordinates ``φ(η) + σ G U``."""
-        noise = l2_laplace_noise(self.space.dim, self.scale, self._batch(size), rng)
-        return self.footpoint_coordinates + noise
+        """Flat spaces: draws in the isometric chart, free of the chart round-trip error."""
+        if self._method != "chart":
+            raise InvalidTypeError(f"sample_coordinates needs a flat space, got {self.space!r}.")
+        rng = as_generator(rng)
+        shape = _size_tuple(size)
+        m = int(np.prod(shape, dtype=int))
+        if not self.truncated:
+            y = self._draw_coordinates(m, rng)
+        else:
+            c = self.space.to_coordinates(self.center)
+            y = np.empty((0, self.space.dim))
+            while len(y) < m:
+                z = self._draw_coordinates(max(2 * (m - len(y)), 16), rng)
+                y = np.concatenate([y, z[np.linalg.norm(z - c, axis=-1) <= self.radius]])[:m]
+        return y.reshape(shape + (self.space.dim,))
 
-    def log_density_coordinates(self, y):
-        """``−|y − φ(η)|/σ``."""
-        return -np.linalg.norm(np.asarray(y) - self.footpoint_coordinates, axis=-1) / self.scale
+    def log_density(self, x):
+        """``−ρ(η, x)/σ`` (``−inf`` outside the truncation ball)."""
+        value = -np.asarray(self.space.dist(self.footpoint, x)) / self.scale
+        if self.truncated:
+            value = np.where(self.space.dist(self.center, x) <= self.radius, value, -np.inf)
+        return value
 
     def radial_law(self):
-        """The exact law of ``ρ(η, X)``: ``Gamma(dim, scale=σ)`` (a frozen scipy distribution)."""
-        return stats.gamma(a=self.space.dim, scale=self.scale)
+        """Exact law of ``ρ(η, X)`` for untruncated laws on flat or isotropic spaces: a
+        :class:`RadialLaw` (``Gamma(dim, σ)`` on flat spaces)."""
+        if self._method not in ("chart", "radial") or self.truncated:
+            raise InvalidTypeError("radial_law is available for untruncated laws on flat or isotropic spaces.")
+        return self._radial

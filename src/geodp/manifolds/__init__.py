@@ -2,6 +2,18 @@
 
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.euclidean import Euclidean
+from geodp.manifolds.hyperbolic import Hyperbolic
+from geodp.manifolds.kendall import KendallShape
 from geodp.manifolds.spd import SPD, AffineInvariantSPD, LogEuclideanSPD
+from geodp.manifolds.sphere import Sphere
 
-__all__ = ["Manifold", "Euclidean", "SPD", "AffineInvariantSPD", "LogEuclideanSPD"]
+__all__ = [
+    "Manifold",
+    "Euclidean",
+    "Sphere",
+    "Hyperbolic",
+    "KendallShape",
+    "SPD",
+    "AffineInvariantSPD",
+    "LogEuclideanSPD",
+]

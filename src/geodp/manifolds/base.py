@@ -57,6 +57,12 @@ class Manifold(ABC):
     def transport(self, x, y, v):
         """Parallel transport of ``v`` from ``x`` to ``y`` along the minimising geodesic."""
 
+    def polar_exp(self, x, direction, t):
+        """The point at distance ``t`` from ``x`` along the unit tangent ``direction``
+        (``exp_x(t u)``; isotropic spaces override it to avoid re-measuring ``|u|``)."""
+        t = np.asarray(t, dtype=float)
+        return self.exp(x, t.reshape(t.shape + (1,) * len(self.point_shape)) * np.asarray(direction, dtype=float))
+
     def norm(self, x, v):
         """Riemannian norm ``|v|_x``."""
         return np.sqrt(np.maximum(self.inner(x, v, v), 0.0))

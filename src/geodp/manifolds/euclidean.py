@@ -32,6 +32,8 @@ class Euclidean(Manifold):
     is_homogeneous = True
     curvature_bounds = (0.0, 0.0)
     injectivity_radius = np.inf
+    cut_radius = np.inf
+    volume_growth_rate = 0.0
 
     def __init__(self, dim: int):
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
@@ -74,6 +76,14 @@ class Euclidean(Manifold):
     def from_coordinates(self, y):
         """Inverse chart (identity)."""
         return np.asarray(y, dtype=float)
+
+    def radial_log_jacobian(self, t):
+        """``(dim − 1) log t``: the volume of ``R^dim`` in polar coordinates."""
+        t = np.asarray(t, dtype=float)
+        if self.dim == 1:
+            return np.zeros_like(t)
+        with np.errstate(divide="ignore"):
+            return (self.dim - 1) * np.log(t)
 
     def random_tangent(self, x, size=None, rng=None):
         """Standard Gaussian vectors."""

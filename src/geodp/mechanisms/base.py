@@ -107,14 +107,15 @@ class Mechanism(ABC):
     def distribution(self, value):
         """The output law of the mechanism for ``value`` (validated on the manifold)."""
 
-    def randomise(self, value, rng=None):
-        """Release a privatised copy of ``value`` (a point, or a batch of independent points)."""
-        return self.distribution(value).sample(rng=as_generator(rng))
+    def randomise(self, value, rng=None, size=None):
+        """Release a privatised copy of the point ``value``; ``size`` independent copies (for
+        studies of the mechanism: each copy spends the budget again)."""
+        return self.distribution(value).sample(size, rng=as_generator(rng))
 
-    def randomise_coordinates(self, value, rng=None):
+    def randomise_coordinates(self, value, rng=None, size=None):
         """Like :meth:`randomise` on a flat space, but return the release in the isometric
         chart, free of the round-trip error of mapping to the manifold and back."""
-        return self.distribution(value).sample_coordinates(rng=as_generator(rng))
+        return self.distribution(value).sample_coordinates(size, rng=as_generator(rng))
 
     def __repr__(self) -> str:
         return (

@@ -30,7 +30,8 @@ class PrivateFrechetMean(BaseEstimator):
     Parameters
     ----------
     space : Manifold
-        ``Euclidean(d)`` or ``SPD(k, metric="log-euclidean")``.
+        Any geodp space for ``"laplace"``: ``Euclidean``, ``Sphere``, ``Hyperbolic``,
+        ``KendallShape``, ``SPD`` (either metric); ``"tangent-gaussian"`` needs a flat space.
     epsilon : float
         Privacy budget of the release, > 0.
     delta : float, default 0.0
@@ -104,9 +105,9 @@ class PrivateFrechetMean(BaseEstimator):
         self.accountant = accountant
         self.random_state = random_state
 
-    def _build_mechanism(self, sensitivity: float):
+    def _build_mechanism(self, sensitivity: float, center, radius: float):
         if self.mechanism == "laplace":
-            return LaplaceMechanism(self.space, epsilon=self.epsilon, sensitivity=sensitivity)
+            return LaplaceMechanism(self.space, epsilon=self.epsilon, sensitivity=sensitivity, center=center, radius=radius)
         return TangentGaussianMechanism(
             epsilon=self.epsilon,
             delta=self.delta,
@@ -154,7 +155,7 @@ class PrivateFrechetMean(BaseEstimator):
 
         n = X.shape[0]
         sensitivity = frechet_mean_sensitivity(space, radius, n, mechanism=self.mechanism)
-        mechanism = self._build_mechanism(sensitivity)
+        mechanism = self._build_mechanism(sensitivity, center, radius)
         released_delta = mechanism.delta
         if self.accountant is not None:
             self.accountant.spend(epsilon, released_delta)

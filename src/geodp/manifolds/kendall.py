@@ -1,0 +1,223 @@
+"""Kendall's space of planar shapes ``Σ^k_2`` (MATH.md §1; S22 §2.5).
+
+A configuration of ``k`` landmarks in the plane (a ``k × 2`` array) is centred and scaled to unit
+Frobenius norm: its *preshape*, a point of the unit sphere in the centred configurations. Two
+preshapes that differ by a rotation are the same shape. geodp stores preshapes (``k × 2`` real
+arrays) and computes every quantity on the quotient: distances and logarithms first rotate the
+second argument onto the first (Procrustes), and tangent vectors are horizontal (orthogonal to the
+rotation orbit). Viewing a preshape as ``z ∈ C^k``, ``⟨z, w⟩ = zᴴ w``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from geodp.errors import InvalidDataError, InvalidParameterError, NotOnManifoldError
+from geodp.manifolds.base import Manifold
+from geodp.manifolds.sphere import sphere_angle, sphere_exp_unit, sphere_log_unit
+from geodp.validation import as_generator, check_finite_array
+
+__all__ = ["KendallShape"]
+
+_AXES = (-2, -1)
+
+
+def _complex(x):
+    x = np.asarray(x, dtype=float)
+    return x[..., 0] + 1j * x[..., 1]
+
+
+def _real(z):
+    return np.stack([z.real, z.imag], axis=-1)
+
+
+def _hermitian(z, w):
+    """``zᴴ w`` over the landmark axis."""
+    return np.sum(np.conj(z) * w, axis=-1)
+
+
+def _unit_phase(c):
+    """``c/|c|``, with 1 where ``c = 0`` (the cut locus, where every rotation is optimal)."""
+    a = np.abs(c)
+    return np.where(a > 0, c / np.where(a > 0, a, 1.0), 1.0)
+
+
+class KendallShape(Manifold):
+    """Kendall's shape space of ``n_landmarks`` planar landmarks (``≅ CP^(k−2)``).
+
+    Parameters
+    ----------
+    n_landmarks : int
+        Number of landmarks ``k ≥ 3``.
+
+    Notes
+    -----
+    Real dimension ``2k − 4``; sectional curvature in ``[1, 4]``; injectivity radius ``π/2``.
+    Isotropic: the volume in geodesic polar coordinates is ``sin(t)^(2k−5) cos(t)`` on
+    ``[0, π/2)``. For ``k = 3`` it is the sphere of radius ½.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> space = KendallShape(3)
+    >>> triangle = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    >>> turned = triangle @ np.array([[0.0, 1.0], [-1.0, 0.0]]) * 5.0 + 2.0
+    >>> x, y = space.project(triangle), space.project(turned)
+    >>> round(float(space.dist(x, y)), 12)  # rotated, scaled, moved: the same shape
+    0.0
+    >>> space.project(triangle).sum(axis=0).round(12).tolist()  # preshapes are centred
+    [0.0, 0.0]
+    """
+
+    is_homogeneous = True
+    curvature_bounds = (1.0, 4.0)
+    injectivity_radius = math.pi / 2
+    cut_radius = math.pi / 2
+    volume_growth_rate = 0.0
+
+    def __init__(self, n_landmarks: int):
+        if isinstance(n_landmarks, bool) or not isinstance(n_landmarks, (int, np.integer)) or n_landmarks < 3:
+            raise InvalidParameterError(f"n_landmarks must be an integer >= 3, got {n_landmarks!r}.")
+        self.n_landmarks = int(n_landmarks)
+        self.point_shape = (self.n_landmarks, 2)
+        self.dim = 2 * self.n_landmarks - 4
+
+    def __repr__(self) -> str:
+        return f"KendallShape({self.n_landmarks})"
+
+    def __eq__(self, other) -> bool:
+        return type(other) is KendallShape and other.n_landmarks == self.n_landmarks
+
+    def __hash__(self) -> int:
+        return hash((KendallShape, self.n_landmarks))
+
+    # ----------------------------------------------------------------- geometry
+    def align(self, x, y):
+        """Rotate preshape ``y`` onto ``x`` (optimal Procrustes rotation; ``⟨x, y'⟩`` real ≥ 0)."""
+        z, w = _complex(x), _complex(y)
+        return _real(w * np.conj(_unit_phase(_hermitian(z, w)))[..., None])
+
+    def dist(self, x, y):
+        """``arccos |⟨x, y⟩|`` computed as the sphere angle between ``x`` and aligned ``y``."""
+        x = np.asarray(x, dtype=float)
+        return sphere_angle(x, self.align(x, y), _AXES)
+
+    def log(self, x, y):
+        """Sphere logarithm from ``x`` to aligned ``y``: horizontal, norm ``ρ(x, y)``."""
+        x = np.asarray(x, dtype=float)
+        return sphere_log_unit(x, self.align(x, y), _AXES)
+
+    def exp(self, x, v):
+        """``cos|v| x + sin|v| v/|v|`` for a horizontal ``v``."""
+        return sphere_exp_unit(np.asarray(x, dtype=float), np.asarray(v, dtype=float), _AXES)
+
+    def polar_exp(self, x, direction, t):
+        """``cos(t) x + sin(t) u`` for a unit horizontal ``u``."""
+        t = np.asarray(t, dtype=float)[..., None, None]
+        return np.cos(t) * np.asarray(x, dtype=float) + np.sin(t) * np.asarray(direction, dtype=float)
+
+    def inner(self, x, u, v):
+        """Real part of ``uᴴ v`` (the Frobenius product of the ``k × 2`` arrays)."""
+        out = np.sum(np.asarray(u, dtype=float) * np.asarray(v, dtype=float), axis=_AXES)
+        return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(x)[:-2]))
+
+    def transport(self, x, y, v):
+        """Parallel transport of a horizontal ``v`` along the geodesic from ``x`` to ``y``.
+
+        With ``u`` the unit direction and ``ρ`` the length, the complex-linear part along ``u``
+        (spanned by ``u`` and ``iu``) turns with the geodesic and the rest is constant:
+        ``v + ⟨u, v⟩((cos ρ − 1) u − sin ρ x)``; the result is then rotated with ``y``'s
+        representative (``CP^n`` has parallel complex structure).
+        """
+        x, y, v = (np.asarray(a, dtype=float) for a in (x, y, v))
+        z, w, vc = _complex(x), _complex(y), _complex(v)
+        phase = _unit_phase(_hermitian(z, w))
+        w_aligned = w * np.conj(phase)[..., None]
+        log = _complex(sphere_log_unit(x, _real(w_aligned), _AXES))
+        rho = np.sqrt(np.sum(np.abs(log) ** 2, axis=-1))[..., None]
+        u = np.where(rho > 0, log / np.where(rho > 0, rho, 1.0), 0.0)
+        moved = vc + _hermitian(u, vc)[..., None] * ((np.cos(rho) - 1.0) * u - np.sin(rho) * z)
+        return _real(moved * phase[..., None])
+
+    def to_tangent(self, x, v):
+        """Horizontal projection of a configuration-space vector: centre it, remove ``⟨x, v⟩ x``."""
+        vc = _complex(v)
+        vc = vc - vc.mean(axis=-1, keepdims=True)
+        z = _complex(x)
+        return _real(vc - _hermitian(z, vc)[..., None] * z)
+
+    # --------------------------------------------------------------- membership
+    def _belongs(self, x, rtol):
+        centred = np.linalg.norm(x.sum(axis=-2), axis=-1) <= rtol
+        unit = np.abs(np.linalg.norm(x, axis=_AXES) - 1.0) <= rtol
+        return centred & unit
+
+    def project(self, x):
+        """Preshape of a configuration: subtract the centroid and scale to unit norm.
+
+        Raises
+        ------
+        NotOnManifoldError
+            A configuration whose landmarks all coincide has no shape.
+        """
+        x = np.asarray(x, dtype=float)
+        centred = x - x.mean(axis=-2, keepdims=True)
+        size = np.linalg.norm(centred, axis=_AXES)
+        scale = np.maximum(np.max(np.abs(x), axis=_AXES), np.finfo(float).tiny)
+        degenerate = ~(size > 1e-12 * scale)
+        if np.any(degenerate):
+            first = tuple(int(i) for i in np.argwhere(degenerate)[0]) if degenerate.ndim else ()
+            raise NotOnManifoldError(
+                f"{int(np.count_nonzero(degenerate))} configuration(s) are degenerate (all landmarks "
+                f"equal; first at batch index {first}): a shape needs at least two distinct landmarks."
+            )
+        return centred / size[..., None, None]
+
+    def check_points(self, X, name: str = "X") -> np.ndarray:
+        """Validate ``k × 2`` landmark configurations and return their preshapes.
+
+        Any non-degenerate configuration is a valid shape: it is centred and scaled here.
+
+        Raises
+        ------
+        InvalidDataError
+            NaN/inf, or a landmark count or dimension that does not match the space.
+        NotOnManifoldError
+            A degenerate configuration (all landmarks equal).
+        """
+        arr = check_finite_array(X, name, min_ndim=2)
+        if arr.shape[-2:] != self.point_shape:
+            raise InvalidDataError(
+                f"{name} must have trailing shape ({self.n_landmarks}, 2) for {self!r} "
+                f"(n_landmarks={self.n_landmarks} planar landmarks), got shape {arr.shape}."
+            )
+        try:
+            return self.project(arr)
+        except NotOnManifoldError as err:
+            raise NotOnManifoldError(f"{name}: {err}") from None
+
+    # --------------------------------------------------------------- randomness
+    def random_tangent(self, x, size=None, rng=None):
+        """Standard Gaussian horizontal tangent vectors (``2k − 4`` real dimensions)."""
+        x = np.asarray(x, dtype=float)
+        g = as_generator(rng).standard_normal(self._batch_size(x, size) + self.point_shape)
+        return self.to_tangent(x, g)
+
+    def random_point(self, size=None, rng=None):
+        """Preshapes of i.i.d. Gaussian configurations (uniform on the shape space)."""
+        shape = self._batch_size(np.zeros(self.point_shape), size) + self.point_shape
+        return self.project(as_generator(rng).standard_normal(shape))
+
+    # ------------------------------------------------------------ polar volume
+    def radial_log_jacobian(self, t):
+        """``(2k − 5) log sin t + log cos t`` on ``[0, π/2)``."""
+        t = np.asarray(t, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (self.dim - 1) * np.log(np.sin(t)) + np.log(np.cos(t))
+
+    def uniform_radius(self, size, rng=None):
+        """Exact draws of ``ρ(η, X)`` for uniform ``X``: ``sin²ρ ~ Beta(k − 2, 1)``."""
+        b = as_generator(rng).beta(self.n_landmarks - 2, 1.0, size=size)
+        return np.arcsin(np.sqrt(b))

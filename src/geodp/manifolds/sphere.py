@@ -1,0 +1,184 @@
+"""The sphere ``S^d_κ`` of radius ``R = κ^(-1/2)`` embedded in ``R^(d+1)`` (MATH.md §1).
+
+The helpers ``sphere_angle``, ``sphere_log_unit`` and ``sphere_exp_unit`` work on unit spheres
+of any point shape (the reduction axes are given); :class:`~geodp.manifolds.KendallShape` uses
+them on its pre-shape sphere.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from geodp.errors import InvalidParameterError
+from geodp.manifolds.base import Manifold
+from geodp.validation import as_generator, check_positive
+
+__all__ = ["Sphere"]
+
+
+def _dot(a, b, axes):
+    return np.sum(a * b, axis=axes)
+
+
+def _expand(s, n_axes):
+    s = np.asarray(s)
+    return s.reshape(s.shape + (1,) * n_axes)
+
+
+def sphere_angle(a, b, axes=(-1,)):
+    """Angle between unit vectors, ``2·atan2(|a − b|, |a + b|)``: accurate at 0 and at π
+    (acos loses ~1e-8 near 0, MATH.md §1)."""
+    return 2.0 * np.arctan2(np.sqrt(_dot(a - b, a - b, axes)), np.sqrt(_dot(a + b, a + b, axes)))
+
+
+def sphere_log_unit(a, b, axes=(-1,)):
+    """``log_a(b)`` on the unit sphere, with the tangent part of ``b − a`` formed without
+    cancellation: ``(b − a) + (|b − a|²/2) a``."""
+    diff = b - a
+    n_axes = len(axes)
+    u = diff + _expand(0.5 * _dot(diff, diff, axes), n_axes) * a
+    theta = sphere_angle(a, b, axes)
+    u_norm = np.sqrt(_dot(u, u, axes))
+    factor = np.where(u_norm > 0, theta / np.where(u_norm > 0, u_norm, 1.0), 1.0)
+    return _expand(factor, n_axes) * u
+
+
+def sphere_exp_unit(a, v, axes=(-1,)):
+    """``exp_a(v) = cos|v| a + sin|v| v/|v|`` on the unit sphere (``sinc`` form: no division)."""
+    n = np.sqrt(_dot(v, v, axes))
+    n_axes = len(axes)
+    return _expand(np.cos(n), n_axes) * a + _expand(np.sinc(n / np.pi), n_axes) * v
+
+
+class Sphere(Manifold):
+    """The sphere ``S^dim`` of constant curvature ``κ > 0`` (radius ``R = 1/√κ``) in ``R^(dim+1)``.
+
+    Parameters
+    ----------
+    dim : int
+        Intrinsic dimension, at least 1.
+    curvature : float, default 1.0
+        Sectional curvature κ > 0.
+
+    Notes
+    -----
+    Isotropic: the Riemannian volume in polar coordinates at any point is
+    ``(R sin(t/R))^(dim−1) dt du`` on ``[0, πR)`` (:meth:`radial_log_jacobian`, ``cut_radius``),
+    which is all the exact Laplace sampler needs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> space = Sphere(2)
+    >>> north, east = np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0])
+    >>> round(float(space.dist(north, east)), 12) == round(np.pi / 2, 12)
+    True
+    >>> space.exp(north, np.pi / 2 * east).round(12).tolist()
+    [1.0, 0.0, 0.0]
+    """
+
+    is_homogeneous = True
+    volume_growth_rate = 0.0
+
+    def __init__(self, dim: int, curvature: float = 1.0):
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
+            raise InvalidParameterError(f"dim must be a positive integer, got {dim!r}.")
+        self.dim = int(dim)
+        self.curvature = check_positive(curvature, "curvature")
+        self.radius = 1.0 / math.sqrt(self.curvature)
+        self.point_shape = (self.dim + 1,)
+        self.curvature_bounds = (self.curvature, self.curvature)
+        self.injectivity_radius = math.pi * self.radius
+        self.cut_radius = self.injectivity_radius
+
+    def __repr__(self) -> str:
+        return f"Sphere({self.dim})" if self.curvature == 1.0 else f"Sphere({self.dim}, curvature={self.curvature!r})"
+
+    def __eq__(self, other) -> bool:
+        return type(other) is Sphere and (other.dim, other.curvature) == (self.dim, self.curvature)
+
+    def __hash__(self) -> int:
+        return hash((Sphere, self.dim, self.curvature))
+
+    # ----------------------------------------------------------------- geometry
+    def exp(self, x, v):
+        """``cos(|v|/R) x + R sin(|v|/R) v/|v|``."""
+        R = self.radius
+        return R * sphere_exp_unit(np.asarray(x, dtype=float) / R, np.asarray(v, dtype=float) / R)
+
+    def log(self, x, y):
+        """``ρ (y − cos(ρ/R) x)/(R sin(ρ/R))``; zero at ``y = x``; defined for ``ρ < πR``."""
+        R = self.radius
+        return R * sphere_log_unit(np.asarray(x, dtype=float) / R, np.asarray(y, dtype=float) / R)
+
+    def polar_exp(self, x, direction, t):
+        """``cos(t/R) x + R sin(t/R) u`` for a unit tangent ``u``."""
+        t = np.asarray(t, dtype=float)[..., None] / self.radius
+        return np.cos(t) * np.asarray(x, dtype=float) + self.radius * np.sin(t) * np.asarray(direction, dtype=float)
+
+    def dist(self, x, y):
+        """``R · angle(x, y)`` computed with ``atan2`` (accurate at 0 and π)."""
+        R = self.radius
+        return R * sphere_angle(np.asarray(x, dtype=float) / R, np.asarray(y, dtype=float) / R)
+
+    def inner(self, x, u, v):
+        """Ambient dot product of tangent vectors (``x`` broadcasts)."""
+        out = np.sum(np.asarray(u, dtype=float) * np.asarray(v, dtype=float), axis=-1)
+        return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(x)[:-1]))
+
+    def transport(self, x, y, v):
+        """``w + ⟨w, u⟩((cos(ρ/R) − 1) u − sin(ρ/R) x/R)``, ``u`` the unit direction of ``log_x y``."""
+        x, y, v = (np.asarray(a, dtype=float) for a in (x, y, v))
+        log = self.log(x, y)
+        rho = np.linalg.norm(log, axis=-1, keepdims=True)
+        u = np.where(rho > 0, log / np.where(rho > 0, rho, 1.0), 0.0)
+        t = rho / self.radius
+        coef = np.sum(v * u, axis=-1, keepdims=True)
+        return v + coef * ((np.cos(t) - 1.0) * u - np.sin(t) * x / self.radius)
+
+    def to_tangent(self, x, v):
+        """Orthogonal projection of an ambient vector onto the tangent space at ``x``."""
+        x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
+        return v - np.sum(v * x, axis=-1, keepdims=True) * x / self.radius**2
+
+    # --------------------------------------------------------------- membership
+    def _belongs(self, x, rtol):
+        return np.abs(np.linalg.norm(x, axis=-1) - self.radius) <= rtol * self.radius
+
+    _membership_hint = "Sphere points must have Euclidean norm R = 1/sqrt(curvature); use space.project(x)."
+
+    def project(self, x):
+        """Radial projection ``R x/|x|`` (the closest point of the sphere)."""
+        x = np.asarray(x, dtype=float)
+        return self.radius * x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+    def _canonical(self, x):
+        return self.project(x)
+
+    # --------------------------------------------------------------- randomness
+    def random_tangent(self, x, size=None, rng=None):
+        """Standard Gaussian tangent vectors (an isotropic ambient Gaussian projected)."""
+        x = np.asarray(x, dtype=float)
+        g = as_generator(rng).standard_normal(self._batch_size(x, size) + self.point_shape)
+        return self.to_tangent(x, g)
+
+    def random_point(self, size=None, rng=None):
+        """Uniformly distributed points."""
+        g = as_generator(rng).standard_normal(self._batch_size(np.zeros(self.point_shape), size) + self.point_shape)
+        return self.project(g)
+
+    # ------------------------------------------------------------ polar volume
+    def radial_log_jacobian(self, t):
+        """``(dim − 1) log(R sin(t/R))``: log-density of the volume in geodesic polar coordinates."""
+        t = np.asarray(t, dtype=float)
+        if self.dim == 1:
+            return np.zeros_like(t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (self.dim - 1) * np.log(self.radius * np.sin(t / self.radius))
+
+    def uniform_radius(self, size, rng=None):
+        """Exact draws of ``ρ(η, X)`` for ``X`` uniform: ``(1 + cos(ρ/R))/2 ~ Beta(dim/2, dim/2)``."""
+        b = as_generator(rng).beta(self.dim / 2.0, self.dim / 2.0, size=size)
+        return 2.0 * self.radius * np.arcsin(np.sqrt(1.0 - b))

@@ -286,23 +286,26 @@ def test_hyperbolic_far_from_origin_stays_accurate():
     assert np.all(space.belongs(y))
 
 
-@pytest.mark.parametrize("space", [Sphere(2), Hyperbolic(4, curvature=-2.0), KendallShape(5)])
-def test_radial_jacobian_matches_volume_of_small_balls(space):
-    # Volume fraction of the ball B_t(x) against uniform sampling / direct integration: compare the
-    # polar-coordinates density with the distance law of uniform points where one is defined.
-    from scipy.integrate import quad
+@pytest.mark.parametrize("space", [Sphere(2), Sphere(5, curvature=3.0), KendallShape(5)], ids=repr)
+def test_radial_jacobian_is_the_distance_law_of_uniform_points(space):
+    # As σ → ∞ the radial Laplace law tends to the polar volume J(t) itself, i.e. the law of the
+    # distance between a fixed point and a uniform one.
+    from scipy import stats
 
-    if isinstance(space, Hyperbolic):
-        # (R sinh(t/R))^(d-1) at small t is t^(d-1) (1 + (d-1)t²/(6R²) + ...)
-        t = 1e-3
-        expected = (space.dim - 1) * np.log(t) + (space.dim - 1) * t**2 / (6 * space.radius**2)
-        np.testing.assert_allclose(space.radial_log_jacobian(t), expected, rtol=1e-9)
-        return
+    from geodp.distributions.radial import RadialLaw
+
     rng = np.random.default_rng(44)
     x = space.random_point(rng=rng)
     d = space.dist(x, space.random_point(100_000, rng=rng))
-    total = quad(lambda s: np.exp(space.radial_log_jacobian(s)), 0, space.cut_radius)[0]
-    cdf = np.vectorize(lambda s: quad(lambda r: np.exp(space.radial_log_jacobian(r)), 0, s)[0] / total)
-    from scipy import stats
+    cdf = RadialLaw(space, scale=1e12).cdf
     assert stats.kstest(d, cdf).pvalue > 1e-3
     assert stats.kstest(space.uniform_radius(100_000, rng=45), cdf).pvalue > 1e-3
+    assert stats.kstest(0.9 * d, cdf).pvalue < 1e-6
+
+
+def test_hyperbolic_radial_jacobian_expansion():
+    # (R sinh(t/R))^(d-1) = t^(d-1) (1 + (d-1) t²/(6R²) + O(t⁴))
+    space, t = Hyperbolic(4, curvature=-2.0), 1e-3
+    expected = (space.dim - 1) * np.log(t) + (space.dim - 1) * t**2 / (6 * space.radius**2)
+    np.testing.assert_allclose(space.radial_log_jacobian(t), expected, rtol=1e-9)
+    np.testing.assert_allclose(space.radial_log_jacobian(800.0), 3 * (800 / space.radius + np.log(space.radius / 2)), rtol=1e-12)

@@ -173,7 +173,8 @@ def random_walk_metropolis(
             pass
     for i in steps:
         xi = space.random_tangent(x, rng=rng)
-        proposal = space.exp(x, np.exp(log_step) * xi)
+        # Re-project each proposal: long chains must not drift off the manifold by rounding.
+        proposal = space.project(space.exp(x, np.exp(log_step) * xi))
         logq = np.asarray(log_density(proposal), dtype=float)
         ok = np.log(rng.random(n_chains)) < logq - logp
         if in_support is not None:

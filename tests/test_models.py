@@ -13,9 +13,9 @@ from geodp.errors import (
     InvalidTypeError,
     NotOnManifoldError,
 )
-from geodp.manifolds import SPD, Euclidean
+from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
 from geodp.models import PrivateFrechetMean
-from geodp.sensitivity import frechet_mean_sensitivity
+from geodp.sensitivity import frechet_mean_sensitivity, max_radius
 
 LE = SPD(3, metric="log-euclidean")
 
@@ -119,3 +119,75 @@ def test_tangent_gaussian_is_refused_on_curved_spaces():
 def test_space_must_be_a_manifold():
     with pytest.raises(InvalidTypeError):
         PrivateFrechetMean("SPD", epsilon=1.0, center=np.eye(3), radius=2.0).fit(data())
+
+
+CURVED = [
+    (Sphere(2), 0.5),
+    (Hyperbolic(2), 1.0),
+    (KendallShape(6), 0.3),
+    (SPD(2), 1.0),
+]
+
+
+@pytest.mark.parametrize("space, radius", CURVED, ids=lambda v: repr(v))
+def test_private_frechet_mean_on_curved_spaces(space, radius):
+    center = space.random_point(rng=20)
+    X = space.exp(center, space.random_tangent(center, size=40, rng=21) * radius * 0.6)
+    model = PrivateFrechetMean(space, epsilon=1.0, center=center, radius=radius, random_state=22).fit(X)
+    assert model.mean_.shape == space.point_shape and space.belongs(model.mean_)
+    assert model.sensitivity_ == frechet_mean_sensitivity(space, radius, 40)
+    text = str(model.privacy_report_)
+    assert "R21 Thm 2" in text and f"r* = {max_radius(space)!r}" in text
+    assert model.privacy_report_.to_dict()["exact"] is True
+    assert 0 < model.n_clipped_ < 40
+
+
+def test_released_sphere_mean_has_the_exact_laplace_law():
+    from geodp.distributions.radial import RadialLaw
+
+    space, radius = Sphere(2), 0.6
+    center = np.array([0.0, 0.0, 1.0])
+    X = space.exp(center, space.random_tangent(center, size=30, rng=23) * 0.5)
+    clipped, _ = space.clip_to_ball(X, center, radius)
+    mean = frechet_mean(space, clipped)
+    releases = np.stack([
+        PrivateFrechetMean(space, epsilon=2.0, center=center, radius=radius, random_state=s).fit(X).mean_
+        for s in range(1500)
+    ])
+    sigma = frechet_mean_sensitivity(space, radius, 30) / 2.0
+    rho = space.dist(mean, releases)
+    assert stats.kstest(rho, RadialLaw(space, sigma).cdf).pvalue > 1e-3
+    assert stats.kstest(rho, RadialLaw(space, 1.5 * sigma).cdf).pvalue < 1e-6
+
+
+def test_non_normalisable_laplace_is_truncated_with_twice_the_scale():
+    space = Hyperbolic(3)
+    center = space.origin
+    X = space.exp(center, space.random_tangent(center, size=4, rng=24) * 0.3)
+    model = PrivateFrechetMean(space, epsilon=1.0, center=center, radius=1.0, random_state=25).fit(X)
+    delta = frechet_mean_sensitivity(space, 1.0, 4)  # 0.5: σ = Δ/ε = 0.5 is not normalisable (needs < 0.5)
+    assert model.mechanism_.truncated and model.mechanism_.scale == 2 * delta
+    assert space.dist(center, model.mean_) <= 1.0
+    assert "σ = 2Δ/ε" in model.privacy_report_ and "not normalisable" in model.privacy_report_
+
+
+@pytest.mark.parametrize(
+    "space, center, radius, error, match",
+    [
+        (Sphere(2), np.array([0.0, 0.0, 1.0]), np.pi / 4, AssumptionError, "r\\*"),
+        (KendallShape(5), np.eye(5, 2), 0.4, AssumptionError, "r\\*"),
+        (Sphere(2), np.array([0.0, 0.0, 2.0]), 0.5, NotOnManifoldError, "center"),
+        (KendallShape(5), np.ones((5, 2)), 0.3, NotOnManifoldError, "degenerate"),
+    ],
+)
+def test_curved_bad_input(space, center, radius, error, match):
+    X = space.random_point(10, rng=26)
+    with pytest.raises(error, match=match):
+        PrivateFrechetMean(space, epsilon=1.0, center=center, radius=radius).fit(X)
+
+
+def test_kendall_landmark_mismatch_is_named():
+    space = KendallShape(5)
+    with pytest.raises(InvalidDataError, match="n_landmarks=5"):
+        PrivateFrechetMean(space, epsilon=1.0, center=space.random_point(rng=0), radius=0.3).fit(
+            np.random.default_rng(1).standard_normal((10, 6, 2)))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -52,6 +53,18 @@ def l2_laplace_noise(dim: int, scale: float, size=(), rng=None) -> np.ndarray:
     direction /= np.linalg.norm(direction, axis=-1, keepdims=True)
     radius = rng.gamma(shape=dim, scale=scale, size=size)
     return radius[..., None] * direction
+
+
+@functools.lru_cache(maxsize=64)
+def _radial_law(space, scale: float, t_max: float) -> RadialLaw:
+    """Radial laws depend only on public (space, σ, t_max): build each once (quadratures)."""
+    return RadialLaw(space, scale, t_max)
+
+
+@functools.lru_cache(maxsize=64)
+def _eigenvalue_law(k: int, scale: float, t_max: float) -> SPDEigenvalueLaw:
+    """Eigenvalue laws depend only on (k, σ, t_max): build each once (20,000-draw pilot)."""
+    return SPDEigenvalueLaw(k, scale, t_max)
 
 
 def laplace_normalisability(space, scale) -> tuple[bool, str]:
@@ -155,7 +168,7 @@ class RiemannianLaplace(Distribution):
         space, trunc = self.space, ""
         if space.is_flat or is_isotropic(space):
             polar = Euclidean(space.dim) if space.is_flat else space
-            self._radial = RadialLaw(polar, self.scale, t_max)
+            self._radial = _radial_law(polar, self.scale, t_max)
             rate = self._radial.acceptance_rate
             self._method = "chart" if space.is_flat else "radial"
             where = f"in the isometric chart of {space!r}" if space.is_flat else f"on {space!r}"
@@ -165,7 +178,7 @@ class RiemannianLaplace(Distribution):
             )
             ball_rate = float(self._radial.cdf(self.radius)) if self.truncated else 1.0
         elif isinstance(space, AffineInvariantSPD):
-            self._eigen = SPDEigenvalueLaw(space.k, self.scale, t_max)
+            self._eigen = _eigenvalue_law(space.k, self.scale, t_max)
             rate = self._eigen.acceptance_rate
             self._method = "spd-eigen" if rate >= ACCEPTANCE_FLOOR else "spd-eigen-mh"
             description = (

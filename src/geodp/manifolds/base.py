@@ -40,6 +40,13 @@ class Manifold(ABC):
     is_homogeneous: bool
     is_flat: bool = False
 
+    def __eq__(self, other) -> bool:
+        """Spaces are equal when they are the same kind with the same parameters (their repr)."""
+        return type(other) is type(self) and repr(other) == repr(self)
+
+    def __hash__(self) -> int:
+        return hash((type(self), repr(self)))
+
     # ----------------------------------------------------------------- geometry
     @abstractmethod
     def exp(self, x, v):

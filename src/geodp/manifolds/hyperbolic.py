@@ -76,12 +76,6 @@ class Hyperbolic(Manifold):
     def __repr__(self) -> str:
         return f"Hyperbolic({self.dim})" if self.curvature == -1.0 else f"Hyperbolic({self.dim}, curvature={self.curvature!r})"
 
-    def __eq__(self, other) -> bool:
-        return type(other) is Hyperbolic and (other.dim, other.curvature) == (self.dim, self.curvature)
-
-    def __hash__(self) -> int:
-        return hash((Hyperbolic, self.dim, self.curvature))
-
     @property
     def origin(self) -> np.ndarray:
         """The point ``(R, 0, …, 0)``."""

@@ -87,12 +87,6 @@ class KendallShape(Manifold):
     def __repr__(self) -> str:
         return f"KendallShape({self.n_landmarks})"
 
-    def __eq__(self, other) -> bool:
-        return type(other) is KendallShape and other.n_landmarks == self.n_landmarks
-
-    def __hash__(self) -> int:
-        return hash((KendallShape, self.n_landmarks))
-
     # ----------------------------------------------------------------- geometry
     def align(self, x, y):
         """Rotate preshape ``y`` onto ``x`` (optimal Procrustes rotation; ``⟨x, y'⟩`` real ≥ 0)."""

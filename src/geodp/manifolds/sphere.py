@@ -96,12 +96,6 @@ class Sphere(Manifold):
     def __repr__(self) -> str:
         return f"Sphere({self.dim})" if self.curvature == 1.0 else f"Sphere({self.dim}, curvature={self.curvature!r})"
 
-    def __eq__(self, other) -> bool:
-        return type(other) is Sphere and (other.dim, other.curvature) == (self.dim, self.curvature)
-
-    def __hash__(self) -> int:
-        return hash((Sphere, self.dim, self.curvature))
-
     # ----------------------------------------------------------------- geometry
     def exp(self, x, v):
         """``cos(|v|/R) x + R sin(|v|/R) v/|v|``."""

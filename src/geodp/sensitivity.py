@@ -138,24 +138,30 @@ def frechet_mean_sensitivity(space, radius, n, mechanism: str = "laplace") -> fl
 
 
 def extrinsic_radius(space, radius) -> float:
-    """Radius, in the ambient (Frobenius) norm, of a ball that contains ``B_r(I)`` of SPD(k).
+    """Radius, in the ambient norm, of a ball around the centre that contains ``B_r(centre)``.
 
-    ``r_E = e^r − 1`` (R21 Prop. 1); it holds for both SPD metrics, which agree on distances to
-    the identity. The ball must be centred at the identity.
+    * SPD(k), centre I: ``r_E = e^r − 1`` (Frobenius; R21 Prop. 1). It holds for both SPD
+      metrics, which agree on distances to the identity. The ball must be centred at I.
+    * Sphere: the chord ``r_E = 2R sin(r/2R)`` (any centre).
 
     Examples
     --------
-    >>> from geodp.manifolds import SPD
+    >>> from geodp.manifolds import SPD, Sphere
     >>> round(extrinsic_radius(SPD(2), 1.0), 6)
     1.718282
+    >>> round(extrinsic_radius(Sphere(2), 1.0), 6)
+    0.958851
     """
     from geodp.manifolds.spd import SPD
+    from geodp.manifolds.sphere import Sphere
 
     space = _check_space(space)
     radius = check_positive(radius, "radius")
     if isinstance(space, SPD):
         return math.expm1(radius)
-    raise InvalidParameterError(f"no extrinsic radius is known for {space!r}.")
+    if isinstance(space, Sphere):
+        return 2.0 * space.radius * math.sin(min(radius, space.injectivity_radius) / (2.0 * space.radius))
+    raise InvalidParameterError(f"no extrinsic radius is known for {space!r}; the extrinsic baselines support SPD and Sphere.")
 
 
 def extrinsic_mean_sensitivity(space, radius, n) -> float:

@@ -73,11 +73,12 @@ class SPD(Manifold):
         return symmetric & (w[..., 0] > 0)
 
     def project(self, x):
-        """Symmetrise; eigenvalues below the smallest positive float are raised to it."""
+        """Symmetrise; eigenvalues below ``1e-10 · max|λ|`` are raised to it (numerically PD)."""
         w, u = mf.eigh(np.asarray(x, dtype=float))
         if np.all(w > 0):
             return mf.sym(np.asarray(x, dtype=float))
-        return mf.from_eig(np.maximum(w, np.finfo(float).tiny), u)
+        floor = np.maximum(1e-10 * np.max(np.abs(w), axis=-1, keepdims=True), np.finfo(float).tiny)
+        return mf.from_eig(np.maximum(w, floor), u)
 
     def _canonical(self, x):
         return mf.sym(x)

@@ -1,7 +1,15 @@
 """Differentially private mechanisms; each exposes ``scale``, ``randomise`` and ``guarantee``."""
 
 from geodp.mechanisms.base import Guarantee, Mechanism
+from geodp.mechanisms.extrinsic import ExtrinsicMeanMechanism, ExtrinsicRelease
 from geodp.mechanisms.laplace import LaplaceMechanism
 from geodp.mechanisms.tangent_gaussian import TangentGaussianMechanism
 
-__all__ = ["Guarantee", "Mechanism", "LaplaceMechanism", "TangentGaussianMechanism"]
+__all__ = [
+    "Guarantee",
+    "Mechanism",
+    "LaplaceMechanism",
+    "TangentGaussianMechanism",
+    "ExtrinsicMeanMechanism",
+    "ExtrinsicRelease",
+]

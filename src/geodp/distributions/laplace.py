@@ -187,7 +187,12 @@ class RiemannianLaplace(Distribution):
                 else f"MH on the k = {space.k} log-eigenvalues (rejection acceptance {rate:.1e} < "
                 f"{ACCEPTANCE_FLOOR}), Haar eigenvectors exact; burn-in {self.burn_in}"
             )
-            ball_rate = float(np.mean(np.linalg.norm(np.linalg.eigvalsh(self._eigen.sample_symmetric(2000, rng=0)), axis=-1) <= self.radius)) if self.truncated else 1.0
+            ball_rate = 1.0
+            if self.truncated:
+                # Too few exact proposals to estimate with: go straight to MH on the ball.
+                ball_rate = 0.0 if rate < ACCEPTANCE_FLOOR else float(np.mean(
+                    np.linalg.norm(np.linalg.eigvalsh(self._eigen.sample_symmetric(2000, rng=0)), axis=-1) <= self.radius
+                ))
         else:
             self._method, ball_rate = "mcmc", 1.0
             description = f"MH random walk (no exact sampler for {space!r}); burn-in {self.burn_in}"
@@ -195,9 +200,9 @@ class RiemannianLaplace(Distribution):
             if ball_rate < ACCEPTANCE_FLOOR:
                 self._method = "mcmc"
                 description = (
-                    f"MH restricted to the ball: rejection into B_{self.radius!r} would accept "
-                    f"{ball_rate:.1e} < {ACCEPTANCE_FLOOR} (estimated at footpoint = center); "
-                    f"burn-in {self.burn_in}, thinning {self.thinning}"
+                    f"MH restricted to the ball: exact sampling with rejection into "
+                    f"B_{self.radius!r} would accept below {ACCEPTANCE_FLOOR} (estimated at "
+                    f"footpoint = center: {ball_rate:.1e}); burn-in {self.burn_in}"
                 )
             else:
                 trunc = f"; truncated to B_{self.radius!r}(center) by rejection (acceptance ≈ {ball_rate:.3g} at the center)"

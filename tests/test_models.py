@@ -92,7 +92,7 @@ def test_sklearn_contract():
         (dict(radius=0.0), None, InvalidParameterError, "radius"),
         (dict(center=-np.eye(3)), None, NotOnManifoldError, "center"),
         (dict(center=np.stack([np.eye(3)] * 2)), None, InvalidDataError, "one point"),
-        (dict(mechanism="kng"), None, InvalidParameterError, "mechanism"),
+        (dict(mechanism="gaussian"), None, InvalidParameterError, "mechanism"),
         (dict(mechanism="tangent-gaussian", delta=0.0), None, InvalidParameterError, "delta"),
         (dict(mechanism="tangent-gaussian", delta=1e-6, calibration="classical", epsilon=2.0), None, InvalidParameterError, "epsilon < 1"),
         (dict(epsilon=-1.0), None, InvalidParameterError, "epsilon"),

@@ -1,7 +1,17 @@
-"""Samplers: exact wherever MATH.md §5 gives a method."""
+"""Samplers: exact wherever MATH.md §5 gives a method; MH (with diagnostics) otherwise."""
 
 from geodp.distributions.base import Distribution, FlatChartDistribution
 from geodp.distributions.gaussian import TangentGaussian
+from geodp.distributions.kng import KNGDistribution
 from geodp.distributions.laplace import RiemannianLaplace, l2_laplace_noise
+from geodp.distributions.radial import RadialLaw
 
-__all__ = ["Distribution", "FlatChartDistribution", "RiemannianLaplace", "TangentGaussian", "l2_laplace_noise"]
+__all__ = [
+    "Distribution",
+    "FlatChartDistribution",
+    "KNGDistribution",
+    "RadialLaw",
+    "RiemannianLaplace",
+    "TangentGaussian",
+    "l2_laplace_noise",
+]

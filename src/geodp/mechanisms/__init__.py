@@ -2,6 +2,7 @@
 
 from geodp.mechanisms.base import Guarantee, Mechanism
 from geodp.mechanisms.extrinsic import ExtrinsicMeanMechanism, ExtrinsicRelease
+from geodp.mechanisms.kng import KNGMechanism
 from geodp.mechanisms.laplace import LaplaceMechanism
 from geodp.mechanisms.tangent_gaussian import TangentGaussianMechanism
 
@@ -9,6 +10,7 @@ __all__ = [
     "Guarantee",
     "Mechanism",
     "LaplaceMechanism",
+    "KNGMechanism",
     "TangentGaussianMechanism",
     "ExtrinsicMeanMechanism",
     "ExtrinsicRelease",

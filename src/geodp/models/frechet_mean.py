@@ -9,14 +9,14 @@ from geodp.accountant import BudgetAccountant
 from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError
 from geodp.frechet import frechet_mean
 from geodp.manifolds.base import Manifold
-from geodp.mechanisms import LaplaceMechanism, TangentGaussianMechanism
+from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMechanism
 from geodp.models.report import PrivacyReport
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity, max_radius
 from geodp.validation import as_generator, check_delta, check_epsilon
 
 __all__ = ["PrivateFrechetMean"]
 
-_MECHANISMS = ("laplace", "tangent-gaussian")
+_MECHANISMS = ("laplace", "tangent-gaussian", "kng")
 
 
 class PrivateFrechetMean(BaseEstimator):
@@ -41,7 +41,9 @@ class PrivateFrechetMean(BaseEstimator):
         Public centre of the data ball. Must not be computed from the private data.
     radius : float
         Public radius of the data ball, ``0 < radius < r*``.
-    mechanism : {"laplace", "tangent-gaussian"}, default "laplace"
+    mechanism : {"laplace", "tangent-gaussian", "kng"}, default "laplace"
+        ``"kng"``: the K-norm gradient mechanism (S22), sampled exactly; better than the Laplace
+        on positively curved spaces (shapes), where the Laplace sensitivity carries 1/h.
     calibration : {"analytic", "classical"}, default "analytic"
         Gaussian calibration, for ``"tangent-gaussian"``.
     accountant : BudgetAccountant, optional
@@ -108,6 +110,8 @@ class PrivateFrechetMean(BaseEstimator):
     def _build_mechanism(self, sensitivity: float, center, radius: float):
         if self.mechanism == "laplace":
             return LaplaceMechanism(self.space, epsilon=self.epsilon, sensitivity=sensitivity, center=center, radius=radius)
+        if self.mechanism == "kng":
+            return KNGMechanism(self.space, epsilon=self.epsilon, sensitivity=sensitivity, center=center, radius=radius)
         return TangentGaussianMechanism(
             epsilon=self.epsilon,
             delta=self.delta,
@@ -134,7 +138,7 @@ class PrivateFrechetMean(BaseEstimator):
         if self.mechanism not in _MECHANISMS:
             raise InvalidParameterError(f"mechanism must be one of {_MECHANISMS}, got {self.mechanism!r}.")
         epsilon = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta, allow_zero=self.mechanism == "laplace")
+        delta = check_delta(self.delta, allow_zero=self.mechanism != "tangent-gaussian")
         if self.center is None or self.radius is None:
             raise InvalidParameterError(
                 "center and radius are required: they declare the public data domain. Do not "
@@ -161,12 +165,13 @@ class PrivateFrechetMean(BaseEstimator):
             self.accountant.spend(epsilon, released_delta)
 
         clipped, was_clipped = space.clip_to_ball(X, center, radius)
-        mean = frechet_mean(space, clipped)
+        # KNG privatises the whole objective, the others the mean itself.
+        private_input = clipped if self.mechanism == "kng" else frechet_mean(space, clipped)
         if space.is_flat:
-            self.mean_coordinates_ = mechanism.randomise_coordinates(mean, rng=rng)
+            self.mean_coordinates_ = mechanism.randomise_coordinates(private_input, rng=rng)
             self.mean_ = space.from_coordinates(self.mean_coordinates_)
         else:
-            self.mean_ = mechanism.randomise(mean, rng=rng)
+            self.mean_ = mechanism.randomise(private_input, rng=rng)
         self.n_samples_ = n
         self.n_clipped_ = int(np.count_nonzero(was_clipped))
         self.sensitivity_ = sensitivity
@@ -180,15 +185,20 @@ class PrivateFrechetMean(BaseEstimator):
             f"public geodesic ball of radius {radius!r} around the given center; "
             f"{self.n_clipped_} of {self.n_samples_} records were outside and clipped onto its boundary"
         )
-        bound = "2r/n (flat space: U23 Thm 3 / R21 Thm 2 with h = 1)" if self.space.is_flat else "2r(2-h)/(n h) (R21 Thm 2)"
+        if self.mechanism == "kng":
+            bound = "2r(2-h)/n on the gradient field (S22 Lemma 1; h = 1 on flat spaces)"
+        elif self.space.is_flat:
+            bound = "2r/n (flat space: U23 Thm 3 / R21 Thm 2 with h = 1)"
+        else:
+            bound = "2r(2-h)/(n h) (R21 Thm 2)"
         details = [
             f"n           : {self.n_samples_} records (public)",
             f"data domain : {domain}",
             f"bound       : Δ = {bound}",
         ]
         extra = [f"radius {radius!r} < r* = {max_radius(self.space)!r} (Assumption 1); records clipped into the ball"]
-        if self.mechanism == "laplace" and requested_delta > 0:
-            extra.append(f"delta={requested_delta!r} was passed, but the Laplace mechanism is pure ε-DP: delta = 0.0")
+        if self.mechanism != "tangent-gaussian" and requested_delta > 0:
+            extra.append(f"delta={requested_delta!r} was passed, but the {self.mechanism} mechanism is pure ε-DP: delta = 0.0")
         text = "geodp privacy report: PrivateFrechetMean\n" + g.render(details, extra)
         data = g.to_dict() | {
             "n_samples": self.n_samples_,

@@ -4,6 +4,7 @@ from geodp.mechanisms.base import Guarantee, Mechanism
 from geodp.mechanisms.extrinsic import ExtrinsicMeanMechanism, ExtrinsicRelease
 from geodp.mechanisms.kng import KNGMechanism
 from geodp.mechanisms.laplace import LaplaceMechanism
+from geodp.mechanisms.pointwise_shape import PointwiseRelease, PointwiseShapeLaplace
 from geodp.mechanisms.tangent_gaussian import TangentGaussianMechanism
 
 __all__ = [
@@ -14,4 +15,6 @@ __all__ = [
     "TangentGaussianMechanism",
     "ExtrinsicMeanMechanism",
     "ExtrinsicRelease",
+    "PointwiseShapeLaplace",
+    "PointwiseRelease",
 ]

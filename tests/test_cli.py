@@ -27,3 +27,23 @@ def test_main_demo_without_plot(capsys, tmp_path):
     assert "done in" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["demo", "--repeats", "0"])
+
+
+def test_shapes_command_writes_table_and_plot(capsys, tmp_path):
+    pytest.importorskip("geomstats")
+    pytest.importorskip("matplotlib")
+    assert main(["shapes", "--releases", "20", "--output-dir", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "kng" in text and "pointwise" in text and "records clipped" in text
+    assert (tmp_path / "cell_shapes.png").stat().st_size > 10_000
+
+
+def test_cell_shape_errors_fall_with_epsilon_and_kng_beats_the_pointwise_baseline():
+    pytest.importorskip("geomstats")
+    from geodp.experiments import run_cell_shapes
+
+    rows = run_cell_shapes(epsilons=(0.5, 2.0), releases=60, out=io.StringIO())
+    err = {(r["mechanism"], r["epsilon"]): r["error"] for r in rows}
+    for mech in ("kng", "laplace", "pointwise"):
+        assert err[(mech, 0.5)] > 2.5 * err[(mech, 2.0)]  # error ∝ 1/ε: factor 4 expected
+    assert err[("kng", 1 / 2)] < err[("pointwise", 0.5)] and err[("laplace", 2.0)] < err[("pointwise", 2.0)]

@@ -1,4 +1,5 @@
-"""The ``geodp`` command: ``geodp demo`` releases private means of real covariance descriptors."""
+"""The ``geodp`` command: ``geodp demo`` releases private means of real covariance descriptors;
+``geodp shapes`` compares private mean shapes of real cells."""
 
 from __future__ import annotations
 
@@ -146,7 +147,17 @@ def main(argv=None) -> int:
     demo.add_argument("--repeats", type=int, default=20, help="releases per cell (default: 20)")
     demo.add_argument("--seed", type=int, default=0, help="seed of the demo's releases (default: 0)")
     demo.add_argument("--no-plot", action="store_true", help="do not write the plot")
+    shapes = sub.add_parser("shapes", help="private mean shapes of real cells: KNG vs Laplace vs point-wise (needs geomstats)")
+    shapes.add_argument("--output-dir", default="geodp-shapes", help="where to write the plot (default: geodp-shapes)")
+    shapes.add_argument("--releases", type=int, default=100, help="releases per cell of the table (default: 100)")
+    shapes.add_argument("--radius", type=float, default=0.25, help="public ball radius in shape distance (default: 0.25)")
     args = parser.parse_args(argv)
+    if args.command == "shapes":
+        from geodp.experiments import run_cell_shapes
+
+        start = time.perf_counter()
+        run_cell_shapes(radius=args.radius, releases=args.releases, output_dir=args.output_dir)
+        print(f"\ndone in {time.perf_counter() - start:.1f} s")
     if args.command == "demo":
         if args.repeats < 1:
             parser.error("--repeats must be >= 1")

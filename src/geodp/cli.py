@@ -31,7 +31,7 @@ def _expected_error(mechanism: str, scale: float, dim: int) -> float:
     return scale * math.sqrt(2.0) * math.exp(math.lgamma((dim + 1) / 2) - math.lgamma(dim / 2))
 
 
-def run_demo(output_dir="geodp-demo", repeats: int = 20, seed: int = 0, plot: bool = True, out=sys.stdout) -> list[dict]:
+def run_demo(output_dir="geodp-demo", repeats: int = 20, seed: int = 0, plot: bool = True, out=None) -> list[dict]:
     """Release private class means of real digit covariance descriptors and report the errors.
 
     For digits 0–3 of scikit-learn's bundled images (9×9 SPD descriptors, log-Euclidean metric,
@@ -48,7 +48,8 @@ def run_demo(output_dir="geodp-demo", repeats: int = 20, seed: int = 0, plot: bo
         Seed for the demo's releases (a real release would use ``random_state=None``).
     plot : bool
         Write the plot (needs matplotlib: ``pip install geodp[experiments]``).
-    out : file-like
+    out : file-like, optional
+        Default: the current ``sys.stdout``.
 
     Returns
     -------
@@ -62,6 +63,7 @@ def run_demo(output_dir="geodp-demo", repeats: int = 20, seed: int = 0, plot: bo
     >>> len(rows)
     48
     """
+    out = sys.stdout if out is None else out
     rng = np.random.default_rng(seed)
     data = load_digit_descriptors(classes=DEMO_CLASSES)
     space = SPD(9, metric="log-euclidean")

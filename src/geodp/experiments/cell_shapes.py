@@ -27,7 +27,7 @@ MECHANISMS = ("kng", "laplace", "pointwise")
 
 
 def run_cell_shapes(n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releases=100, seed=0,
-                    output_dir=None, out=sys.stdout) -> list[dict]:
+                    output_dir=None, out=None) -> list[dict]:
     """Run the study and print its table (and write ``cell_shapes.png`` if ``output_dir``).
 
     Parameters
@@ -41,7 +41,8 @@ def run_cell_shapes(n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releas
         Independent releases per (ε, mechanism).
     seed : int
     output_dir : str or Path, optional
-    out : file-like
+    out : file-like, optional
+        Default: the current ``sys.stdout``.
 
     Returns
     -------
@@ -55,6 +56,7 @@ def run_cell_shapes(n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releas
     >>> sorted({r["mechanism"] for r in rows})
     ['kng', 'laplace', 'pointwise']
     """
+    out = sys.stdout if out is None else out
     space = KendallShape(n_landmarks)
     rng = np.random.default_rng(seed)
     public = space.check_points(load_cell_shapes(n_landmarks, cell_line="dlm8").landmarks)

@@ -12,6 +12,7 @@ envelope below relies on (equality at t → 0 for the spaces here).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -162,11 +163,15 @@ class RadialLaw:
             inside = (t > 0) & (t < self.upper)
             return np.where(inside, self._log_integrand(t, lambda s: -s / self.scale) - self.log_normaliser, -np.inf)
 
-    def cdf(self, t):
-        """CDF of ``t`` (cumulative quadrature on a fine grid, interpolated; error < 1e-6)."""
+    @functools.cached_property
+    def _cdf_table(self):
         grid = np.linspace(0.0, self._effective_upper, _GRID)
         dens = np.exp(self.log_pdf(grid))
         dens[~np.isfinite(dens)] = 0.0
         cum = integrate.cumulative_simpson(dens, x=grid, initial=0.0)
-        cum = np.clip(cum / cum[-1], 0.0, 1.0)
+        return grid, np.clip(cum / cum[-1], 0.0, 1.0)
+
+    def cdf(self, t):
+        """CDF of ``t`` (cumulative quadrature on a fine grid, interpolated; error < 1e-6)."""
+        grid, cum = self._cdf_table
         return np.interp(np.asarray(t, dtype=float), grid, cum)

@@ -3,7 +3,7 @@ Laplace, and adversarial checks of the gradient-norm lower bound and the gradien
 
 import numpy as np
 import pytest
-from scipy import optimize, stats
+from scipy import optimize, special, stats
 
 from geodp import frechet_mean
 from geodp.distributions import KNGDistribution
@@ -66,7 +66,7 @@ def _records_and_point(space, center, radius, basis, z, n):
     """n boundary-or-interior records and a point x, all in the ball, from free parameters."""
     d = space.dim
     dirs = z[: (n + 1) * d].reshape(n + 1, d)
-    radii = radius * (1 - 1e-9) / (1 + np.exp(-z[(n + 1) * d:]))  # in (0, r)
+    radii = radius * (1 - 1e-9) * special.expit(z[(n + 1) * d:])  # in (0, r)
     u = dirs / np.linalg.norm(dirs, axis=1, keepdims=True)
     pts = space.exp(center, radii[:, None].reshape((-1,) + (1,) * len(space.point_shape))
                     * np.tensordot(u, basis, axes=1))

@@ -146,3 +146,13 @@ def test_kng_refuses_data_outside_the_ball():
     center = np.array([0.0, 0.0, 1.0])
     with pytest.raises(InvalidDataError, match="clip them first"):
         KNGDistribution(space, space.random_point(10, rng=16), 0.1, center=center, radius=0.5)
+
+
+def test_kng_needs_a_ball_below_r_star():
+    from geodp.errors import AssumptionError, InvalidParameterError
+
+    space, north = Sphere(2), np.array([0.0, 0.0, 1.0])
+    with pytest.raises(InvalidParameterError, match="public ball"):
+        KNGMechanism(space, epsilon=1.0, sensitivity=0.1, center=None, radius=None)
+    with pytest.raises(AssumptionError, match=r"r\*"):
+        KNGMechanism(space, epsilon=1.0, sensitivity=0.1, center=north, radius=0.8)

@@ -110,34 +110,18 @@ def run_demo(output_dir="geodp-demo", repeats: int = 20, seed: int = 0, plot: bo
 
 
 def _plot(rows: list[dict], output_dir: Path, out) -> None:
-    try:
-        import matplotlib
+    from geodp.experiments.plotting import epsilon_figure
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("\n(plot skipped: install matplotlib, e.g. pip install 'geodp[experiments]')", file=out)
-        return
-    output_dir.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for mech, color in zip(MECHANISMS, ("tab:blue", "tab:orange")):
-        eps = np.array(DEMO_EPSILONS)
-        err = np.array([np.mean([r["error"] for r in rows if r["mechanism"] == mech and r["epsilon"] == e]) for e in eps])
-        exp = np.array([np.mean([r["expected"] for r in rows if r["mechanism"] == mech and r["epsilon"] == e]) for e in eps])
-        ax.plot(eps, err, "o-", color=color, label=f"{mech} (measured)")
-        ax.plot(eps, exp, ":", color=color, label=f"{mech} (closed form)")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel("log-Euclidean error of the private mean")
-    ax.set_title("Private class means of digit descriptors (δ = 1e-6 for Gaussian)")
-    ax.legend()
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    path = output_dir / "error_vs_epsilon.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    print(f"\nplot written to {path}", file=out)
+    with epsilon_figure(output_dir / "error_vs_epsilon.png", ylabel="log-Euclidean error of the private mean",
+                        title="Private class means of digit descriptors (δ = 1e-6 for Gaussian)", out=out) as ax:
+        if ax is None:
+            return
+        for mech, color in zip(MECHANISMS, ("tab:blue", "tab:orange")):
+            eps = np.array(DEMO_EPSILONS)
+            err = np.array([np.mean([r["error"] for r in rows if r["mechanism"] == mech and r["epsilon"] == e]) for e in eps])
+            exp = np.array([np.mean([r["expected"] for r in rows if r["mechanism"] == mech and r["epsilon"] == e]) for e in eps])
+            ax.plot(eps, err, "o-", color=color, label=f"{mech} (measured)")
+            ax.plot(eps, exp, ":", color=color, label=f"{mech} (closed form)")
 
 
 def main(argv=None) -> int:

@@ -27,7 +27,14 @@ _GRID = 16385
 
 
 def is_isotropic(space) -> bool:
-    """Does ``space`` expose the polar volume the exact radial sampler needs?"""
+    """Does ``space`` expose the polar volume the exact radial sampler needs?
+
+    Examples
+    --------
+    >>> from geodp.manifolds import SPD, Sphere
+    >>> is_isotropic(Sphere(2)), is_isotropic(SPD(2))
+    (True, False)
+    """
     return all(hasattr(space, a) for a in ("radial_log_jacobian", "cut_radius", "volume_growth_rate"))
 
 

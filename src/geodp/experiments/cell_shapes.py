@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from geodp.datasets.shapes import load_cell_shapes
+from geodp.experiments.plotting import epsilon_figure
 from geodp.frechet import frechet_mean
 from geodp.manifolds.kendall import KendallShape
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism, PointwiseShapeLaplace
@@ -100,29 +101,11 @@ def run_cell_shapes(n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releas
 
 
 def _plot(rows, output_dir: Path, out) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("\n(plot skipped: install matplotlib, e.g. pip install 'geodp[experiments]')", file=out)
-        return
-    output_dir.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for name in MECHANISMS:
-        sel = [r for r in rows if r["mechanism"] == name]
-        ax.errorbar([r["epsilon"] for r in sel], [r["error"] for r in sel], yerr=[2 * r["stderr"] for r in sel],
-                    marker="o", capsize=3, label=name)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel("shape distance to the non-private mean")
-    ax.set_title("Private mean cell shape (8 landmarks)")
-    ax.legend()
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    path = output_dir / "cell_shapes.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    print(f"\nplot written to {path}", file=out)
+    with epsilon_figure(output_dir / "cell_shapes.png", ylabel="shape distance to the non-private mean",
+                        title="Private mean cell shape (8 landmarks)", out=out) as ax:
+        if ax is None:
+            return
+        for name in MECHANISMS:
+            sel = [r for r in rows if r["mechanism"] == name]
+            ax.errorbar([r["epsilon"] for r in sel], [r["error"] for r in sel], yerr=[2 * r["stderr"] for r in sel],
+                        marker="o", capsize=3, label=name)

@@ -121,3 +121,12 @@ class ManifoldContract:
         u_old = self.space.log(center, x[mask]) / d[mask].reshape((-1,) + (1,) * len(self.space.point_shape))
         u_new = self.space.log(center, clipped[mask]) / new_d[mask].reshape((-1,) + (1,) * len(self.space.point_shape))
         np.testing.assert_allclose(u_new, u_old, atol=1e-8)
+
+    def test_check_points_enforces_the_number_of_batch_axes(self):
+        x = self.points(29, size=3)
+        assert self.space.check_points(x, batch_ndim=1).shape == x.shape
+        assert self.space.check_points(x[0], batch_ndim=0).shape == self.space.point_shape
+        with pytest.raises(InvalidDataError, match="one point"):
+            self.space.check_points(x, "center", batch_ndim=0)
+        with pytest.raises(InvalidDataError, match=r"shape \(n, "):
+            self.space.check_points(x[None], "X", batch_ndim=1)

@@ -156,3 +156,9 @@ def test_kng_needs_a_ball_below_r_star():
         KNGMechanism(space, epsilon=1.0, sensitivity=0.1, center=None, radius=None)
     with pytest.raises(AssumptionError, match=r"r\*"):
         KNGMechanism(space, epsilon=1.0, sensitivity=0.1, center=north, radius=0.8)
+
+
+def test_kng_refuses_a_batch_as_center():
+    space, north = Sphere(2), np.array([0.0, 0.0, 1.0])
+    with pytest.raises(InvalidDataError, match="one point"):
+        KNGMechanism(space, epsilon=1.0, sensitivity=0.1, center=np.stack([north, north]), radius=0.5)

@@ -118,11 +118,7 @@ def frechet_mean(
     """
     if not isinstance(space, Manifold):
         raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
-    X = space.check_points(X, "X")
-    if X.ndim != len(space.point_shape) + 1:
-        raise InvalidDataError(
-            f"X must have shape (n, {', '.join(map(str, space.point_shape))}), got {X.shape}."
-        )
+    X = space.check_points(X, "X", batch_ndim=1)
     tol = check_positive(tol, "tol")
     step = check_positive(step, "step")
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:

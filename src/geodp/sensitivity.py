@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from geodp.errors import AssumptionError, InvalidParameterError, InvalidTypeError
 from geodp.manifolds.base import Manifold
 from geodp.validation import check_positive, check_sample_size

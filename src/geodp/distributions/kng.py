@@ -129,11 +129,9 @@ class KNGDistribution(Distribution):
             raise InvalidParameterError(f"sampler must be one of {_SAMPLERS}, got {sampler!r}.")
         self.space = space
         self.scale = check_positive(scale, "scale")
-        self.center = space.check_points(center, "center")
+        self.center = space.check_points(center, "center", batch_ndim=0)
         self.radius = check_radius(space, radius)
-        data = space.check_points(data, "data")
-        if data.ndim != len(space.point_shape) + 1:
-            raise InvalidDataError(f"data must have shape (n, *{space.point_shape}), got {data.shape}.")
+        data = space.check_points(data, "data", batch_ndim=1)
         if not space.is_flat:
             outside = np.asarray(space.dist(self.center, data)) > self.radius * (1 + 1e-9)
             if np.any(outside):

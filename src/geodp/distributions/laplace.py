@@ -154,15 +154,13 @@ class RiemannianLaplace(Distribution):
         if not isinstance(space, Manifold):
             raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
         self.space = space
-        self.footpoint = space.check_points(footpoint, "footpoint")
-        if self.footpoint.shape != space.point_shape:
-            raise InvalidDataError(f"footpoint must be one point of shape {space.point_shape}, got {self.footpoint.shape}.")
+        self.footpoint = space.check_points(footpoint, "footpoint", batch_ndim=0)
         self.scale = check_positive(scale, "scale")
         self.burn_in, self.thinning = burn_in, thinning
         self.truncated = center is not None or radius is not None
         t_max = math.inf
         if self.truncated:
-            self.center = space.check_points(center, "center")
+            self.center = space.check_points(center, "center", batch_ndim=0)
             self.radius = check_positive(radius, "radius")
             excess = np.max(space.dist(self.center, self.footpoint)) - self.radius
             if excess > 1e-9 * max(1.0, self.radius):

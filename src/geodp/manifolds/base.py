@@ -110,13 +110,16 @@ class Manifold(ABC):
         """Map an ambient array to the closest point of the manifold (identity by default)."""
         return np.asarray(x, dtype=np.float64)
 
-    def check_points(self, X, name: str = "X") -> np.ndarray:
+    def check_points(self, X, name: str = "X", *, batch_ndim: int | None = None) -> np.ndarray:
         """Validate points at a public entry point; return them as float64, projected.
+
+        ``batch_ndim`` fixes the number of leading batch axes: 0 for one point, 1 for a dataset
+        of shape ``(n, *point_shape)``; ``None`` accepts any.
 
         Raises
         ------
         InvalidDataError
-            Wrong trailing shape, empty, NaN or inf.
+            Wrong trailing shape or number of batch axes, empty, NaN or inf.
         NotOnManifoldError
             Some point is off the manifold beyond the dtype-aware tolerance.
         """
@@ -135,7 +138,14 @@ class Manifold(ABC):
                 f"{int(np.count_nonzero(~ok))} point(s) of {name} are not on {self!r} "
                 f"(first at batch index {first}). {self._membership_hint}"
             )
-        return self._canonical(arr)
+        return self._check_batch_ndim(self._canonical(arr), name, batch_ndim)
+
+    def _check_batch_ndim(self, x: np.ndarray, name: str, batch_ndim: int | None) -> np.ndarray:
+        if batch_ndim is None or x.ndim == len(self.point_shape) + batch_ndim:
+            return x
+        shape = ", ".join(map(str, self.point_shape))
+        want = f"be one point of shape ({shape})" if batch_ndim == 0 else f"have shape (n, {shape})"
+        raise InvalidDataError(f"{name} must {want}, got shape {x.shape}.")
 
     _membership_hint = ""
 

@@ -169,7 +169,7 @@ class KendallShape(Manifold):
             )
         return centred / size[..., None, None]
 
-    def check_points(self, X, name: str = "X") -> np.ndarray:
+    def check_points(self, X, name: str = "X", *, batch_ndim: int | None = None) -> np.ndarray:
         """Validate ``k × 2`` landmark configurations and return their preshapes.
 
         Any non-degenerate configuration is a valid shape: it is centred and scaled here.
@@ -188,9 +188,10 @@ class KendallShape(Manifold):
                 f"(n_landmarks={self.n_landmarks} planar landmarks), got shape {arr.shape}."
             )
         try:
-            return self.project(arr)
+            preshapes = self.project(arr)
         except NotOnManifoldError as err:
             raise NotOnManifoldError(f"{name}: {err}") from None
+        return self._check_batch_ndim(preshapes, name, batch_ndim)
 
     # --------------------------------------------------------------- randomness
     def random_tangent(self, x, size=None, rng=None):

@@ -89,7 +89,7 @@ class ExtrinsicMeanMechanism(Mechanism):
 
     def __init__(self, space, *, epsilon, center, radius, n, as_published=False):
         self.space = check_space(space)
-        self.center = self.space.check_points(center, "center")
+        self.center = self.space.check_points(center, "center", batch_ndim=0)
         self.radius = check_positive(radius, "radius")
         self.n = check_sample_size(n)
         if isinstance(self.space, SPD) and not np.allclose(self.center, np.eye(self.space.k), atol=1e-12):
@@ -131,9 +131,9 @@ class ExtrinsicMeanMechanism(Mechanism):
     def summary(self, X) -> np.ndarray:
         """The value that is privatised: ambient mean of the clipped records (or, as published,
         their Fréchet mean)."""
-        X = self.space.check_points(X, "X")
-        if X.shape[0] != self.n or X.ndim != len(self.space.point_shape) + 1:
-            raise InvalidDataError(f"X must hold n={self.n} points of shape {self.space.point_shape}, got {X.shape}.")
+        X = self.space.check_points(X, "X", batch_ndim=1)
+        if X.shape[0] != self.n:
+            raise InvalidDataError(f"X must hold n={self.n} points (n is public), got {X.shape[0]}.")
         clipped, _ = self.space.clip_to_ball(X, self.center, self.radius)
         return frechet_mean(self.space, clipped) if self.as_published else clipped.mean(axis=0)
 

@@ -61,7 +61,7 @@ class KNGMechanism(Mechanism):
             raise InvalidParameterError(f"sampler must be one of {_SAMPLERS}, got {sampler!r}.")
         if center is None or radius is None:
             raise InvalidParameterError("KNG needs the public ball: pass center= and radius=.")
-        self.center = self.space.check_points(center, "center")
+        self.center = self.space.check_points(center, "center", batch_ndim=0)
         self.radius = check_radius(self.space, radius)
         self.sampler = sampler
         flat = self.space.is_flat

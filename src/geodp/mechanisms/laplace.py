@@ -68,7 +68,7 @@ class LaplaceMechanism(Mechanism):
         if (center is None) != (radius is None):
             raise InvalidParameterError("give both center and radius (the public ball), or neither.")
         if has_ball:
-            self.center = self.space.check_points(center, "center")
+            self.center = self.space.check_points(center, "center", batch_ndim=0)
             self.radius = check_positive(radius, "radius")
         base_scale = laplace_scale(self.epsilon, self.sensitivity, footpoint_invariant=True)
         self.normalisable, why = laplace_normalisability(self.space, base_scale)

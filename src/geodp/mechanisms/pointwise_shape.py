@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError, PrivacyLeakWarning
+from geodp.errors import InvalidParameterError, InvalidTypeError, PrivacyLeakWarning
 from geodp.frechet import frechet_mean
 from geodp.manifolds.kendall import KendallShape
 from geodp.mechanisms.base import Guarantee
@@ -78,7 +78,7 @@ class PointwiseShapeLaplace:
             raise InvalidTypeError(f"the point-wise shape Laplace needs a KendallShape space, got {space!r}.")
         self.space = space
         self.epsilon = check_epsilon(epsilon)
-        self.center = space.check_points(center, "center")
+        self.center = space.check_points(center, "center", batch_ndim=0)
         self.radius = check_radius(space, radius)
         self.as_published = bool(as_published)
         chord = 2.0 * math.sin(self.radius / 2.0)
@@ -102,9 +102,7 @@ class PointwiseShapeLaplace:
     def release(self, X, rng=None, size=None) -> PointwiseRelease:
         """Release the private mean shape of ``X`` (configurations or preshapes, shape (n, k, 2))."""
         rng = as_generator(rng)
-        X = self.space.check_points(X, "X")
-        if X.ndim != 3:
-            raise InvalidDataError(f"X must have shape (n, {self.space.n_landmarks}, 2), got {X.shape}.")
+        X = self.space.check_points(X, "X", batch_ndim=1)
         n = len(X)
         if self.as_published:
             reference = frechet_mean(self.space, X)

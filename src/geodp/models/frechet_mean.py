@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from geodp.accountant import BudgetAccountant
-from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError
+from geodp.errors import InvalidParameterError, InvalidTypeError
 from geodp.frechet import frechet_mean
 from geodp.manifolds.base import Manifold
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMechanism
@@ -146,15 +146,9 @@ class PrivateFrechetMean(BaseEstimator):
             )
         if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
             raise InvalidTypeError(f"accountant must be a BudgetAccountant, got {type(self.accountant).__name__}.")
-        center = space.check_points(self.center, "center")
-        if center.shape != space.point_shape:
-            raise InvalidDataError(f"center must be one point of shape {space.point_shape}, got {center.shape}.")
+        center = space.check_points(self.center, "center", batch_ndim=0)
         radius = check_radius(space, self.radius)
-        X = space.check_points(X, "X")
-        if X.ndim != len(space.point_shape) + 1:
-            raise InvalidDataError(
-                f"X must have shape (n, {', '.join(map(str, space.point_shape))}), got {X.shape}."
-            )
+        X = space.check_points(X, "X", batch_ndim=1)
         rng = as_generator(self.random_state)
 
         n = X.shape[0]

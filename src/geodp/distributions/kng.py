@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from geodp.distributions.base import Distribution, _size_tuple
+from geodp.distributions.base import Distribution, _size_tuple, rejection_sample
 from geodp.distributions.laplace import ACCEPTANCE_FLOOR, RiemannianLaplace, _eigenvalue_law, _radial_law
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.radial import is_isotropic
@@ -208,19 +208,13 @@ class KNGDistribution(Distribution):
             )
             self.diagnostics = result.diagnostics
             return result.samples[0].reshape(shape + self.space.point_shape)
-        out, filled, proposed, accepted = np.empty((m,) + self.space.point_shape), 0, 0, 0
-        while filled < m:
-            # Size batches by the observed rate once there is one (the public bound is pessimistic).
-            rate = accepted / proposed if accepted else max(self.acceptance_bound, 0.25 if proposed == 0 else 1e-3)
-            batch = int(min(max(1.2 * (m - filled) / rate, 16), 100_000))
+        def propose(batch, rng):
             x = self._proposal.sample(batch, rng=rng)
             rho = np.asarray(self.space.dist(self.frechet_mean, x))
             # ‖∇F‖ ≥ hρ holds exactly at the true mean; the 1e-12 tolerance of x̄ is absorbed by the clamp.
-            log_acc = np.minimum(-(self.gradient_norm(x) - self.h * rho) / self.scale, 0.0)
-            keep = x[np.log(rng.random(batch)) < log_acc]
-            accepted, proposed = accepted + len(keep), proposed + batch
-            keep = keep[: m - filled]
-            out[filled : filled + len(keep)] = keep
-            filled += len(keep)
-        self.acceptance_rate = accepted / proposed if proposed else None
+            return x, np.minimum(-(self.gradient_norm(x) - self.h * rho) / self.scale, 0.0)
+
+        # The public bound is pessimistic: start from a quarter, then the observed rate.
+        out, self.acceptance_rate = rejection_sample(propose, m, self.space.point_shape,
+                                                     max(self.acceptance_bound, 0.25), rng, max_batch=100_000)
         return out.reshape(shape + self.space.point_shape)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from geodp.distributions.base import Distribution, _size_tuple
+from geodp.distributions.base import Distribution, _size_tuple, rejection_sample
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.radial import RadialLaw, is_isotropic
 from geodp.distributions.spd_affine import SPDEigenvalueLaw, spd_laplace_scale_limit
@@ -209,6 +209,7 @@ class RiemannianLaplace(Distribution):
                 )
             else:
                 trunc = f"; truncated to B_{self.radius!r}(center) by rejection (acceptance ≈ {ball_rate:.3g} at the center)"
+        self._ball_acceptance = ball_rate  # first-batch guess for the truncation rejection
         self.exact = self._method in ("chart", "radial", "spd-eigen")
         self.sampler = description + trunc
 
@@ -231,8 +232,12 @@ class RiemannianLaplace(Distribution):
         else:
             S, result = self._eigen.sample_symmetric_mcmc(m, rng=rng, burn_in=self.burn_in, thinning=self.thinning)
             self.diagnostics = result.diagnostics
-        root, _ = mf.sqrtm_and_invsqrtm(self.footpoint)
-        return mf.sym(mf.congruence(root, mf.expm(S)))
+        return mf.sym(mf.congruence(self._footpoint_root, mf.expm(S)))
+
+    @functools.cached_property
+    def _footpoint_root(self):
+        """``η^½`` (AI-SPD draws are ``η^½ Exp(S) η^½``), computed once per law."""
+        return mf.sqrtm_and_invsqrtm(self.footpoint)[0]
 
     def _mcmc(self, m, rng):
         support = None
@@ -248,15 +253,6 @@ class RiemannianLaplace(Distribution):
         self.diagnostics = result.diagnostics
         return result.samples[0]
 
-    def _accept_into_ball(self, draw, m, rng):
-        out, filled = np.empty((m,) + self.space.point_shape), 0
-        while filled < m:
-            x = draw(max(2 * (m - filled), 16), rng)
-            inside = x[self.space.dist(self.center, x) <= self.radius][: m - filled]
-            out[filled : filled + len(inside)] = inside
-            filled += len(inside)
-        return out
-
     def sample(self, size=None, rng=None):
         """Draw ``size`` points (``None``: one point)."""
         rng = as_generator(rng)
@@ -265,7 +261,11 @@ class RiemannianLaplace(Distribution):
         if self._method == "mcmc":
             x = self._mcmc(m, rng)
         elif self.truncated:
-            x = self._accept_into_ball(self._draw, m, rng)
+            def propose(k, rng):
+                x = self._draw(k, rng)
+                return x, np.where(self.space.dist(self.center, x) <= self.radius, 0.0, -np.inf)
+
+            x, _ = rejection_sample(propose, m, self.space.point_shape, self._ball_acceptance, rng)
         else:
             x = self._draw(m, rng)
         return x.reshape(shape + self.space.point_shape)
@@ -281,10 +281,12 @@ class RiemannianLaplace(Distribution):
             y = self._draw_coordinates(m, rng)
         else:
             c = self.space.to_coordinates(self.center)
-            y = np.empty((0, self.space.dim))
-            while len(y) < m:
-                z = self._draw_coordinates(max(2 * (m - len(y)), 16), rng)
-                y = np.concatenate([y, z[np.linalg.norm(z - c, axis=-1) <= self.radius]])[:m]
+
+            def propose(k, rng):
+                z = self._draw_coordinates(k, rng)
+                return z, np.where(np.linalg.norm(z - c, axis=-1) <= self.radius, 0.0, -np.inf)
+
+            y, _ = rejection_sample(propose, m, (self.space.dim,), self._ball_acceptance, rng)
         return y.reshape(shape + (self.space.dim,))
 
     def log_density(self, x):

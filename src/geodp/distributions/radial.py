@@ -18,6 +18,7 @@ import math
 import numpy as np
 from scipy import integrate, special
 
+from geodp.distributions.base import rejection_sample
 from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.validation import as_generator, check_positive
 
@@ -150,17 +151,8 @@ class RadialLaw:
         """Exact draws of ``t`` (vectorised rejection; ``size`` as in numpy)."""
         rng = as_generator(rng)
         shape = () if size is None else ((size,) if np.isscalar(size) else tuple(size))
-        need = int(np.prod(shape, dtype=int))
-        out = np.empty(need)
-        filled = 0
-        while filled < need:
-            m = int(min(max(1.25 * (need - filled) / self.acceptance_rate, 64), 2_000_000))
-            t, log_acc = self._propose(m, rng)
-            with np.errstate(invalid="ignore"):
-                keep = t[np.log(rng.random(m)) < log_acc][: need - filled]
-            out[filled : filled + keep.size] = keep
-            filled += keep.size
-        return out.reshape(shape)
+        draws, _ = rejection_sample(self._propose, int(np.prod(shape, dtype=int)), (), self.acceptance_rate, rng)
+        return draws.reshape(shape)
 
     # ----------------------------------------------------------- closed form
     def log_pdf(self, t):

@@ -14,6 +14,7 @@ import math
 import numpy as np
 from scipy import stats
 
+from geodp.distributions.base import rejection_sample
 from geodp.distributions.mcmc import MCMCResult, random_walk_metropolis
 from geodp.errors import AssumptionError
 from geodp.manifolds import _matrix as mf
@@ -117,15 +118,9 @@ class SPDEigenvalueLaw:
 
     def sample_symmetric(self, size: int, rng=None):
         """Exact draws of ``S ∈ Sym(k)`` with eigenvalues ``r`` from the law and Haar eigenvectors."""
-        rng = as_generator(rng)
-        out, filled = np.empty((size, self.k, self.k)), 0
-        while filled < size:
-            m = int(min(max(1.25 * (size - filled) / max(self.acceptance_rate, 1e-6), 64), 500_000))
-            S, log_acc = self._propose(m, rng)
-            keep = S[np.log(rng.random(m)) < log_acc][: size - filled]
-            out[filled : filled + len(keep)] = keep
-            filled += len(keep)
-        return out
+        draws, _ = rejection_sample(self._propose, size, (self.k, self.k), self.acceptance_rate, as_generator(rng),
+                                    max_batch=500_000)
+        return draws
 
     def sample_symmetric_mcmc(self, size: int, rng=None, *, burn_in=10_000, thinning=100) -> tuple[np.ndarray, MCMCResult]:
         """Approximate draws: MH on ``r ∈ R^k`` (O(k²) per step), ``U`` Haar (exact)."""

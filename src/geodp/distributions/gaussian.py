@@ -4,7 +4,6 @@ U23 Def. 1: ``X = Exp(invvecd(vecd(Log M) + σ N(0, I_d)))`` (MATH.md §5)."""
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from geodp.distributions.base import FlatChartDistribution
 from geodp.validation import as_generator, check_positive
@@ -15,8 +14,7 @@ __all__ = ["TangentGaussian"]
 class TangentGaussian(FlatChartDistribution):
     """Isotropic Gaussian ``N(φ(M), σ² I)`` in the isometric chart of a flat space.
 
-    The squared geodesic distance to ``M`` follows ``σ² χ²_dim`` exactly (:meth:`radial_law`
-    gives the law of the distance itself, ``σ χ_dim``).
+    The squared geodesic distance to ``M`` follows ``σ² χ²_dim`` exactly.
 
     Parameters
     ----------
@@ -52,7 +50,3 @@ class TangentGaussian(FlatChartDistribution):
         """``−|y − φ(M)|²/(2σ²)``."""
         d = np.asarray(y) - self.footpoint_coordinates
         return -np.sum(d * d, axis=-1) / (2.0 * self.sigma**2)
-
-    def radial_law(self):
-        """Law of ``ρ(M, X)``: ``σ · χ_dim`` (a frozen scipy distribution)."""
-        return stats.chi(df=self.space.dim, scale=self.sigma)

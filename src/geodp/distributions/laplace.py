@@ -295,10 +295,3 @@ class RiemannianLaplace(Distribution):
         if self.truncated:
             value = np.where(self.space.dist(self.center, x) <= self.radius, value, -np.inf)
         return value
-
-    def radial_law(self):
-        """Exact law of ``ρ(η, X)`` for untruncated laws on flat or isotropic spaces: a
-        :class:`RadialLaw` (``Gamma(dim, σ)`` on flat spaces)."""
-        if self._method not in ("chart", "radial") or self.truncated:
-            raise InvalidTypeError("radial_law is available for untruncated laws on flat or isotropic spaces.")
-        return self._radial

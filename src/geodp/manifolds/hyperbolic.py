@@ -131,11 +131,6 @@ class Hyperbolic(Manifold):
         coef = minkowski(v, u)[..., None]
         return v + coef * ((np.cosh(t) - 1.0) * u + np.sinh(t) * x / self.radius)
 
-    def to_tangent(self, x, v):
-        """Minkowski-orthogonal projection onto the tangent space at ``x``: ``v + ⟨x, v⟩_L x/R²``."""
-        x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
-        return v + minkowski(x, v)[..., None] * x / self.radius**2
-
     def boost(self, x, xi):
         """Carry frame coefficients ``ξ ∈ R^dim`` at the origin to a tangent vector at ``x`` by
         the Lorentz boost that maps the origin to ``x`` (an isometry: ``|result|_L = |ξ|``)."""

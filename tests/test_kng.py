@@ -162,3 +162,14 @@ def test_kng_refuses_a_batch_as_center():
     space, north = Sphere(2), np.array([0.0, 0.0, 1.0])
     with pytest.raises(InvalidDataError, match="one point"):
         KNGMechanism(space, epsilon=1.0, sensitivity=0.1, center=np.stack([north, north]), radius=0.5)
+
+
+def test_kng_guarantee_is_inexact_when_the_envelope_itself_needs_mh():
+    # Forced rejection on SPD(5): the σ/h Laplace proposal falls back to eigenvalue MH, so the
+    # release is not exact and the guarantee must say so.
+    space, I = SPD(5), np.eye(5)
+    mech = KNGMechanism(space, epsilon=1.0, sensitivity=0.15, center=I, radius=1.0, sampler="exact")
+    g = mech.guarantee
+    assert not g.exact and "MH" in g.sampler and any("approximately" in a for a in g.assumptions)
+    assert KNGMechanism(Sphere(2), epsilon=1.0, sensitivity=0.01, center=np.array([0.0, 0.0, 1.0]),
+                        radius=0.5).guarantee.exact

@@ -29,7 +29,7 @@ from geodp.manifolds.spd import AffineInvariantSPD
 from geodp.sensitivity import check_radius, curvature_factor
 from geodp.validation import as_generator, check_positive
 
-__all__ = ["KNGDistribution", "kng_acceptance_lower_bound", "gradient_norm_bounds"]
+__all__ = ["KNGDistribution", "kng_acceptance_lower_bound", "kng_uses_mcmc", "gradient_norm_bounds"]
 
 _SAMPLERS = ("auto", "exact", "mcmc")
 
@@ -84,6 +84,24 @@ def kng_acceptance_lower_bound(space, scale: float, radius: float) -> float:
     return 0.0
 
 
+def kng_uses_mcmc(space, scale: float, radius: float, sampler: str = "auto") -> bool:
+    """Does KNG on ``space`` use MH? Decided from public quantities only: ``"mcmc"`` always,
+    ``"exact"`` never, ``"auto"`` when the public acceptance bound is below the floor. Flat spaces
+    never need it (KNG is the Laplace at the mean).
+
+    Examples
+    --------
+    >>> from geodp.manifolds import KendallShape
+    >>> kng_uses_mcmc(KendallShape(8), 0.01, 0.2), kng_uses_mcmc(KendallShape(8), 0.01, 0.35)
+    (False, True)
+    """
+    if sampler not in _SAMPLERS:
+        raise InvalidParameterError(f"sampler must be one of {_SAMPLERS}, got {sampler!r}.")
+    if space.is_flat or sampler == "exact":
+        return False
+    return sampler == "mcmc" or kng_acceptance_lower_bound(space, scale, radius) < ACCEPTANCE_FLOOR
+
+
 class KNGDistribution(Distribution):
     """KNG law of the Fréchet objective of ``data`` on the ball ``B_radius(center)``.
 
@@ -125,8 +143,6 @@ class KNGDistribution(Distribution):
     def __init__(self, space, data, scale, *, center, radius, sampler="auto", burn_in=20_000, thinning=600):
         if not isinstance(space, Manifold):
             raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
-        if sampler not in _SAMPLERS:
-            raise InvalidParameterError(f"sampler must be one of {_SAMPLERS}, got {sampler!r}.")
         self.space = space
         self.scale = check_positive(scale, "scale")
         self.center = space.check_points(center, "center", batch_ndim=0)
@@ -144,7 +160,7 @@ class KNGDistribution(Distribution):
         self.frechet_mean = frechet_mean(space, data, tol=1e-12)
         self.h, self.H = (1.0, 1.0) if space.is_flat else gradient_norm_bounds(space, self.radius)
         self.acceptance_bound = kng_acceptance_lower_bound(space, self.scale, self.radius)
-        use_mcmc = sampler == "mcmc" or (sampler == "auto" and self.acceptance_bound < ACCEPTANCE_FLOOR)
+        use_mcmc = kng_uses_mcmc(space, self.scale, self.radius, sampler)
         self.acceptance_rate, self.diagnostics = None, None
         if space.is_flat:
             self._proposal = RiemannianLaplace(space, self.frechet_mean, self.scale)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from geodp.calibration import laplace_scale
-from geodp.distributions.kng import KNGDistribution, kng_acceptance_lower_bound
+from geodp.distributions.kng import KNGDistribution, gradient_norm_bounds, kng_acceptance_lower_bound, kng_uses_mcmc
+from geodp.distributions.laplace import RiemannianLaplace
 from geodp.distributions.laplace import ACCEPTANCE_FLOOR
 from geodp.errors import InvalidParameterError
 from geodp.mechanisms.base import Guarantee, Mechanism, check_space
@@ -11,7 +12,6 @@ from geodp.sensitivity import check_radius
 
 __all__ = ["KNGMechanism"]
 
-_SAMPLERS = ("auto", "exact", "mcmc")
 
 
 class KNGMechanism(Mechanism):
@@ -57,8 +57,6 @@ class KNGMechanism(Mechanism):
     def __init__(self, space, *, epsilon, sensitivity, center, radius, sampler="auto"):
         super().__init__(epsilon=epsilon, delta=0.0, sensitivity=sensitivity, delta_allows_zero=True)
         self.space = check_space(space)
-        if sampler not in _SAMPLERS:
-            raise InvalidParameterError(f"sampler must be one of {_SAMPLERS}, got {sampler!r}.")
         if center is None or radius is None:
             raise InvalidParameterError("KNG needs the public ball: pass center= and radius=.")
         self.center = self.space.check_points(center, "center", batch_ndim=0)
@@ -67,7 +65,14 @@ class KNGMechanism(Mechanism):
         flat = self.space.is_flat
         self._scale = laplace_scale(self.epsilon, self.sensitivity, footpoint_invariant=flat)
         self.acceptance_bound = kng_acceptance_lower_bound(self.space, self._scale, self.radius)
-        self.exact = sampler == "exact" or (sampler == "auto" and self.acceptance_bound >= ACCEPTANCE_FLOOR)
+        # Exact = rejection chosen (public bound) and its truncated Laplace proposal exact too;
+        # the proposal's sampler depends only on (space, σ/h, ball), so probe it at the centre.
+        self._use_mcmc = kng_uses_mcmc(self.space, self._scale, self.radius, sampler)
+        h = 1.0 if flat else gradient_norm_bounds(self.space, self.radius)[0]
+        ball = {} if flat else {"center": self.center, "radius": self.radius}
+        proposal = RiemannianLaplace(self.space, self.center, self._scale / h, **ball)
+        self._proposal_sampler = proposal.sampler
+        self.exact = not self._use_mcmc and proposal.exact
 
     @property
     def scale(self) -> float:
@@ -88,11 +93,13 @@ class KNGMechanism(Mechanism):
             sampler = "exact: l2-Laplace at the mean in the isometric chart"
         else:
             rule = "σ = 2Δ/ε: the KNG normaliser depends on the data (MATH.md §4; S22 §2.4.2 used Δ/ε)"
-            sampler = (
-                f"exact rejection from the Laplace with scale σ/h, truncated to the ball; public acceptance bound {self.acceptance_bound:.3g}"
-                if self.exact else
-                f"MH restricted to the ball (public acceptance bound {self.acceptance_bound:.1e} below {ACCEPTANCE_FLOOR}, or requested)"
-            )
+            if self._use_mcmc:
+                sampler = f"MH restricted to the ball (public acceptance bound {self.acceptance_bound:.1e} below {ACCEPTANCE_FLOOR}, or requested)"
+            else:
+                sampler = (
+                    f"rejection from the Laplace with scale σ/h, truncated to the ball; public acceptance bound "
+                    f"{self.acceptance_bound:.3g}; proposal: {self._proposal_sampler}"
+                )
         assumptions = (
             f"records lie in the public ball of radius {self.radius!r} (checked; the models clip)",
             "Assumption 1: radius < r*, so ‖∇F_D(x)‖ ≥ h·ρ(x, x̄) on the ball (S22 Lemma 1)",

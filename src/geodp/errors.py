@@ -48,6 +48,14 @@ class ConvergenceWarning(UserWarning):
     """An iterative solver stopped at ``max_iter`` before reaching its tolerance."""
 
 
-
 class NumericalWarning(UserWarning):
     """A computation hit a floating-point limit (e.g. eigenvalues clipped to stay positive)."""
+
+
+class ApproximateSamplerWarning(UserWarning):
+    """A release fell back to an approximate (MCMC) sampler: DP then holds only approximately.
+
+    Which sampler runs is decided from public quantities only, so this warning reveals nothing
+    about the data. Filter it with ``warnings.simplefilter("ignore", ApproximateSamplerWarning)``
+    once you have read the diagnostics in the privacy report.
+    """

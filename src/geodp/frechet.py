@@ -50,10 +50,10 @@ def _weights(weights, n: int) -> np.ndarray:
 def _barzilai_borwein(space, previous, mean, direction, step: float) -> float:
     """Step ``1/λ`` with λ the Hessian's Rayleigh quotient along the previous direction."""
     old_mean, old_direction, old_step = previous
-    moved = space.transport(old_mean, mean, old_direction)
+    moved = space._transport(old_mean, mean, old_direction)
     hessian_times_moved = (moved - direction) / old_step  # −∇F changes by −H·(step·d)
-    curvature = float(space.inner(mean, moved, hessian_times_moved))
-    norm2 = float(space.inner(mean, moved, moved))
+    curvature = float(space._inner(mean, moved, hessian_times_moved))
+    norm2 = float(space._inner(mean, moved, moved))
     if not curvature > 0 or not norm2 > 0:
         return step
     return float(np.clip(norm2 / curvature, step / 4, 4 * step))
@@ -146,7 +146,7 @@ def frechet_mean(
             if adaptive and previous is not None:
                 current_step = _barzilai_borwein(space, previous, mean, direction, step)
             previous = (mean, direction, current_step)
-            mean = space.project(space.exp(mean, current_step * direction))
+            mean = space.project(space._exp(mean, current_step * direction))
         info = FrechetMeanInfo(n_iter, grad_norm, bool(grad_norm < tol), "karcher-flow")
         if not info.converged:
             warnings.warn(

@@ -149,7 +149,7 @@ class KNGDistribution(Distribution):
         self.radius = check_radius(space, radius)
         data = space.check_points(data, "data", batch_ndim=1)
         if not space.is_flat:
-            outside = np.asarray(space.dist(self.center, data)) > self.radius * (1 + 1e-9)
+            outside = np.asarray(space._dist(self.center, data)) > self.radius * (1 + 1e-9)
             if np.any(outside):
                 raise InvalidDataError(
                     f"{int(outside.sum())} record(s) lie outside B_{self.radius!r}(center): KNG's "
@@ -198,15 +198,15 @@ class KNGDistribution(Distribution):
         for i in range(0, len(flat), chunk):
             xs = flat[i : i + chunk]
             expand = (slice(None), None) + (slice(None),) * len(self.space.point_shape)
-            grad = -np.mean(self.space.log(xs[expand], self.data[None]), axis=1)
-            out[i : i + chunk] = self.space.norm(xs, grad)
+            grad = -np.mean(self.space._log(xs[expand], self.data[None]), axis=1)
+            out[i : i + chunk] = self.space._norm(xs, grad)
         return out.reshape(shape)
 
     def log_density(self, x):
         """``−‖∇F_D(x)‖/σ`` (``−inf`` outside the ball on curved spaces)."""
         value = -self.gradient_norm(x) / self.scale
         if not self.space.is_flat:
-            value = np.where(np.asarray(self.space.dist(self.center, x)) <= self.radius, value, -np.inf)
+            value = np.where(np.asarray(self.space._dist(self.center, x)) <= self.radius, value, -np.inf)
         return value
 
     def sample(self, size=None, rng=None):
@@ -220,13 +220,13 @@ class KNGDistribution(Distribution):
             result = random_walk_metropolis(
                 self.space, self.log_density, np.repeat(self.frechet_mean[None], m, axis=0),
                 burn_in=self.burn_in, thinning=self.thinning, step_size=min(self.scale, self.radius),
-                in_support=lambda x: np.asarray(self.space.dist(self.center, x)) <= self.radius, rng=rng,
+                in_support=lambda x: np.asarray(self.space._dist(self.center, x)) <= self.radius, rng=rng,
             )
             self.diagnostics = result.diagnostics
             return result.samples[0].reshape(shape + self.space.point_shape)
         def propose(batch, rng):
             x = self._proposal.sample(batch, rng=rng)
-            rho = np.asarray(self.space.dist(self.frechet_mean, x))
+            rho = np.asarray(self.space._dist(self.frechet_mean, x))
             # ‖∇F‖ ≥ hρ holds exactly at the true mean; the 1e-12 tolerance of x̄ is absorbed by the clamp.
             return x, np.minimum(-(self.gradient_norm(x) - self.h * rho) / self.scale, 0.0)
 

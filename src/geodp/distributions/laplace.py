@@ -162,7 +162,7 @@ class RiemannianLaplace(Distribution):
         if self.truncated:
             self.center = space.check_points(center, "center", batch_ndim=0)
             self.radius = check_positive(radius, "radius")
-            excess = np.max(space.dist(self.center, self.footpoint)) - self.radius
+            excess = np.max(space._dist(self.center, self.footpoint)) - self.radius
             if excess > 1e-9 * max(1.0, self.radius):
                 raise InvalidDataError(
                     f"footpoint lies {excess:.3g} outside the truncation ball B_{self.radius!r}(center)."
@@ -226,7 +226,7 @@ class RiemannianLaplace(Distribution):
             return self.space.from_coordinates(self._draw_coordinates(m, rng))
         if self._method == "radial":
             u = self.space.random_unit_tangent(self.footpoint, size=m, rng=rng)
-            return self.space.polar_exp(self.footpoint, u, self._radial.sample(m, rng=rng))
+            return self.space._polar_exp(self.footpoint, u, self._radial.sample(m, rng=rng))
         if self._method == "spd-eigen":
             S = self._eigen.sample_symmetric(m, rng=rng)
         else:
@@ -243,7 +243,7 @@ class RiemannianLaplace(Distribution):
         support = None
         if self.truncated:
             def support(x):
-                return self.space.dist(self.center, x) <= self.radius
+                return self.space._dist(self.center, x) <= self.radius
         result = random_walk_metropolis(
             self.space, self.log_density, np.repeat(self.footpoint[None], m, axis=0),
             burn_in=self.burn_in, thinning=self.thinning, in_support=support,
@@ -263,7 +263,7 @@ class RiemannianLaplace(Distribution):
         elif self.truncated:
             def propose(k, rng):
                 x = self._draw(k, rng)
-                return x, np.where(self.space.dist(self.center, x) <= self.radius, 0.0, -np.inf)
+                return x, np.where(self.space._dist(self.center, x) <= self.radius, 0.0, -np.inf)
 
             x, _ = rejection_sample(propose, m, self.space.point_shape, self._ball_acceptance, rng)
         else:
@@ -291,7 +291,7 @@ class RiemannianLaplace(Distribution):
 
     def log_density(self, x):
         """``−ρ(η, x)/σ`` (``−inf`` outside the truncation ball)."""
-        value = -np.asarray(self.space.dist(self.footpoint, x)) / self.scale
+        value = -np.asarray(self.space._dist(self.footpoint, x)) / self.scale
         if self.truncated:
-            value = np.where(self.space.dist(self.center, x) <= self.radius, value, -np.inf)
+            value = np.where(self.space._dist(self.center, x) <= self.radius, value, -np.inf)
         return value

@@ -174,7 +174,7 @@ def random_walk_metropolis(
     for i in steps:
         xi = space.random_tangent(x, rng=rng)
         # Re-project each proposal: long chains must not drift off the manifold by rounding.
-        proposal = space.project(space.exp(x, np.exp(log_step) * xi))
+        proposal = space.project(space._exp(x, np.exp(log_step) * xi))
         logq = np.asarray(log_density(proposal), dtype=float)
         ok = np.log(rng.random(n_chains)) < logq - logp
         if in_support is not None:

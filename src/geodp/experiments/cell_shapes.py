@@ -70,7 +70,7 @@ def run_cell_shapes(n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releas
     print(
         f"cells: n = {n} private (dunn, control), centre = mean shape of {len(public)} public dlm8 cells; "
         f"radius {radius}; {int(was_clipped.sum())} records clipped; clipping bias "
-        f"ρ(clipped mean, mean) = {float(space.dist(clipped_mean, target)):.4f}",
+        f"ρ(clipped mean, mean) = {float(space._dist(clipped_mean, target)):.4f}",
         file=out,
     )
     rows = []
@@ -90,7 +90,7 @@ def run_cell_shapes(n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releas
                 mech = PointwiseShapeLaplace(space, epsilon=eps, center=center, radius=radius)
                 out_shapes, sigma, exact = mech.release(private, rng=rng, size=releases).shape, float(np.max(mech.scale(n))), True
             ms = (time.perf_counter() - start) / releases * 1e3
-            d = np.asarray(space.dist(target, out_shapes))
+            d = np.asarray(space._dist(target, out_shapes))
             row = {"epsilon": eps, "mechanism": name, "error": float(d.mean()),
                    "stderr": float(d.std(ddof=1) / np.sqrt(len(d))), "scale": sigma, "exact": exact, "ms": ms}
             rows.append(row)

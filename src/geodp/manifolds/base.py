@@ -20,8 +20,8 @@ class Manifold(ABC):
     """Abstract Riemannian manifold with vectorised geometry.
 
     Subclasses set ``point_shape``, ``dim``, ``curvature_bounds``, ``injectivity_radius``,
-    ``is_homogeneous`` and ``is_flat``, and implement :meth:`exp`, :meth:`log`, :meth:`inner`,
-    :meth:`transport`, :meth:`random_tangent`, :meth:`random_point` and :meth:`_belongs`.
+    ``is_homogeneous`` and ``is_flat``, and implement :meth:`_exp`, :meth:`_log`, :meth:`_inner`,
+    :meth:`_transport`, :meth:`random_tangent`, :meth:`random_point` and :meth:`_belongs`.
     Flat spaces (``is_flat``) also provide a global isometric chart
     :meth:`to_coordinates`/:meth:`from_coordinates` onto ``R^dim``.
 
@@ -47,36 +47,157 @@ class Manifold(ABC):
     def __hash__(self) -> int:
         return hash((type(self), repr(self)))
 
-    # ----------------------------------------------------------------- geometry
-    @abstractmethod
+    # ------------------------------------------------- geometry (public, validated)
+    # The public methods check their arguments (trailing shape, finite values, points on the
+    # manifold) and then call the implementation methods ``_exp``, ``_log``, ``_dist``, ``_inner``,
+    # ``_norm``, ``_transport`` and ``_polar_exp``. Those are the documented fast path: they skip
+    # validation and are what the library calls internally on data it has already validated.
     def exp(self, x, v):
-        """Riemannian exponential ``exp_x(v)``."""
+        """Riemannian exponential ``exp_x(v)``.
 
-    @abstractmethod
+        Parameters
+        ----------
+        x : array_like, shape (..., *point_shape)
+            Base point(s) on the manifold.
+        v : array_like, shape (..., *point_shape)
+            Tangent vector(s) at ``x``; batch axes broadcast against those of ``x``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (..., *point_shape)
+
+        Raises
+        ------
+        InvalidDataError
+            Wrong trailing shape, NaN or inf.
+        NotOnManifoldError
+            ``x`` is not a point of the space.
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Euclidean
+        >>> Euclidean(2).exp([1.0, 1.0], [0.5, 0.0]).tolist()
+        [1.5, 1.0]
+        """
+        return self._exp(self._checked_points(x, "x"), self._checked_vectors(v, "v"))
+
     def log(self, x, y):
-        """Riemannian logarithm ``log_x(y)`` (a tangent vector at ``x``)."""
+        """Riemannian logarithm ``log_x(y)``, a tangent vector at ``x`` (validated like :meth:`exp`).
 
-    @abstractmethod
-    def inner(self, x, u, v):
-        """Riemannian inner product ``⟨u, v⟩_x``; shape: the broadcast batch shape."""
-
-    @abstractmethod
-    def transport(self, x, y, v):
-        """Parallel transport of ``v`` from ``x`` to ``y`` along the minimising geodesic."""
-
-    def polar_exp(self, x, direction, t):
-        """The point at distance ``t`` from ``x`` along the unit tangent ``direction``
-        (``exp_x(t u)``; isotropic spaces override it to avoid re-measuring ``|u|``)."""
-        t = np.asarray(t, dtype=float)
-        return self.exp(x, t.reshape(t.shape + (1,) * len(self.point_shape)) * np.asarray(direction, dtype=float))
-
-    def norm(self, x, v):
-        """Riemannian norm ``|v|_x``."""
-        return np.sqrt(np.maximum(self.inner(x, v, v), 0.0))
+        Examples
+        --------
+        >>> from geodp.manifolds import Euclidean
+        >>> Euclidean(2).log([1.0, 1.0], [2.0, 3.0]).tolist()
+        [1.0, 2.0]
+        """
+        return self._log(self._checked_points(x, "x"), self._checked_points(y, "y"))
 
     def dist(self, x, y):
-        """Geodesic distance ``ρ(x, y)``."""
-        return self.norm(x, self.log(x, y))
+        """Geodesic distance ``ρ(x, y)`` (validated like :meth:`exp`); shape: the broadcast batch.
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Sphere
+        >>> round(float(Sphere(2).dist([1.0, 0.0, 0.0], [0.0, 1.0, 0.0])), 12)
+        1.570796326795
+        """
+        return self._dist(self._checked_points(x, "x"), self._checked_points(y, "y"))
+
+    def inner(self, x, u, v):
+        """Riemannian inner product ``⟨u, v⟩_x``; shape: the broadcast batch shape.
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Euclidean
+        >>> float(Euclidean(2).inner([0.0, 0.0], [1.0, 2.0], [3.0, 4.0]))
+        11.0
+        """
+        x = self._checked_points(x, "x")
+        return self._inner(x, self._checked_vectors(u, "u"), self._checked_vectors(v, "v"))
+
+    def norm(self, x, v):
+        """Riemannian norm ``|v|_x``.
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Euclidean
+        >>> float(Euclidean(2).norm([0.0, 0.0], [3.0, 4.0]))
+        5.0
+        """
+        return self._norm(self._checked_points(x, "x"), self._checked_vectors(v, "v"))
+
+    def transport(self, x, y, v):
+        """Parallel transport of ``v`` from ``x`` to ``y`` along the minimising geodesic.
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Euclidean
+        >>> Euclidean(2).transport([0.0, 0.0], [1.0, 1.0], [1.0, 0.0]).tolist()
+        [1.0, 0.0]
+        """
+        x, y = self._checked_points(x, "x"), self._checked_points(y, "y")
+        return self._transport(x, y, self._checked_vectors(v, "v"))
+
+    def polar_exp(self, x, direction, t):
+        """The point at distance ``t`` from ``x`` along the unit tangent ``direction``.
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Euclidean
+        >>> Euclidean(2).polar_exp([0.0, 0.0], [0.6, 0.8], 5.0).tolist()
+        [3.0, 4.0]
+        """
+        x = self._checked_points(x, "x")
+        t = check_finite_array(t, "t")
+        return self._polar_exp(x, self._checked_vectors(direction, "direction"), t)
+
+    def _checked_vectors(self, v, name: str) -> np.ndarray:
+        """Finite float64 array with the trailing shape of a tangent vector."""
+        arr = check_finite_array(v, name, min_ndim=len(self.point_shape))
+        if arr.shape[arr.ndim - len(self.point_shape):] != self.point_shape:
+            raise InvalidDataError(
+                f"{name} must have trailing shape {self.point_shape} for {self!r}, got shape {arr.shape}."
+            )
+        return arr
+
+    def _checked_points(self, x, name: str) -> np.ndarray:
+        """Like :meth:`_checked_vectors`, and every point must belong to the space."""
+        arr = self._checked_vectors(x, name)
+        ok = np.asarray(self.belongs(arr))
+        if not np.all(ok):
+            raise NotOnManifoldError(
+                f"{int(np.count_nonzero(~ok))} point(s) of {name} are not on {self!r}. "
+                f"{self._membership_hint}"
+            )
+        return arr
+
+    # ----------------------------------------------- geometry (implementations)
+    @abstractmethod
+    def _exp(self, x, v):
+        """Riemannian exponential, unvalidated."""
+
+    @abstractmethod
+    def _log(self, x, y):
+        """Riemannian logarithm, unvalidated."""
+
+    @abstractmethod
+    def _inner(self, x, u, v):
+        """Riemannian inner product, unvalidated."""
+
+    @abstractmethod
+    def _transport(self, x, y, v):
+        """Parallel transport along the minimising geodesic, unvalidated."""
+
+    def _polar_exp(self, x, direction, t):
+        """``exp_x(t u)`` for unit ``u`` (isotropic spaces override it to avoid re-measuring ``|u|``)."""
+        t = np.asarray(t, dtype=float)
+        return self._exp(x, t.reshape(t.shape + (1,) * len(self.point_shape)) * np.asarray(direction, dtype=float))
+
+    def _norm(self, x, v):
+        return np.sqrt(np.maximum(self._inner(x, v, v), 0.0))
+
+    def _dist(self, x, y):
+        return self._norm(x, self._log(x, y))
 
     # --------------------------------------------------------------- membership
     @abstractmethod
@@ -161,8 +282,8 @@ class Manifold(ABC):
     def _karcher_direction(self, x, X, weights) -> tuple[np.ndarray, float]:
         """``(Σ w_i log_x x_i, its norm)``, i.e. minus the Fréchet gradient and its size."""
         w = weights.reshape(weights.shape + (1,) * len(self.point_shape))
-        direction = np.sum(w * self.log(x, X), axis=0)
-        return direction, float(self.norm(x, direction))
+        direction = np.sum(w * self._log(x, X), axis=0)
+        return direction, float(self._norm(x, direction))
 
     # --------------------------------------------------------------- randomness
     @abstractmethod
@@ -176,7 +297,7 @@ class Manifold(ABC):
     def random_unit_tangent(self, x, size=None, rng=None):
         """Uniformly distributed unit tangent vectors at ``x``."""
         v = self.random_tangent(x, size=size, rng=rng)
-        n = self.norm(x, v)
+        n = self._norm(x, v)
         return v / n.reshape(n.shape + (1,) * len(self.point_shape))
 
     @abstractmethod
@@ -211,14 +332,15 @@ class Manifold(ABC):
         ([1.0, 0.5], [True, False])
         """
         radius = check_positive(radius, "radius")
-        X = np.array(X, dtype=np.float64)
-        d = np.asarray(self.dist(center, X))
+        center = self._checked_points(center, "center")
+        X = np.array(self._checked_points(X, "X"), dtype=np.float64)
+        d = np.asarray(self._dist(center, X))
         was_clipped = d > radius
         if np.any(was_clipped):
-            v = self.log(center, X[was_clipped])
+            v = self._log(center, X[was_clipped])
             # Shrink by a hair so that rounding can never leave a clipped record outside the ball.
             factor = radius * (1.0 - 1e-12) / d[was_clipped]
-            X[was_clipped] = self.exp(center, v * factor.reshape(factor.shape + (1,) * len(self.point_shape)))
+            X[was_clipped] = self._exp(center, v * factor.reshape(factor.shape + (1,) * len(self.point_shape)))
         return X, was_clipped
 
     def _batch_size(self, x: np.ndarray, size) -> tuple[int, ...]:

@@ -44,24 +44,24 @@ class Euclidean(Manifold):
     def __repr__(self) -> str:
         return f"Euclidean({self.dim})"
 
-    def exp(self, x, v):
+    def _exp(self, x, v):
         """``x + v``."""
         return np.asarray(x, dtype=float) + np.asarray(v, dtype=float)
 
-    def log(self, x, y):
+    def _log(self, x, y):
         """``y − x``."""
         return np.asarray(y, dtype=float) - np.asarray(x, dtype=float)
 
-    def inner(self, x, u, v):
+    def _inner(self, x, u, v):
         """Standard dot product over the last axis (``x`` broadcasts but is unused)."""
         out = np.sum(np.asarray(u, dtype=float) * np.asarray(v, dtype=float), axis=-1)
         return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(x)[:-1]))
 
-    def dist(self, x, y):
+    def _dist(self, x, y):
         """Euclidean distance."""
         return np.linalg.norm(np.asarray(y, dtype=float) - np.asarray(x, dtype=float), axis=-1)
 
-    def transport(self, x, y, v):
+    def _transport(self, x, y, v):
         """Identity (flat space), broadcast to the batch of ``x`` and ``y``."""
         shape = np.broadcast_shapes(np.shape(x), np.shape(y), np.shape(v))
         return np.broadcast_to(np.asarray(v, dtype=float), shape).copy()

@@ -90,12 +90,12 @@ class Hyperbolic(Manifold):
         diff = b - a
         return 2.0 * np.arcsinh(0.5 * np.sqrt(np.maximum(minkowski(diff, diff), 0.0)))
 
-    def dist(self, x, y):
+    def _dist(self, x, y):
         """``R arccosh(−⟨x, y⟩_L/R²)``, computed as ``2R asinh(|y − x|_L/(2R))``."""
         R = self.radius
         return R * self._angle(np.asarray(x, dtype=float) / R, np.asarray(y, dtype=float) / R)
 
-    def log(self, x, y):
+    def _log(self, x, y):
         """``ρ (y − cosh(ρ/R) x)/(R sinh(ρ/R))``."""
         R = self.radius
         a, b = np.asarray(x, dtype=float) / R, np.asarray(y, dtype=float) / R
@@ -105,26 +105,26 @@ class Hyperbolic(Manifold):
         u = diff - (0.5 * m)[..., None] * a
         return R * (1.0 / _sinhc(theta))[..., None] * u
 
-    def exp(self, x, v):
+    def _exp(self, x, v):
         """``cosh(|v|/R) x + R sinh(|v|/R) v/|v|``."""
         x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
         n = np.sqrt(np.maximum(minkowski(v, v), 0.0)) / self.radius
         return np.cosh(n)[..., None] * x + _sinhc(n)[..., None] * v
 
-    def polar_exp(self, x, direction, t):
+    def _polar_exp(self, x, direction, t):
         """``cosh(t/R) x + R sinh(t/R) u`` for unit ``u``, without re-measuring ``|u|``."""
         t = np.asarray(t, dtype=float)[..., None] / self.radius
         return np.cosh(t) * np.asarray(x, dtype=float) + self.radius * np.sinh(t) * np.asarray(direction, dtype=float)
 
-    def inner(self, x, u, v):
+    def _inner(self, x, u, v):
         """Minkowski product of tangent vectors (``x`` broadcasts)."""
         out = minkowski(u, v)
         return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(x)[:-1]))
 
-    def transport(self, x, y, v):
+    def _transport(self, x, y, v):
         """``w + ⟨w, u⟩_L((cosh(ρ/R) − 1) u + sinh(ρ/R) x/R)``, ``u`` the unit direction of ``log_x y``."""
         x, y, v = (np.asarray(a, dtype=float) for a in (x, y, v))
-        log = self.log(x, y)
+        log = self._log(x, y)
         rho = np.sqrt(np.maximum(minkowski(log, log), 0.0))[..., None]
         u = np.where(rho > 0, log / np.where(rho > 0, rho, 1.0), 0.0)
         t = rho / self.radius

@@ -93,31 +93,31 @@ class KendallShape(Manifold):
         z, w = _complex(x), _complex(y)
         return _real(w * np.conj(_unit_phase(_hermitian(z, w)))[..., None])
 
-    def dist(self, x, y):
+    def _dist(self, x, y):
         """``arccos |⟨x, y⟩|`` computed as the sphere angle between ``x`` and aligned ``y``."""
         x = np.asarray(x, dtype=float)
         return sphere_angle(x, self.align(x, y), _AXES)
 
-    def log(self, x, y):
+    def _log(self, x, y):
         """Sphere logarithm from ``x`` to aligned ``y``: horizontal, norm ``ρ(x, y)``."""
         x = np.asarray(x, dtype=float)
         return sphere_log_unit(x, self.align(x, y), _AXES)
 
-    def exp(self, x, v):
+    def _exp(self, x, v):
         """``cos|v| x + sin|v| v/|v|`` for a horizontal ``v``."""
         return sphere_exp_unit(np.asarray(x, dtype=float), np.asarray(v, dtype=float), _AXES)
 
-    def polar_exp(self, x, direction, t):
+    def _polar_exp(self, x, direction, t):
         """``cos(t) x + sin(t) u`` for a unit horizontal ``u``."""
         t = np.asarray(t, dtype=float)[..., None, None]
         return np.cos(t) * np.asarray(x, dtype=float) + np.sin(t) * np.asarray(direction, dtype=float)
 
-    def inner(self, x, u, v):
+    def _inner(self, x, u, v):
         """Real part of ``uᴴ v`` (the Frobenius product of the ``k × 2`` arrays)."""
         out = np.sum(np.asarray(u, dtype=float) * np.asarray(v, dtype=float), axis=_AXES)
         return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(x)[:-2]))
 
-    def transport(self, x, y, v):
+    def _transport(self, x, y, v):
         """Parallel transport of a horizontal ``v`` along the geodesic from ``x`` to ``y``.
 
         With ``u`` the unit direction and ``ρ`` the length, the complex-linear part along ``u``

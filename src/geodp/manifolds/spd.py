@@ -113,24 +113,24 @@ class AffineInvariantSPD(SPD):
     injectivity_radius = np.inf
     is_homogeneous = True
 
-    def exp(self, x, v):
+    def _exp(self, x, v):
         """``p^½ Exp(p^-½ v p^-½) p^½``."""
         root, inv_root = mf.sqrtm_and_invsqrtm(np.asarray(x, dtype=float))
         return mf.sym(mf.congruence(root, mf.expm(mf.congruence(inv_root, np.asarray(v, dtype=float)))))
 
-    def log(self, x, y):
+    def _log(self, x, y):
         """``p^½ Log(p^-½ q p^-½) p^½``."""
         root, inv_root = mf.sqrtm_and_invsqrtm(np.asarray(x, dtype=float))
         return mf.sym(mf.congruence(root, mf.logm(mf.congruence(inv_root, np.asarray(y, dtype=float)))))
 
-    def inner(self, x, u, v):
+    def _inner(self, x, u, v):
         """``tr(p⁻¹ u p⁻¹ v)``, computed as a Frobenius product of whitened matrices."""
         _, inv_root = mf.sqrtm_and_invsqrtm(np.asarray(x, dtype=float))
         wu = mf.congruence(inv_root, np.asarray(u, dtype=float))
         wv = mf.congruence(inv_root, np.asarray(v, dtype=float))
         return np.sum(wu * wv, axis=(-2, -1))
 
-    def dist(self, x, y):
+    def _dist(self, x, y):
         """``sqrt(Σ log² λ_i)``, ``λ`` the eigenvalues of ``p^-½ q p^-½``."""
         _, inv_root = mf.sqrtm_and_invsqrtm(np.asarray(x, dtype=float))
         w = np.linalg.eigvalsh(mf.sym(mf.congruence(inv_root, np.asarray(y, dtype=float))))
@@ -143,7 +143,7 @@ class AffineInvariantSPD(SPD):
         whitened = np.tensordot(weights, mf.logm(mf.congruence(inv_root, X)), axes=1)
         return mf.sym(mf.congruence(root, whitened)), float(np.linalg.norm(whitened))
 
-    def transport(self, x, y, v):
+    def _transport(self, x, y, v):
         """``E v Eᵀ`` with ``E = (q p⁻¹)^½ = p^½ (p^-½ q p^-½)^½ p^-½``."""
         root, inv_root = mf.sqrtm_and_invsqrtm(np.asarray(x, dtype=float))
         middle, _ = mf.sqrtm_and_invsqrtm(mf.congruence(inv_root, np.asarray(y, dtype=float)))
@@ -187,20 +187,20 @@ class LogEuclideanSPD(SPD):
         """``Exp(invvecd(y))``."""
         return mf.expm(mf.invvecd(np.asarray(y, dtype=float), self.k))
 
-    def exp(self, x, v):
+    def _exp(self, x, v):
         """``Exp(Log x + d Log_x v)``."""
         w, u = mf.eigh(np.asarray(x, dtype=float))
         w = mf.positive_eigenvalues(w)
         return mf.expm(mf.from_eig(np.log(w), u) + mf.differential_log(w, u, np.asarray(v, dtype=float)))
 
-    def log(self, x, y):
+    def _log(self, x, y):
         """``(d Log_x)⁻¹ (Log y − Log x)``."""
         w, u = mf.eigh(np.asarray(x, dtype=float))
         w = mf.positive_eigenvalues(w)
         s = mf.logm(np.asarray(y, dtype=float)) - mf.from_eig(np.log(w), u)
         return mf.differential_log_inverse(w, u, s)
 
-    def inner(self, x, u, v):
+    def _inner(self, x, u, v):
         """``⟨d Log_x u, d Log_x v⟩_F``."""
         w, e = mf.eigh(np.asarray(x, dtype=float))
         w = mf.positive_eigenvalues(w)
@@ -208,12 +208,12 @@ class LogEuclideanSPD(SPD):
         dv = mf.differential_log(w, e, np.asarray(v, dtype=float))
         return np.sum(du * dv, axis=(-2, -1))
 
-    def dist(self, x, y):
+    def _dist(self, x, y):
         """``‖Log x − Log y‖_F``."""
         d = mf.logm(np.asarray(x, dtype=float)) - mf.logm(np.asarray(y, dtype=float))
         return np.linalg.norm(d, axis=(-2, -1))
 
-    def transport(self, x, y, v):
+    def _transport(self, x, y, v):
         """Flat transport: ``(d Log_y)⁻¹ d Log_x v``."""
         wx, ux = mf.eigh(np.asarray(x, dtype=float))
         wy, uy = mf.eigh(np.asarray(y, dtype=float))

@@ -97,35 +97,35 @@ class Sphere(Manifold):
         return f"Sphere({self.dim})" if self.curvature == 1.0 else f"Sphere({self.dim}, curvature={self.curvature!r})"
 
     # ----------------------------------------------------------------- geometry
-    def exp(self, x, v):
+    def _exp(self, x, v):
         """``cos(|v|/R) x + R sin(|v|/R) v/|v|``."""
         R = self.radius
         return R * sphere_exp_unit(np.asarray(x, dtype=float) / R, np.asarray(v, dtype=float) / R)
 
-    def log(self, x, y):
+    def _log(self, x, y):
         """``ρ (y − cos(ρ/R) x)/(R sin(ρ/R))``; zero at ``y = x``; defined for ``ρ < πR``."""
         R = self.radius
         return R * sphere_log_unit(np.asarray(x, dtype=float) / R, np.asarray(y, dtype=float) / R)
 
-    def polar_exp(self, x, direction, t):
+    def _polar_exp(self, x, direction, t):
         """``cos(t/R) x + R sin(t/R) u`` for a unit tangent ``u``."""
         t = np.asarray(t, dtype=float)[..., None] / self.radius
         return np.cos(t) * np.asarray(x, dtype=float) + self.radius * np.sin(t) * np.asarray(direction, dtype=float)
 
-    def dist(self, x, y):
+    def _dist(self, x, y):
         """``R · angle(x, y)`` computed with ``atan2`` (accurate at 0 and π)."""
         R = self.radius
         return R * sphere_angle(np.asarray(x, dtype=float) / R, np.asarray(y, dtype=float) / R)
 
-    def inner(self, x, u, v):
+    def _inner(self, x, u, v):
         """Ambient dot product of tangent vectors (``x`` broadcasts)."""
         out = np.sum(np.asarray(u, dtype=float) * np.asarray(v, dtype=float), axis=-1)
         return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(x)[:-1]))
 
-    def transport(self, x, y, v):
+    def _transport(self, x, y, v):
         """``w + ⟨w, u⟩((cos(ρ/R) − 1) u − sin(ρ/R) x/R)``, ``u`` the unit direction of ``log_x y``."""
         x, y, v = (np.asarray(a, dtype=float) for a in (x, y, v))
-        log = self.log(x, y)
+        log = self._log(x, y)
         rho = np.linalg.norm(log, axis=-1, keepdims=True)
         u = np.where(rho > 0, log / np.where(rho > 0, rho, 1.0), 0.0)
         t = rho / self.radius

@@ -20,7 +20,7 @@ def hockey_stick_delta(sigma, epsilon, sensitivity):
 
 @pytest.mark.parametrize("epsilon,expected,classical", [(0.1, 36.30, 52.99), (0.5, 8.058, 10.60), (0.9, 4.659, 5.888)])
 def test_gaussian_sigma_matches_published_checks(epsilon, expected, classical):
-    # values from MATH.md §4, checked there against the exact hockey-stick divergence
+    # values from docs/math.md §4, checked there against the exact hockey-stick divergence
     assert gaussian_sigma(epsilon, 1e-6, 1.0) == pytest.approx(expected, rel=5e-4)
     assert gaussian_sigma(epsilon, 1e-6, 1.0, method="classical") == pytest.approx(classical, rel=5e-4)
 
@@ -44,7 +44,7 @@ def test_analytic_delta_formula_matches_hockey_stick_integral(epsilon, delta):
 
 
 def test_wrong_sign_in_second_argument_would_be_caught():
-    # U23 Thm 2.2 prints +Δ/2σ in both arguments (MATH.md §10.3): that δ differs from the exact one.
+    # U23 Thm 2.2 prints +Δ/2σ in both arguments (docs/math.md §10.3): that δ differs from the exact one.
     sigma, eps = 4.0, 0.5
     wrong = stats.norm.cdf(1 / (2 * sigma) - eps * sigma) - math.exp(eps) * stats.norm.cdf(1 / (2 * sigma) - eps * sigma)
     assert abs(wrong - hockey_stick_delta(sigma, eps, 1.0)) > 1e-3

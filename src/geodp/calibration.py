@@ -1,4 +1,4 @@
-"""Noise calibration: (ε, δ, Δ) → noise scale (MATH.md §4)."""
+"""Noise calibration: (ε, δ, Δ) → noise scale (docs/math.md §4)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def analytic_gaussian_delta(sigma, epsilon, sensitivity) -> float:
     """Exact δ(σ) of the Gaussian mechanism at ε (Balle & Wang 2018, Thm 8).
 
     ``δ(σ) = Φ(Δ/(2σ) − εσ/Δ) − e^ε Φ(−Δ/(2σ) − εσ/Δ)`` — note the minus sign in the second
-    argument, which U23 Thm 2.2 prints wrongly (MATH.md §10.3).
+    argument, which U23 Thm 2.2 prints wrongly (docs/math.md §10.3).
 
     Examples
     --------

@@ -1,4 +1,4 @@
-"""Fréchet mean: closed form on flat spaces, Karcher flow elsewhere (MATH.md §2)."""
+"""Fréchet mean: closed form on flat spaces, Karcher flow elsewhere (docs/math.md §2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sensitivity bounds, each with its reference and assumptions (MATH.md §3).
+"""Sensitivity bounds, each with its reference and assumptions (docs/math.md §3).
 
 Adjacency is replace-one with ``n`` public; the data domain is a public geodesic ball
 ``B_r(m0)``; sensitivities are in the geodesic distance of the space.

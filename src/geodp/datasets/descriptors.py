@@ -1,4 +1,4 @@
-"""Covariance descriptors of images (U23 §6.2, A.5; MATH.md §8) and the bundled digit data."""
+"""Covariance descriptors of images (U23 §6.2, A.5; docs/math.md §8) and the bundled digit data."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def covariance_descriptors(images, eta: float = 1e-6) -> np.ndarray:
 
 
 def descriptor_radius(n_channels: int = 1, eta: float = 1e-6) -> float:
-    """Public radius r with ``‖Log R_η(I)‖_F ≤ r`` for every image (U23 Thm A.7, MATH.md §8).
+    """Public radius r with ``‖Log R_η(I)‖_F ≤ r`` for every image (U23 Thm A.7, docs/math.md §8).
 
     ``r = √k · max(|ln η|, |ln(L + η)|)`` with ``(k, L) = (9, 12)`` grey and ``(11, 14)`` RGB. The
     ball is centred at the identity, in the log-Euclidean (and affine-invariant) distance.

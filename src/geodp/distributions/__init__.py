@@ -1,4 +1,4 @@
-"""Samplers: exact wherever MATH.md §5 gives a method; MH (with diagnostics) otherwise."""
+"""Samplers: exact wherever docs/math.md §5 gives a method; MH (with diagnostics) otherwise."""
 
 from geodp.distributions.base import Distribution, FlatChartDistribution
 from geodp.distributions.gaussian import TangentGaussian

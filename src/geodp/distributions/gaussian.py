@@ -1,5 +1,5 @@
 """Gaussian laws in the chart of a flat space; on log-Euclidean SPD this is the log-Gaussian of
-U23 Def. 1: ``X = Exp(invvecd(vecd(Log M) + σ N(0, I_d)))`` (MATH.md §5)."""
+U23 Def. 1: ``X = Exp(invvecd(vecd(Log M) + σ N(0, I_d)))`` (docs/math.md §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The K-norm gradient (KNG) law of the Fréchet objective, sampled exactly (MATH.md §5).
+"""The K-norm gradient (KNG) law of the Fréchet objective, sampled exactly (docs/math.md §5).
 
 ``p(x) ∝ exp(−‖∇F_D(x)‖_x/σ)`` on the public ball ``B_r(m0)``, with
 ``F_D(x) = (1/2n) Σ ρ²(x, x_i)`` and ``∇F_D(x) = −(1/n) Σ log_x(x_i)`` (S22). Under Assumption 1

@@ -1,4 +1,4 @@
-"""Laplace laws (MATH.md §5): the l2 (K-norm) Laplace in ``R^d`` and the Riemannian Laplace
+"""Laplace laws (docs/math.md §5): the l2 (K-norm) Laplace in ``R^d`` and the Riemannian Laplace
 ``∝ exp(−ρ(η, x)/σ)`` on every geodp space, sampled exactly wherever a method exists."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def _spd_ball_rate(k: int, scale: float, t_max: float, radius: float) -> float:
 
 
 def laplace_normalisability(space, scale) -> tuple[bool, str]:
-    """Is ``exp(−ρ(η, x)/σ)`` integrable over the whole space (MATH.md §4)? Returns the answer
+    """Is ``exp(−ρ(η, x)/σ)`` integrable over the whole space (docs/math.md §4)? Returns the answer
     and the reason, as written into guarantees.
 
     Examples
@@ -106,7 +106,7 @@ def laplace_normalisability(space, scale) -> tuple[bool, str]:
 class RiemannianLaplace(Distribution):
     """Riemannian Laplace law ``∝ exp(−ρ(η, x)/σ)``, optionally truncated to a ball ``B_r(m0)``.
 
-    The sampler is chosen from the space (MATH.md §5), exact wherever possible:
+    The sampler is chosen from the space (docs/math.md §5), exact wherever possible:
 
     * flat spaces (Euclidean, log-Euclidean SPD): the l2-Laplace in the isometric chart;
     * isotropic spaces (sphere, hyperbolic, Kendall): radius ``t`` from :class:`RadialLaw` by

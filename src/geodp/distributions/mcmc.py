@@ -1,4 +1,4 @@
-"""Vectorised Riemannian random-walk Metropolis–Hastings with diagnostics (MATH.md §5).
+"""Vectorised Riemannian random-walk Metropolis–Hastings with diagnostics (docs/math.md §5).
 
 The fallback sampler for laws without an exact method, and the independent check of the exact
 ones. Proposal ``x' = exp_x(s ξ)`` with ``ξ`` a standard Gaussian in an orthonormal basis of

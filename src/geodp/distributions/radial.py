@@ -1,4 +1,4 @@
-"""The radial part of the Riemannian Laplace law on isotropic spaces (MATH.md §5).
+"""The radial part of the Riemannian Laplace law on isotropic spaces (docs/math.md §5).
 
 On a space whose volume in geodesic polar coordinates at η is ``J(t) dt du`` (Euclidean, sphere,
 hyperbolic, Kendall), ``X ∝ exp(−ρ(η, X)/σ)`` is ``exp_η(t u)`` with ``u`` a uniform unit direction

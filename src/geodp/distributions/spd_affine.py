@@ -1,4 +1,4 @@
-"""The Riemannian Laplace law on affine-invariant SPD(k) (Hajri et al. 2016; MATH.md §5).
+"""The Riemannian Laplace law on affine-invariant SPD(k) (Hajri et al. 2016; docs/math.md §5).
 
 ``X = η^½ U diag(e^r) Uᵀ η^½`` with ``U`` Haar on O(k) and ``r ∈ R^k`` of density
 ``∝ exp(−|r|/σ) Π_{i<j} sinh(|r_i − r_j|/2)``; ``ρ(η, X) = |r|``. Exact draws: propose

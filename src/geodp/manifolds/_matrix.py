@@ -1,7 +1,7 @@
 """Batched functions of symmetric matrices, all through one ``numpy.linalg.eigh`` call.
 
 Inputs have shape ``(..., k, k)`` and are symmetrised first. ``scipy.linalg.logm/expm`` are
-10–50× slower per matrix and loop in Python; never use them here (MATH.md §1).
+10–50× slower per matrix and loop in Python; never use them here (docs/math.md §1).
 """
 
 from __future__ import annotations

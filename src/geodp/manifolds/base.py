@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from geodp.errors import InvalidDataError, NotOnManifoldError
+from geodp.errors import InvalidDataError, InvalidTypeError, NotOnManifoldError
 from geodp.validation import check_finite_array, check_positive
 
 __all__ = ["Manifold"]
@@ -270,6 +270,49 @@ class Manifold(ABC):
 
     _membership_hint = ""
 
+    def invalid_records(self, X) -> np.ndarray:
+        """Which records of a dataset are not points of the space (per-record, no exception).
+
+        A record is invalid when it holds NaN or inf or is off the manifold beyond the
+        dtype-aware tolerance. Models use this for their ``on_invalid="center"`` policy.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, *point_shape)
+
+        Returns
+        -------
+        numpy.ndarray of bool, shape (n,)
+
+        Raises
+        ------
+        InvalidDataError
+            ``X`` is not numeric or does not have shape ``(n, *point_shape)``: a property of the
+            whole dataset, not of one record.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from geodp.manifolds import Sphere
+        >>> Sphere(1).invalid_records([[1.0, 0.0], [np.nan, 0.0], [2.0, 0.0]]).tolist()
+        [False, True, True]
+        """
+        arr = self._dataset_array(X, "X")
+        return ~np.asarray(self.belongs(arr))
+
+    def _dataset_array(self, X, name: str) -> np.ndarray:
+        """``X`` as a float64 array of shape ``(n, *point_shape)``; NaN/inf allowed."""
+        try:
+            arr = np.asarray(X)
+        except Exception as exc:  # ragged lists and the like
+            raise InvalidDataError(f"{name} could not be converted to an array: {exc}") from exc
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)) or np.iscomplexobj(arr):
+            raise InvalidTypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}.")
+        if arr.ndim != len(self.point_shape) + 1 or arr.shape[1:] != self.point_shape or arr.shape[0] == 0:
+            shape = ", ".join(map(str, self.point_shape))
+            raise InvalidDataError(f"{name} must have shape (n, {shape}) with n >= 1 for {self!r}, got {arr.shape}.")
+        return arr.astype(np.float64)
+
     def _canonical(self, x: np.ndarray) -> np.ndarray:
         """Remove rounding-level deviations from points already known to belong (identity)."""
         return x
@@ -306,7 +349,7 @@ class Manifold(ABC):
 
     # ----------------------------------------------------------------- helpers
     def clip_to_ball(self, X, center, radius):
-        """Geodesic clipping into the public ball ``B_r(center)`` (MATH.md §0).
+        """Geodesic clipping into the public ball ``B_r(center)`` (docs/math.md §0).
 
         A record at distance ``d > r`` from the centre moves along the geodesic from the centre
         to distance ``r``; records inside are untouched. The map is per-record and does not look

@@ -1,4 +1,4 @@
-"""Euclidean space ``R^d`` (MATH.md §1)."""
+"""Euclidean space ``R^d`` (docs/math.md §1)."""
 
 from __future__ import annotations
 

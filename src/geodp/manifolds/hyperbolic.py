@@ -1,8 +1,8 @@
-"""Hyperbolic space ``H^d_κ`` in the hyperboloid model (MATH.md §1).
+"""Hyperbolic space ``H^d_κ`` in the hyperboloid model (docs/math.md §1).
 
 Points satisfy ``⟨x, x⟩_L = −R²`` with ``x_0 > 0``, ``⟨a, b⟩_L = −a_0 b_0 + Σ a_i b_i`` and
 ``R = |κ|^(-1/2)``. Tangent frames come from the Lorentz boost that carries the origin to the
-base point, so unit directions stay unit far from the origin (MATH.md §1, numerics).
+base point, so unit directions stay unit far from the origin (docs/math.md §1, numerics).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Kendall's space of planar shapes ``Σ^k_2`` (MATH.md §1; S22 §2.5).
+"""Kendall's space of planar shapes ``Σ^k_2`` (docs/math.md §1; S22 §2.5).
 
 A configuration of ``k`` landmarks in the plane (a ``k × 2`` array) is centred and scaled to unit
 Frobenius norm: its *preshape*, a point of the unit sphere in the centred configurations. Two
@@ -168,6 +168,24 @@ class KendallShape(Manifold):
                 f"equal; first at batch index {first}): a shape needs at least two distinct landmarks."
             )
         return centred / size[..., None, None]
+
+    def invalid_records(self, X) -> np.ndarray:
+        """Configurations that have no shape: NaN/inf, or all landmarks (numerically) equal.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> space = KendallShape(3)
+        >>> space.invalid_records([[[0, 0], [1, 0], [0, 1]], [[2, 2], [2, 2], [2, 2]]]).tolist()
+        [False, True]
+        """
+        arr = self._dataset_array(X, "X")
+        finite = np.all(np.isfinite(arr), axis=_AXES)
+        safe = np.where(finite[:, None, None], arr, 0.0)
+        centred = safe - safe.mean(axis=-2, keepdims=True)
+        size = np.linalg.norm(centred, axis=_AXES)
+        scale = np.maximum(np.max(np.abs(safe), axis=_AXES), np.finfo(float).tiny)
+        return ~(finite & (size > 1e-12 * scale))
 
     def check_points(self, X, name: str = "X", *, batch_ndim: int | None = None) -> np.ndarray:
         """Validate ``k × 2`` landmark configurations and return their preshapes.

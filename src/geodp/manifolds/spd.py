@@ -1,4 +1,4 @@
-"""Symmetric positive-definite matrices SPD(k) (MATH.md §1).
+"""Symmetric positive-definite matrices SPD(k) (docs/math.md §1).
 
 Two metrics: affine-invariant (curved, κ ∈ [−½, 0], R21 §5.1) and log-Euclidean (flat through
 the global isometric chart ``vecd ∘ Log``, U23 §3). Matrix functions use batched ``eigh``.

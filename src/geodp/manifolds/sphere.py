@@ -1,4 +1,4 @@
-"""The sphere ``S^d_κ`` of radius ``R = κ^(-1/2)`` embedded in ``R^(d+1)`` (MATH.md §1).
+"""The sphere ``S^d_κ`` of radius ``R = κ^(-1/2)`` embedded in ``R^(d+1)`` (docs/math.md §1).
 
 The helpers ``sphere_angle``, ``sphere_log_unit`` and ``sphere_exp_unit`` work on unit spheres
 of any point shape (the reduction axes are given); :class:`~geodp.manifolds.KendallShape` uses
@@ -29,7 +29,7 @@ def _expand(s, n_axes):
 
 def sphere_angle(a, b, axes=(-1,)):
     """Angle between unit vectors, ``2·atan2(|a − b|, |a + b|)``: accurate at 0 and at π
-    (acos loses ~1e-8 near 0, MATH.md §1)."""
+    (acos loses ~1e-8 near 0, docs/math.md §1)."""
     return 2.0 * np.arctan2(np.sqrt(_dot(a - b, a - b, axes)), np.sqrt(_dot(a + b, a + b, axes)))
 
 

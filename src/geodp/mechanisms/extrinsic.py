@@ -1,4 +1,4 @@
-"""Extrinsic (ambient) baselines for comparison with the intrinsic mechanisms (MATH.md §7).
+"""Extrinsic (ambient) baselines for comparison with the intrinsic mechanisms (docs/math.md §7).
 
 The data sit in a manifold embedded in a Euclidean space (the sphere in ``R^(d+1)``, SPD(k) in the
 symmetric matrices with the Frobenius norm). The sound baseline averages the clipped records in
@@ -52,7 +52,7 @@ class ExtrinsicRelease:
 
 
 class ExtrinsicMeanMechanism(Mechanism):
-    """Ambient mean + l2-Laplace noise: the extrinsic baseline (MATH.md §7).
+    """Ambient mean + l2-Laplace noise: the extrinsic baseline (docs/math.md §7).
 
     Parameters
     ----------

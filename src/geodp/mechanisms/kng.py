@@ -1,4 +1,4 @@
-"""The K-norm gradient mechanism for the Fréchet mean (S22; MATH.md §4–§6)."""
+"""The K-norm gradient mechanism for the Fréchet mean (S22; docs/math.md §4–§6)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class KNGMechanism(Mechanism):
     """Release the Fréchet mean of a dataset as a draw from ``∝ exp(−‖∇F_D(x)‖/σ)`` on the ball.
 
     ``σ = 2Δ/ε`` with Δ the gradient sensitivity (:func:`geodp.sensitivity.frechet_mean_sensitivity`
-    with ``mechanism="kng"``): the normaliser depends on the data (MATH.md §4, correcting S22
+    with ``mechanism="kng"``): the normaliser depends on the data (docs/math.md §4, correcting S22
     §2.4.2). In flat spaces ``∇F_D(x) = x − x̄`` and the bound holds everywhere, so KNG is the
     untruncated Laplace at ``x̄`` with ``σ = Δ/ε``, even when a ball is given.
 
@@ -92,7 +92,7 @@ class KNGMechanism(Mechanism):
             rule = "σ = Δ/ε: flat space, ∇F_D(x) = x − x̄ everywhere, so KNG is the untruncated Laplace at the mean"
             sampler = "exact: l2-Laplace at the mean in the isometric chart"
         else:
-            rule = "σ = 2Δ/ε: the KNG normaliser depends on the data (MATH.md §4; S22 §2.4.2 used Δ/ε)"
+            rule = "σ = 2Δ/ε: the KNG normaliser depends on the data (docs/math.md §4; S22 §2.4.2 used Δ/ε)"
             if self._use_mcmc:
                 sampler = f"MH restricted to the ball (public acceptance bound {self.acceptance_bound:.1e} below {ACCEPTANCE_FLOOR}, or requested)"
             else:

@@ -15,7 +15,7 @@ class LaplaceMechanism(Mechanism):
     """Release a point ``η`` as a draw from ``∝ exp(−ρ(η, x)/σ)``: ε-DP when Δ bounds the
     geodesic sensitivity of ``η``.
 
-    The scale follows MATH.md §4 and the reason is written into :attr:`guarantee`:
+    The scale follows docs/math.md §4 and the reason is written into :attr:`guarantee`:
     ``σ = Δ/ε`` only when the normaliser cannot depend on the footpoint — the space is
     homogeneous, the law is normalisable at that scale and not truncated. Otherwise the law is
     truncated to the public ball ``B_radius(center)`` (R21 Thm 3) with ``σ = 2Δ/ε``; without a

@@ -1,4 +1,4 @@
-"""S22's point-wise shape Laplace baseline (S22 §2.5.2; MATH.md §7), sound and as published.
+"""S22's point-wise shape Laplace baseline (S22 §2.5.2; docs/math.md §7), sound and as published.
 
 Each configuration is rotated onto a reference shape (Procrustes), the aligned landmark
 coordinates are averaged, and every coordinate of the mean gets an independent scalar Laplace

@@ -23,7 +23,7 @@ class PrivateFrechetMean(BaseEstimator):
     """Differentially private Fréchet mean of manifold-valued records.
 
     ``fit`` validates the records, clips them geodesically into the public ball
-    ``B_radius(center)`` (MATH.md §0), computes the Fréchet mean, and releases it through the
+    ``B_radius(center)`` (docs/math.md §0), computes the Fréchet mean, and releases it through the
     chosen mechanism with the sensitivity of :func:`geodp.sensitivity.frechet_mean_sensitivity`.
     The non-private mean is never stored.
 

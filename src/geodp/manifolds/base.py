@@ -322,11 +322,13 @@ class Manifold(ABC):
         """Starting point of the Karcher flow: the heaviest record by default."""
         return X[int(np.argmax(weights))].copy()
 
-    def _karcher_direction(self, x, X, weights) -> tuple[np.ndarray, float]:
-        """``(Σ w_i log_x x_i, its norm)``, i.e. minus the Fréchet gradient and its size."""
+    def _karcher_direction(self, x, X, weights) -> tuple[np.ndarray, float, np.ndarray]:
+        """``(Σ w_i log_x x_i, its norm, ρ(x, x_i))``: minus the Fréchet gradient, its size and
+        the distances to the records (for the objective and the step bound)."""
         w = weights.reshape(weights.shape + (1,) * len(self.point_shape))
-        direction = np.sum(w * self._log(x, X), axis=0)
-        return direction, float(self._norm(x, direction))
+        logs = self._log(x, X)
+        direction = np.sum(w * logs, axis=0)
+        return direction, float(self._norm(x, direction)), np.asarray(self._norm(x, logs))
 
     # --------------------------------------------------------------- randomness
     @abstractmethod

@@ -140,8 +140,10 @@ class AffineInvariantSPD(SPD):
         # Work in whitened coordinates p^-½ · p^-½: the gradient norm is a Frobenius norm there,
         # and only the averaged direction is mapped back (two batched products fewer).
         root, inv_root = mf.sqrtm_and_invsqrtm(x)
-        whitened = np.tensordot(weights, mf.logm(mf.congruence(inv_root, X)), axes=1)
-        return mf.sym(mf.congruence(root, whitened)), float(np.linalg.norm(whitened))
+        logs = mf.logm(mf.congruence(inv_root, X))
+        whitened = np.tensordot(weights, logs, axes=1)
+        dists = np.linalg.norm(logs, axis=(-2, -1))
+        return mf.sym(mf.congruence(root, whitened)), float(np.linalg.norm(whitened)), dists
 
     def _transport(self, x, y, v):
         """``E v Eᵀ`` with ``E = (q p⁻¹)^½ = p^½ (p^-½ q p^-½)^½ p^-½``."""

@@ -377,8 +377,11 @@ class Manifold(ABC):
         ([1.0, 0.5], [True, False])
         """
         radius = check_positive(radius, "radius")
-        center = self._checked_points(center, "center")
-        X = np.array(self._checked_points(X, "X"), dtype=np.float64)
+        return self._clip_to_ball(self._checked_points(X, "X"), self._checked_points(center, "center"), radius)
+
+    def _clip_to_ball(self, X, center, radius):
+        """:meth:`clip_to_ball` without validation (the fast path for validated data)."""
+        X = np.array(X, dtype=np.float64)
         d = np.asarray(self._dist(center, X))
         was_clipped = d > radius
         if np.any(was_clipped):

@@ -1,6 +1,6 @@
 """geodp — differential privacy on Riemannian manifolds."""
 
-from geodp import calibration, manifolds, sensitivity
+from geodp import calibration, manifolds, models, sensitivity
 from geodp.errors import GeodpError, PrivacyLeakWarning
 from geodp.frechet import frechet_mean
 
@@ -12,6 +12,7 @@ __all__ = [
     "calibration",
     "frechet_mean",
     "manifolds",
+    "models",
     "sensitivity",
     "__version__",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -11,7 +12,7 @@ from geodp.errors import ConvergenceWarning, InvalidDataError, InvalidParameterE
 from geodp.manifolds.base import Manifold
 from geodp.validation import check_finite_array, check_positive
 
-__all__ = ["frechet_mean", "FrechetMeanInfo"]
+__all__ = ["frechet_mean", "FrechetMeanInfo", "hessian_bound", "convexity_bound", "karcher_iteration_budget", "uniqueness_radius"]
 
 
 @dataclass(frozen=True)
@@ -25,15 +26,91 @@ class FrechetMeanInfo:
     grad_norm : float
         ``‖∇F(mean)‖`` at the returned point, in the space's metric.
     converged : bool
-        Whether ``grad_norm < tol``.
+        Whether ``grad_norm < tol`` **and** the result is certified to be the unique Fréchet
+        mean: every record lies within :func:`uniqueness_radius` of it, which always holds on
+        spaces of non-positive curvature.
     method : str
         ``"closed-form"`` or ``"karcher-flow"``.
+    unique : bool
+        Whether the uniqueness certificate above holds.
     """
 
     n_iter: int
     grad_norm: float
     converged: bool
     method: str
+    unique: bool = True
+
+
+def hessian_bound(space: Manifold, distance) -> float:
+    """Upper bound on the Hessian of ``½ρ²(·, y)`` at points within ``distance`` of ``y``.
+
+    ``√−κ d · coth(√−κ d)`` with ``κ = κ_min < 0`` (Hessian comparison), and 1 when the
+    curvature is non-negative. A Karcher-flow step of ``1/L`` then decreases the objective.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Hyperbolic, Sphere
+    >>> round(hessian_bound(Hyperbolic(2), 10.0), 6), hessian_bound(Sphere(2), 1.0)
+    (10.0, 1.0)
+    """
+    kappa_min = space.curvature_bounds[0]
+    a = math.sqrt(-kappa_min) * float(distance) if kappa_min < 0 else 0.0
+    return a / math.tanh(a) if a > 1e-8 else 1.0
+
+
+def convexity_bound(space: Manifold, distance) -> float:
+    """Lower bound on the Hessian of ``½ρ²(·, y)`` within ``distance`` of ``y``:
+    ``√κ d · cot(√κ d)`` with ``κ = κ_max > 0`` (0 beyond ``π/(2√κ)``), and 1 otherwise.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Sphere
+    >>> round(convexity_bound(Sphere(2), 0.5), 6)
+    0.915244
+    """
+    kappa_max = space.curvature_bounds[1]
+    if kappa_max <= 0:
+        return 1.0
+    a = math.sqrt(kappa_max) * float(distance)
+    if a >= math.pi / 2:
+        return 0.0
+    return a / math.tan(a) if a > 1e-8 else 1.0
+
+
+def karcher_iteration_budget(space: Manifold, radius: float, tol: float) -> int:
+    """A public number of Karcher-flow iterations that suffices for data in a ball of ``radius``.
+
+    With steps no shorter than ``1/L`` the flow contracts the objective gap by at least
+    ``1 − μ/L`` per step, ``L = hessian_bound(4r)`` and ``μ = convexity_bound(2r)``; the budget
+    is four times the number of such steps needed to bring the gradient from ``2r`` below
+    ``tol``, plus 100. It depends only on public quantities.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Hyperbolic
+    >>> karcher_iteration_budget(Hyperbolic(2), 10.0, 1e-10) > 1000
+    True
+    """
+    big_l = hessian_bound(space, 4.0 * radius)
+    mu = max(convexity_bound(space, 2.0 * radius), 1e-3)
+    return int(math.ceil(4.0 * big_l / mu * math.log(max(2.0 * radius * big_l, 1.0) / tol))) + 100
+
+
+def uniqueness_radius(space: Manifold) -> float:
+    """Records within this distance of a critical point of F make it the unique Fréchet mean:
+    ``½ min(inj, π/√κ_max)`` (Afsari 2011), infinite when κ_max ≤ 0.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Sphere
+    >>> round(uniqueness_radius(Sphere(2)), 6)
+    1.570796
+    """
+    kappa_max = space.curvature_bounds[1]
+    if kappa_max <= 0:
+        return math.inf
+    return 0.5 * min(space.injectivity_radius, math.pi / math.sqrt(kappa_max))
 
 
 def _weights(weights, n: int) -> np.ndarray:
@@ -47,16 +124,19 @@ def _weights(weights, n: int) -> np.ndarray:
     return w / w.sum()
 
 
-def _barzilai_borwein(space, previous, mean, direction, step: float) -> float:
-    """Step ``1/λ`` with λ the Hessian's Rayleigh quotient along the previous direction."""
+def _barzilai_borwein(space, previous, mean, direction) -> float | None:
+    """``1/λ`` with λ the Hessian's Rayleigh quotient along the previous step (None if unusable)."""
     old_mean, old_direction, old_step = previous
     moved = space._transport(old_mean, mean, old_direction)
     hessian_times_moved = (moved - direction) / old_step  # −∇F changes by −H·(step·d)
     curvature = float(space._inner(mean, moved, hessian_times_moved))
     norm2 = float(space._inner(mean, moved, moved))
-    if not curvature > 0 or not norm2 > 0:
-        return step
-    return float(np.clip(norm2 / curvature, step / 4, 4 * step))
+    if not (curvature > 0 and norm2 > 0):
+        return None
+    return norm2 / curvature
+
+
+_ARMIJO = 1e-4
 
 
 def frechet_mean(
@@ -87,17 +167,23 @@ def frechet_mean(
     tol : float, default 1e-10
         Stop when the Riemannian gradient norm falls below ``tol``. (Papers used 1e-5.)
     max_iter : int, default 100
-        Iteration cap; a :class:`~geodp.errors.ConvergenceWarning` is raised when reached.
+        Iteration cap. A :class:`~geodp.errors.ConvergenceWarning` is raised when it is reached,
+        and when the result is not certified unique (a record at :func:`uniqueness_radius` or more, e.g.
+        two antipodal points on the sphere); ``info.converged`` is then False.
     step : float, default 1.0
-        Karcher-flow step size (papers used 0.5). With ``adaptive`` it is the first step only.
+        Karcher-flow step size (papers used 0.5). With ``adaptive`` it is the first trial step.
     adaptive : bool, default True
-        After the first step, use the Barzilai–Borwein step ``1/λ``, λ the Rayleigh quotient of
-        the Hessian of F estimated from two successive gradients (the older one parallel
-        transported), kept within ``[step/4, 4·step]``. In negatively curved spaces the Hessian
-        exceeds 1, so a fixed step of 1 overshoots on dispersed data; this removes the
-        overshoot. ``False`` gives the plain fixed-step flow of the papers.
+        Monotone flow: the trial step (``step`` first, then the Barzilai–Borwein step ``1/λ``, λ
+        the Hessian's Rayleigh quotient from two successive gradients, the older one parallel
+        transported) is kept only if it decreases F enough (Armijo); otherwise the step
+        ``1/L`` is taken, ``L = hessian_bound(space, d)`` the Hessian bound of ``½ρ²`` over the
+        step (:func:`hessian_bound`), which always decreases F. A fixed step of 1 overshoots on
+        dispersed data in negatively curved spaces (the Hessian reaches ``d·coth d``, 20 at
+        distance 20); this flow does not. ``False`` gives the plain fixed-step flow of the
+        papers, which may diverge there.
     init : array_like, optional
         Starting point of the flow; default the heaviest record (SPD: the arithmetic mean).
+        Private estimators start from the public centre.
     return_info : bool, default False
         Also return a :class:`FrechetMeanInfo`.
 
@@ -133,26 +219,53 @@ def frechet_mean(
         converged = bool(grad_norm < max(tol, 1e-8 * (1.0 + np.linalg.norm(mean_coords))))
         info = FrechetMeanInfo(0, grad_norm, converged, "closed-form")
     else:
-        mean = space._karcher_init(X, w) if init is None else space.check_points(init, "init")
-        grad_norm = np.inf
-        n_iter = 0
-        current_step = step
-        previous = None
-        for n_iter in range(1, max_iter + 1):
-            direction, grad_norm = space._karcher_direction(mean, X, w)
-            if grad_norm < tol:
-                n_iter -= 1
-                break
-            if adaptive and previous is not None:
-                current_step = _barzilai_borwein(space, previous, mean, direction, step)
-            previous = (mean, direction, current_step)
-            mean = space.project(space._exp(mean, current_step * direction))
-        info = FrechetMeanInfo(n_iter, grad_norm, bool(grad_norm < tol), "karcher-flow")
+        mean = space._karcher_init(X, w) if init is None else space.check_points(init, "init", batch_ndim=0)
+        mean, info = _karcher_flow(space, X, w, mean, tol=tol, max_iter=max_iter, step=step, adaptive=adaptive)
         if not info.converged:
-            warnings.warn(
-                f"Karcher flow stopped after {max_iter} iterations with gradient norm "
-                f"{grad_norm:.3g} >= tol={tol:g}; increase max_iter or reduce step.",
-                ConvergenceWarning,
-                stacklevel=2,
+            reason = (
+                f"stopped after {info.n_iter} iterations with gradient norm {info.grad_norm:.3g} "
+                f"(tol={tol:g}); increase max_iter"
+                if info.grad_norm >= tol or not np.isfinite(info.grad_norm)
+                else f"some records are {uniqueness_radius(space):.6g} or more from the result, so the "
+                "Fréchet mean may not be unique (the result is a critical point of F)"
             )
+            warnings.warn(f"Karcher flow: {reason}.", ConvergenceWarning, stacklevel=2)
     return (mean, info) if return_info else mean
+
+
+def _karcher_flow(space, X, w, mean, *, tol, max_iter, step, adaptive):
+    """Riemannian gradient descent on ``F(x) = ½ Σ w_i ρ²(x, x_i)``.
+
+    Adaptive: the trial step is ``step`` first, then Barzilai–Borwein; it is kept only if it
+    satisfies the Armijo condition, otherwise the safe step ``1/L`` is taken, ``L`` the Hessian
+    bound over the segment (distances to the records grow by at most the step length), which
+    decreases F in exact arithmetic. The flow is therefore monotone on every space.
+    """
+    direction, grad_norm, dists = space._karcher_direction(mean, X, w)
+    objective = 0.5 * float(np.sum(w * dists**2))
+    previous = None
+    n_iter = 0
+    while n_iter < max_iter and grad_norm >= tol and np.isfinite(grad_norm):
+        n_iter += 1
+        safe = 1.0 / hessian_bound(space, float(np.max(dists)) + grad_norm)
+        if not adaptive:
+            trial = step
+        elif previous is None:
+            trial = step
+        else:
+            trial = _barzilai_borwein(space, previous, mean, direction) or safe
+            trial = max(trial, safe)
+        candidate = space.project(space._exp(mean, trial * direction))
+        new = space._karcher_direction(candidate, X, w)
+        new_objective = 0.5 * float(np.sum(w * new[2] ** 2))
+        if adaptive and trial > safe and not new_objective <= objective - _ARMIJO * trial * grad_norm**2:
+            trial = safe
+            candidate = space.project(space._exp(mean, trial * direction))
+            new = space._karcher_direction(candidate, X, w)
+            new_objective = 0.5 * float(np.sum(w * new[2] ** 2))
+        previous = (mean, direction, trial)
+        mean, objective = candidate, new_objective
+        direction, grad_norm, dists = new
+    unique = bool(np.all(np.asarray(space._dist(mean, X)) < uniqueness_radius(space))) if np.all(np.isfinite(mean)) else False
+    converged = bool(grad_norm < tol) and unique
+    return mean, FrechetMeanInfo(n_iter, float(grad_norm), converged, "karcher-flow", unique)

@@ -2,21 +2,41 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
 
 from geodp.accountant import BudgetAccountant
-from geodp.errors import InvalidParameterError, InvalidTypeError
-from geodp.frechet import frechet_mean
+from geodp.errors import (
+    ApproximateSamplerWarning,
+    GeodpError,
+    InvalidDataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    NotOnManifoldError,
+    NumericalWarning,
+    PrivacyLeakWarning,
+)
+from geodp.frechet import convexity_bound, frechet_mean, karcher_iteration_budget
 from geodp.manifolds.base import Manifold
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMechanism
-from geodp.models.report import PrivacyReport
+from geodp.models.report import CuratorDiagnostics, PrivacyReport
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity, max_radius
 from geodp.validation import as_generator, check_delta, check_epsilon
 
 __all__ = ["PrivateFrechetMean"]
 
 _MECHANISMS = ("laplace", "tangent-gaussian", "kng")
+_ON_INVALID = ("raise", "center")
+_FITTED = ("mean_", "mean_coordinates_", "n_samples_", "sensitivity_", "mechanism_", "privacy_report_", "curator_diagnostics_")
+# Warnings about public choices only (the sampler, a data-independent configuration): these reach
+# the caller. Every other warning raised while the private data are processed is withheld and
+# kept in the curator diagnostics.
+_PUBLIC_WARNINGS = (ApproximateSamplerWarning, PrivacyLeakWarning)
+# Karcher-flow tolerance of private fits, relative to max(1, radius).
+_MEAN_TOL = 1e-10
 
 
 class PrivateFrechetMean(BaseEstimator):
@@ -46,6 +66,19 @@ class PrivateFrechetMean(BaseEstimator):
         on positively curved spaces (shapes), where the Laplace sensitivity carries 1/h.
     calibration : {"analytic", "classical"}, default "analytic"
         Gaussian calibration, for ``"tangent-gaussian"``.
+    on_invalid : {"raise", "center"}, default "raise"
+        What to do with a record that is not a point of the space (NaN/inf, off the manifold, a
+        degenerate Kendall configuration). ``"raise"``: ``fit`` raises
+        :class:`~geodp.errors.NotOnManifoldError` (its message says neither which records nor
+        how many, but *whether* ``fit`` raises then depends on the data: check your data before
+        releasing). ``"center"``: each such record is replaced by the public centre, a
+        per-record, data-independent map that keeps replace-one adjacency, so one record can
+        never decide whether a release happens; the count is in ``curator_diagnostics_``.
+    project_to_ball : bool, default False
+        Post-process the release onto the public ball (the metric projection: along the
+        geodesic from the centre). Free under DP; on flat and non-positively curved spaces it
+        can only bring the release closer to every point of the ball. Recommended at small ε on
+        log-Euclidean SPD, where a release far out overflows the matrix exponential.
     accountant : BudgetAccountant, optional
         Charged ``(epsilon, delta)`` before the release; overspending raises.
     random_state : None, int or numpy.random.Generator
@@ -58,17 +91,27 @@ class PrivateFrechetMean(BaseEstimator):
     mean_coordinates_ : numpy.ndarray, shape (space.dim,)
         The release in the space's isometric chart, without round-trip error.
     n_samples_ : int
-    n_clipped_ : int
-        Records moved onto the ball's boundary.
     sensitivity_ : float
+        The sensitivity used: the bound of :func:`geodp.sensitivity.frechet_mean_sensitivity`
+        plus ``2·tol/μ`` on curved spaces, which covers the Karcher flow's tolerance (the
+        computed mean is within ``tol/μ`` of the exact one, μ the public convexity bound).
     mechanism_ : Mechanism
     privacy_report_ : PrivacyReport
-        Readable text (``str``) with a dict in ``privacy_report_.to_dict()``.
+        The **publishable** guarantee: readable text (``str``) with a dict in
+        ``privacy_report_.to_dict()``. It holds nothing computed from the private data.
+    curator_diagnostics_ : CuratorDiagnostics
+        **Curator-only** facts computed from the private data without noise (records clipped,
+        records replaced, the solver's convergence, withheld warnings). Never publish them.
 
     Privacy
     -------
-    Replace-one adjacency with n public; ε-DP (Laplace) or (ε, δ)-DP (tangent Gaussian) in the
-    space's geodesic distance, given that ``center`` and ``radius`` are public.
+    Replace-one adjacency with n public; ε-DP (Laplace, KNG) or (ε, δ)-DP (tangent Gaussian) in
+    the space's geodesic distance, given that ``center`` and ``radius`` are public. Everything
+    ``fit`` lets the caller observe is public: the release, the report, the warnings that reach
+    the caller (about the sampler only) and its exceptions (about the parameters and the shape
+    of ``X`` only; with ``on_invalid="raise"``, also whether some record is invalid). The
+    Karcher flow starts from the public centre with a public iteration budget; its convergence
+    on every dataset in the ball is a tested property.
 
     Examples
     --------
@@ -80,7 +123,9 @@ class PrivateFrechetMean(BaseEstimator):
     ...                            random_state=0).fit(X)
     >>> model.mean_.shape, model.n_samples_
     ((2, 2), 50)
-    >>> "epsilon = 1.0" in model.privacy_report_
+    >>> "epsilon = 1.0" in model.privacy_report_            # publishable
+    True
+    >>> str(model.curator_diagnostics_).startswith("CURATOR-ONLY")  # never publish
     True
     """
 
@@ -94,6 +139,8 @@ class PrivateFrechetMean(BaseEstimator):
         radius,
         mechanism="laplace",
         calibration="analytic",
+        on_invalid="raise",
+        project_to_ball=False,
         accountant=None,
         random_state=None,
     ):
@@ -104,6 +151,8 @@ class PrivateFrechetMean(BaseEstimator):
         self.radius = radius
         self.mechanism = mechanism
         self.calibration = calibration
+        self.on_invalid = on_invalid
+        self.project_to_ball = project_to_ball
         self.accountant = accountant
         self.random_state = random_state
 
@@ -120,6 +169,13 @@ class PrivateFrechetMean(BaseEstimator):
             space=self.space,
         )
 
+    def __getattr__(self, name):
+        if name in _FITTED:
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' before using {name}."
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def fit(self, X, y=None):
         """Release the private Fréchet mean of ``X``.
 
@@ -131,12 +187,27 @@ class PrivateFrechetMean(BaseEstimator):
         Returns
         -------
         self
+
+        Raises
+        ------
+        InvalidParameterError, InvalidTypeError, AssumptionError
+            A parameter is invalid (public).
+        InvalidDataError
+            ``X`` is not a numeric array of shape ``(n, *space.point_shape)`` (public, given n).
+        NotOnManifoldError
+            With ``on_invalid="raise"``, some record is not a point of the space.
+        BudgetExceededError
+            The accountant cannot pay for the release (nothing is released).
         """
         space = self.space
         if not isinstance(space, Manifold):
             raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
         if self.mechanism not in _MECHANISMS:
             raise InvalidParameterError(f"mechanism must be one of {_MECHANISMS}, got {self.mechanism!r}.")
+        if self.on_invalid not in _ON_INVALID:
+            raise InvalidParameterError(f"on_invalid must be one of {_ON_INVALID}, got {self.on_invalid!r}.")
+        if not isinstance(self.project_to_ball, (bool, np.bool_)):
+            raise InvalidTypeError(f"project_to_ball must be a bool, got {type(self.project_to_ball).__name__}.")
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta, allow_zero=self.mechanism != "tangent-gaussian")
         if self.center is None or self.radius is None:
@@ -148,43 +219,108 @@ class PrivateFrechetMean(BaseEstimator):
             raise InvalidTypeError(f"accountant must be a BudgetAccountant, got {type(self.accountant).__name__}.")
         center = space.check_points(self.center, "center", batch_ndim=0)
         radius = check_radius(space, self.radius)
-        X = space.check_points(X, "X", batch_ndim=1)
+        data = space._dataset_array(X, "X")
         rng = as_generator(self.random_state)
 
-        n = X.shape[0]
-        sensitivity = frechet_mean_sensitivity(space, radius, n, mechanism=self.mechanism)
+        n = data.shape[0]
+        tol = _MEAN_TOL * max(1.0, radius)
+        bound = frechet_mean_sensitivity(space, radius, n, mechanism=self.mechanism)
+        # The Karcher flow stops within tol/μ of the exact mean: widen the bound by 2·tol/μ.
+        margin = 0.0 if space.is_flat or self.mechanism == "kng" else 2.0 * tol / convexity_bound(space, 2.0 * radius)
+        sensitivity = bound + margin
         mechanism = self._build_mechanism(sensitivity, center, radius)
-        released_delta = mechanism.delta
         if self.accountant is not None:
-            self.accountant.spend(epsilon, released_delta)
+            self.accountant.spend(epsilon, mechanism.delta)
 
-        clipped, was_clipped = space.clip_to_ball(X, center, radius)
-        # KNG privatises the whole objective, the others the mean itself.
-        private_input = clipped if self.mechanism == "kng" else frechet_mean(space, clipped)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            release, diagnostics = self._private_release(space, data, center, radius, tol, mechanism, rng)
+        withheld = []
+        for w in caught:
+            if issubclass(w.category, _PUBLIC_WARNINGS):
+                warnings.warn(w.message, w.category, stacklevel=2)
+            else:
+                withheld.append(f"{w.category.__name__}: {w.message}")
+
         if space.is_flat:
-            self.mean_coordinates_ = mechanism.randomise_coordinates(private_input, rng=rng)
-            self.mean_ = space.from_coordinates(self.mean_coordinates_)
+            self.mean_coordinates_ = release
+            with np.errstate(over="ignore", invalid="ignore"):
+                self.mean_ = space.from_coordinates(release)
         else:
-            self.mean_ = mechanism.randomise(private_input, rng=rng)
+            self.mean_ = release
+        # A function of the release only: free to report.
+        if not np.all(space.belongs(self.mean_)):
+            warnings.warn(
+                "The release is not a finite point of the space (the noise carried it beyond what "
+                "float64 represents). Use mean_coordinates_ (exact on flat spaces) or "
+                "project_to_ball=True.",
+                NumericalWarning,
+                stacklevel=2,
+            )
         self.n_samples_ = n
-        self.n_clipped_ = int(np.count_nonzero(was_clipped))
         self.sensitivity_ = sensitivity
         self.mechanism_ = mechanism
-        self.privacy_report_ = self._report(mechanism, radius, delta)
+        self.curator_diagnostics_ = CuratorDiagnostics(**diagnostics, warnings=tuple(withheld))
+        self.privacy_report_ = self._report(mechanism, radius, delta, bound, margin)
         return self
 
-    def _report(self, mechanism, radius: float, requested_delta: float) -> PrivacyReport:
+    def _private_release(self, space, data, center, radius, tol, mechanism, rng):
+        """Everything that touches the private records. Returns the release (coordinates on
+        flat spaces) and the curator diagnostics; raises only the invalid-record error."""
+        invalid = space.invalid_records(data)
+        if np.any(invalid):
+            if self.on_invalid == "raise":
+                raise NotOnManifoldError(
+                    f"X holds records that are not points of {space!r} (NaN/inf, off the "
+                    "manifold or degenerate). Find them with space.invalid_records(X), or pass "
+                    "on_invalid='center' to replace each by the public centre."
+                )
+            data[invalid] = center
+        try:
+            points = space.check_points(data, "X", batch_ndim=1)
+        except GeodpError:  # valid records that fail a stricter check: keep the message public
+            raise InvalidDataError(f"X could not be validated as points of {space!r}.") from None
+        clipped, was_clipped = space._clip_to_ball(points, center, radius)
+        info = None
+        if self.mechanism == "kng":  # KNG privatises the whole objective, not the mean
+            private_input = clipped
+        else:
+            budget = karcher_iteration_budget(space, radius, tol)
+            private_input, info = frechet_mean(space, clipped, init=center, tol=tol, max_iter=budget, return_info=True)
+        if space.is_flat:
+            release = mechanism.randomise_coordinates(private_input, rng=rng)
+            if self.project_to_ball:
+                c0 = space.to_coordinates(center)
+                offset = release - c0
+                norm = float(np.linalg.norm(offset))
+                if norm > radius:
+                    release = c0 + offset * (radius / norm)
+        else:
+            release = mechanism.randomise(private_input, rng=rng)
+            if self.project_to_ball:
+                release = space._clip_to_ball(release[None], center, radius)[0][0]
+        diagnostics = dict(
+            n_clipped=int(np.count_nonzero(was_clipped)),
+            n_invalid=int(np.count_nonzero(invalid)),
+            mean_iterations=0 if info is None else info.n_iter,
+            mean_grad_norm=0.0 if info is None else info.grad_norm,
+            mean_converged=True if info is None else info.converged,
+        )
+        return release, diagnostics
+
+    def _report(self, mechanism, radius: float, requested_delta: float, bound_value: float, margin: float) -> PrivacyReport:
         g = mechanism.guarantee
         domain = (
-            f"public geodesic ball of radius {radius!r} around the given center; "
-            f"{self.n_clipped_} of {self.n_samples_} records were outside and clipped onto its boundary"
+            f"public geodesic ball of radius {radius!r} around the given center; records "
+            "outside it are clipped onto its boundary"
+            + ("; invalid records are replaced by the centre" if self.on_invalid == "center" else "")
         )
         if self.mechanism == "kng":
             bound = "2r(2-h)/n on the gradient field (S22 Lemma 1; h = 1 on flat spaces)"
         elif self.space.is_flat:
             bound = "2r/n (flat space: U23 Thm 3 / R21 Thm 2 with h = 1)"
         else:
-            bound = "2r(2-h)/(n h) (R21 Thm 2)"
+            bound = f"2r(2-h)/(n h) (R21 Thm 2) + 2·tol/μ = {bound_value!r} + {margin!r} (Karcher-flow tolerance)"
         details = [
             f"n           : {self.n_samples_} records (public)",
             f"data domain : {domain}",
@@ -193,11 +329,17 @@ class PrivateFrechetMean(BaseEstimator):
         extra = [f"radius {radius!r} < r* = {max_radius(self.space)!r} (Assumption 1); records clipped into the ball"]
         if self.mechanism != "tangent-gaussian" and requested_delta > 0:
             extra.append(f"delta={requested_delta!r} was passed, but the {self.mechanism} mechanism is pure ε-DP: delta = 0.0")
-        text = "geodp privacy report: PrivateFrechetMean\n" + g.render(details, extra)
+        if self.project_to_ball:
+            extra.append("the release is projected onto the public ball (post-processing)")
+        text = (
+            "geodp privacy report: PrivateFrechetMean (publishable: nothing in it is computed from "
+            "the private data)\n" + g.render(details, extra)
+        )
         data = g.to_dict() | {
             "n_samples": self.n_samples_,
-            "n_clipped": self.n_clipped_,
             "radius": radius,
             "sensitivity_bound": bound,
+            "on_invalid": self.on_invalid,
+            "project_to_ball": bool(self.project_to_ball),
         }
         return PrivacyReport(text, data)

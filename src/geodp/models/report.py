@@ -1,18 +1,32 @@
-"""The privacy report a fitted model exposes: readable text that also carries a dict."""
+"""What a fitted model tells you: the publishable privacy report, and curator-only diagnostics.
+
+The two are kept in different types so that the difference is impossible to miss: a
+:class:`PrivacyReport` holds only public facts (the parameters you chose, n, the public domain,
+the bound, the noise scale, the sampler) and may be published beside the release; a
+:class:`CuratorDiagnostics` holds facts computed from the private data (how many records were
+clipped, the solver's iterations) and must never be published: each of them is itself a query
+on the data, released without noise.
+"""
 
 from __future__ import annotations
 
-__all__ = ["PrivacyReport"]
+from dataclasses import asdict, dataclass
+
+__all__ = ["PrivacyReport", "CuratorDiagnostics"]
 
 
 class PrivacyReport(str):
-    """A ``str`` (the human-readable report) with the same facts as a dict in :meth:`to_dict`.
+    """The publishable guarantee: a ``str`` (the human-readable report) with the same facts as a
+    dict in :meth:`to_dict`. It contains nothing computed from the private data.
 
     Examples
     --------
     >>> report = PrivacyReport("epsilon = 1.0", {"epsilon": 1.0})
     >>> "epsilon = 1.0" in report, report.to_dict()["epsilon"]
     (True, 1.0)
+    >>> import pickle
+    >>> pickle.loads(pickle.dumps(report)).to_dict() == report.to_dict()
+    True
     """
 
     def __new__(cls, text: str, data: dict):
@@ -20,6 +34,69 @@ class PrivacyReport(str):
         obj._data = dict(data)
         return obj
 
+    def __reduce__(self):
+        return (type(self), (str(self), self._data))
+
     def to_dict(self) -> dict:
         """The report's facts as a plain dict (a copy)."""
         return dict(self._data)
+
+
+_BANNER = "CURATOR-ONLY — DO NOT PUBLISH: computed from the private data without noise"
+
+
+@dataclass(frozen=True)
+class CuratorDiagnostics:
+    """Facts about the private data that only the data curator may see.
+
+    Every field is computed from the private records without noise: publishing any of them (or
+    acting on them in public) spends privacy that no guarantee accounts for.
+
+    Attributes
+    ----------
+    n_clipped : int
+        Records that were outside the public ball and moved onto its boundary.
+    n_invalid : int
+        Records that were not points of the space and were replaced by the public centre
+        (``on_invalid="center"``).
+    mean_iterations : int
+        Karcher-flow iterations (0 for a closed form or for KNG, which needs no mean).
+    mean_grad_norm : float
+        Gradient norm of the Fréchet objective at the computed mean.
+    mean_converged : bool
+        Whether the mean met its tolerance within the public iteration budget.
+    warnings : tuple of str
+        Warnings raised while the private data were processed (they are withheld from the
+        caller, since their text or presence may depend on the data).
+
+    Examples
+    --------
+    >>> d = CuratorDiagnostics(n_clipped=3, n_invalid=0, mean_iterations=7, mean_grad_norm=1e-12,
+    ...                        mean_converged=True, warnings=())
+    >>> str(d).splitlines()[0]
+    'CURATOR-ONLY — DO NOT PUBLISH: computed from the private data without noise'
+    >>> d.to_dict()["n_clipped"]
+    3
+    """
+
+    n_clipped: int
+    n_invalid: int
+    mean_iterations: int
+    mean_grad_norm: float
+    mean_converged: bool
+    warnings: tuple = ()
+
+    def to_dict(self) -> dict:
+        """The diagnostics as a plain dict."""
+        return asdict(self)
+
+    def __str__(self) -> str:
+        lines = [
+            _BANNER,
+            f"records clipped onto the ball's boundary : {self.n_clipped}",
+            f"invalid records replaced by the centre   : {self.n_invalid}",
+            f"Fréchet mean: {self.mean_iterations} iterations, gradient norm {self.mean_grad_norm:.3g}, "
+            f"converged: {self.mean_converged}",
+        ]
+        lines += [f"warning withheld from the caller: {w}" for w in self.warnings]
+        return "\n".join(lines)

@@ -302,11 +302,17 @@ class Manifold(ABC):
 
     def _dataset_array(self, X, name: str) -> np.ndarray:
         """``X`` as a float64 array of shape ``(n, *point_shape)``; NaN/inf allowed."""
+        if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+            raise InvalidTypeError(f"{name}: sparse input is not supported; pass a dense array.")
         try:
             arr = np.asarray(X)
-        except Exception as exc:  # ragged lists and the like
-            raise InvalidDataError(f"{name} could not be converted to an array: {exc}") from exc
-        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)) or np.iscomplexobj(arr):
+            if arr.dtype == object:  # numbers held as Python objects
+                arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:  # ragged lists, strings and the like
+            raise InvalidDataError(f"{name} could not be converted to a numeric array: {exc}") from exc
+        if np.iscomplexobj(arr):
+            raise InvalidDataError(f"{name}: Complex data not supported; records must be real.")
+        if not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):
             raise InvalidTypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}.")
         if arr.ndim != len(self.point_shape) + 1 or arr.shape[1:] != self.point_shape or arr.shape[0] == 0:
             shape = ", ".join(map(str, self.point_shape))

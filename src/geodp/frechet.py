@@ -137,6 +137,7 @@ def _barzilai_borwein(space, previous, mean, direction) -> float | None:
 
 
 _ARMIJO = 1e-4
+_MEMORY = 10
 
 
 def frechet_mean(
@@ -237,12 +238,15 @@ def _karcher_flow(space, X, w, mean, *, tol, max_iter, step, adaptive):
     """Riemannian gradient descent on ``F(x) = ½ Σ w_i ρ²(x, x_i)``.
 
     Adaptive: the trial step is ``step`` first, then Barzilai–Borwein; it is kept only if it
-    satisfies the Armijo condition, otherwise the safe step ``1/L`` is taken, ``L`` the Hessian
-    bound over the segment (distances to the records grow by at most the step length), which
-    decreases F in exact arithmetic. The flow is therefore monotone on every space.
+    satisfies the non-monotone Armijo condition of Grippo, Lampariello & Lucidi (1986) against
+    the largest of the last ``_MEMORY`` objective values (as in Raydan's 1997 globalised BB
+    method), otherwise the safe step ``1/L`` is taken, ``L`` the Hessian bound over the segment
+    (distances to the records grow by at most the step length), which decreases F in exact
+    arithmetic. F never exceeds its starting value, and the flow converges on every space.
     """
     direction, grad_norm, dists = space._karcher_direction(mean, X, w)
     objective = 0.5 * float(np.sum(w * dists**2))
+    recent = [objective]
     previous = None
     n_iter = 0
     while n_iter < max_iter and grad_norm >= tol and np.isfinite(grad_norm):
@@ -258,14 +262,17 @@ def _karcher_flow(space, X, w, mean, *, tol, max_iter, step, adaptive):
         candidate = space.project(space._exp(mean, trial * direction))
         new = space._karcher_direction(candidate, X, w)
         new_objective = 0.5 * float(np.sum(w * new[2] ** 2))
-        if adaptive and trial > safe and not new_objective <= objective - _ARMIJO * trial * grad_norm**2:
+        if adaptive and trial > safe and not new_objective <= max(recent) - _ARMIJO * trial * grad_norm**2:
             trial = safe
             candidate = space.project(space._exp(mean, trial * direction))
             new = space._karcher_direction(candidate, X, w)
             new_objective = 0.5 * float(np.sum(w * new[2] ** 2))
         previous = (mean, direction, trial)
-        mean, objective = candidate, new_objective
+        mean = candidate
+        recent = (recent + [new_objective])[-_MEMORY:]
         direction, grad_norm, dists = new
-    unique = bool(np.all(np.asarray(space._dist(mean, X)) < uniqueness_radius(space))) if np.all(np.isfinite(mean)) else False
+    limit = uniqueness_radius(space)
+    # On positively curved spaces measure the distances afresh: a log at the cut locus is 0.
+    unique = bool(np.all(np.isfinite(mean)) and (limit == math.inf or np.all(space._dist(mean, X) < limit)))
     converged = bool(grad_norm < tol) and unique
     return mean, FrechetMeanInfo(n_iter, float(grad_norm), converged, "karcher-flow", unique)

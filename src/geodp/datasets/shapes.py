@@ -87,8 +87,9 @@ class CellShapes:
 def load_cell_shapes(n_landmarks: int = 8, *, cell_line=None, treatment=None) -> CellShapes:
     """Load geomstats' cell contours as ``n_landmarks``-landmark configurations.
 
-    Needs the optional dependency geomstats (``pip install "geodp[geomstats]"``); the data ship
-    inside it, nothing is downloaded.
+    Needs the optional dependency geomstats (the ``geomstats`` extra: ``pip install -e ".[geomstats]"``
+    in the root of a checkout of geodp; ``pip install "geodp[geomstats]"`` once geodp is published
+    on a package index); the data ship inside it, nothing is downloaded.
 
     Parameters
     ----------
@@ -106,7 +107,11 @@ def load_cell_shapes(n_landmarks: int = 8, *, cell_line=None, treatment=None) ->
     try:
         from geomstats.datasets.utils import load_cells
     except ImportError as err:  # optional dependency
-        raise ImportError('load_cell_shapes needs geomstats: pip install "geodp[geomstats]"') from err
+        raise ImportError(
+            "load_cell_shapes needs the optional dependency geomstats: from a checkout of geodp, run "
+            'pip install -e ".[geomstats]" in the repository root (once geodp is published on a package '
+            'index: pip install "geodp[geomstats]")'
+        ) from err
     cells, lines, treatments = load_cells()
     lines, treatments = np.asarray(lines), np.asarray(treatments)
     for name, value, options in (("cell_line", cell_line, lines), ("treatment", treatment, treatments)):

@@ -20,7 +20,9 @@ from geodp.experiments.plotting import epsilon_figure
 from geodp.frechet import frechet_mean
 from geodp.manifolds.kendall import KendallShape
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism, PointwiseShapeLaplace
-from geodp.sensitivity import frechet_mean_sensitivity
+from geodp.errors import InvalidParameterError
+from geodp.sensitivity import check_radius, frechet_mean_sensitivity, max_radius
+from geodp.validation import as_generator, check_epsilon
 
 __all__ = ["run_cell_shapes"]
 
@@ -34,16 +36,30 @@ def run_cell_shapes(n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releas
     Parameters
     ----------
     n_landmarks : int
+        k ≥ 3 landmarks per contour.
     radius : float
-        Public ball radius in shape distance (< π/8). At 0.25 the exact KNG sampler's public
-        acceptance bound is ≈ h^(2k−4); larger radii send KNG to MH (reported).
+        Public ball radius in shape distance, 0 < radius < r* = π/8 (checked before any work). At
+        0.25 the exact KNG sampler's public acceptance bound is ≈ h^(2k−4); larger radii send KNG
+        to MH (announced before the table, and ``exact`` is False).
     epsilons : sequence of float
+        Privacy budgets, each > 0.
     releases : int
-        Independent releases per (ε, mechanism).
-    seed : int
+        Independent releases per (ε, mechanism), ≥ 2 (the table reports a standard error).
+    seed : int or numpy.random.Generator
     output_dir : str or Path, optional
+        Folder of the plot (needs matplotlib); no plot when None.
     out : file-like, optional
         Default: the current ``sys.stdout``.
+
+    The number of clipped records and the clipping bias are printed as curator-only diagnostics:
+    they are computed from the private data and are not part of any release.
+
+    Raises
+    ------
+    InvalidParameterError, AssumptionError
+        A parameter is out of range (e.g. ``radius ≥ r*``), before any data are loaded.
+    ImportError
+        geomstats (the source of the cell contours) is not installed.
 
     Returns
     -------
@@ -58,8 +74,17 @@ def run_cell_shapes(n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releas
     ['kng', 'laplace', 'pointwise']
     """
     out = sys.stdout if out is None else out
-    space = KendallShape(n_landmarks)
-    rng = np.random.default_rng(seed)
+    # Validate everything before loading data or doing any work.
+    if isinstance(n_landmarks, bool) or not isinstance(n_landmarks, (int, np.integer)) or n_landmarks < 3:
+        raise InvalidParameterError(f"n_landmarks must be an integer >= 3, got {n_landmarks!r}.")
+    space = KendallShape(int(n_landmarks))
+    radius = check_radius(space, radius)
+    epsilons = tuple(check_epsilon(e) for e in np.atleast_1d(np.asarray(epsilons, dtype=object)))
+    if not epsilons:
+        raise InvalidParameterError("epsilons must hold at least one value.")
+    if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 2:
+        raise InvalidParameterError(f"releases must be an integer >= 2 (the table reports a standard error), got {releases!r}.")
+    rng = as_generator(seed)
     public = space.check_points(load_cell_shapes(n_landmarks, cell_line="dlm8").landmarks)
     private = space.check_points(load_cell_shapes(n_landmarks, cell_line="dunn", treatment="control").landmarks)
     center = frechet_mean(space, public)
@@ -68,19 +93,31 @@ def run_cell_shapes(n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releas
     clipped, was_clipped = space.clip_to_ball(private, center, radius)
     clipped_mean = frechet_mean(space, clipped)
     print(
-        f"cells: n = {n} private (dunn, control), centre = mean shape of {len(public)} public dlm8 cells; "
-        f"radius {radius}; {int(was_clipped.sum())} records clipped; clipping bias "
+        f"cells: n = {n} private (dunn, control); public centre = mean shape of {len(public)} dlm8 cells; "
+        f"public radius {radius:g} (r* = {max_radius(space):.4f})\n"
+        f"curator-only diagnostics (computed from the private data, not released): "
+        f"{int(was_clipped.sum())} of {n} records clipped; clipping bias "
         f"ρ(clipped mean, mean) = {float(space._dist(clipped_mean, target)):.4f}",
         file=out,
     )
+    # Which KNG sampler runs is decided from public quantities (ε, n, radius), so say it up front.
+    kng = {eps: KNGMechanism(space, epsilon=eps, sensitivity=frechet_mean_sensitivity(space, radius, n, "kng"),
+                             center=center, radius=radius) for eps in epsilons}
+    mcmc = [eps for eps, mech in kng.items() if not mech.exact]
+    if mcmc:
+        print(
+            f"note: at radius {radius:g} the exact KNG sampler's public acceptance bound is too small for "
+            f"ε = {', '.join(f'{e:g}' for e in mcmc)}; KNG falls back to MCMC there (only approximately DP, "
+            f"exact = False) and takes seconds per release. A smaller radius (e.g. 0.25) keeps it exact.",
+            file=out,
+        )
     rows = []
-    print(f"\n{'epsilon':>8} {'mechanism':>10} {'mean ρ to mean':>15} {'± s.e.':>8} {'sigma':>9} {'exact':>6} {'ms/rel':>7}", file=out)
+    print(f"\n{'epsilon':>8} {'mechanism':>10} {'mean ρ to mean':>15} {'± s.e.':>8} {'scale':>9} {'exact':>6} {'ms/rel':>7}", file=out)
     for eps in epsilons:
         for name in MECHANISMS:
             start = time.perf_counter()
             if name == "kng":
-                mech = KNGMechanism(space, epsilon=eps, sensitivity=frechet_mean_sensitivity(space, radius, n, "kng"),
-                                    center=center, radius=radius)
+                mech = kng[eps]
                 out_shapes, sigma, exact = mech.randomise(clipped, rng=rng, size=releases), mech.scale, mech.guarantee.exact
             elif name == "laplace":
                 mech = LaplaceMechanism(space, epsilon=eps, sensitivity=frechet_mean_sensitivity(space, radius, n),
@@ -94,15 +131,15 @@ def run_cell_shapes(n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releas
             row = {"epsilon": eps, "mechanism": name, "error": float(d.mean()),
                    "stderr": float(d.std(ddof=1) / np.sqrt(len(d))), "scale": sigma, "exact": exact, "ms": ms}
             rows.append(row)
-            print(f"{eps:>8} {name:>10} {row['error']:>15.4f} {row['stderr']:>8.4f} {sigma:>9.3g} {str(exact):>6} {ms:>7.2f}", file=out)
+            print(f"{eps:>8g} {name:>10} {row['error']:>15.4f} {row['stderr']:>8.4f} {sigma:>9.3g} {str(exact):>6} {ms:>7.2f}", file=out)
     if output_dir is not None:
-        _plot(rows, Path(output_dir), out)
+        _plot(rows, Path(output_dir), out, n_landmarks)
     return rows
 
 
-def _plot(rows, output_dir: Path, out) -> None:
+def _plot(rows, output_dir: Path, out, n_landmarks: int) -> None:
     with epsilon_figure(output_dir / "cell_shapes.png", ylabel="shape distance to the non-private mean",
-                        title="Private mean cell shape (8 landmarks)", out=out) as ax:
+                        title=f"Private mean cell shape ({n_landmarks} landmarks)", out=out) as ax:
         if ax is None:
             return
         for name in MECHANISMS:

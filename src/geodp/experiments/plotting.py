@@ -33,7 +33,9 @@ def epsilon_figure(path, *, ylabel: str, title: str, out):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("\n(plot skipped: install matplotlib, e.g. pip install 'geodp[experiments]')", file=out)
+        print("\n(plot skipped: matplotlib is not installed; it is in the experiments extra: from a checkout "
+              'of geodp, pip install -e ".[experiments]" in the repository root; once geodp is published on a '
+              'package index, pip install "geodp[experiments]")', file=out)
         yield None
         return
     path = Path(path)

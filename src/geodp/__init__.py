@@ -1,10 +1,19 @@
 """geodp — differential privacy on Riemannian manifolds."""
 
-from geodp import calibration, manifolds, models, sensitivity
+from geodp import calibration, manifolds, sensitivity
 from geodp.errors import GeodpError, PrivacyLeakWarning
 from geodp.frechet import frechet_mean
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # geodp.models imports scikit-learn (seconds): load it on first use, not with the package.
+    if name == "models":
+        import importlib
+
+        return importlib.import_module("geodp.models")
+    raise AttributeError(f"module 'geodp' has no attribute {name!r}")
 
 __all__ = [
     "GeodpError",

@@ -11,6 +11,7 @@ from scipy import stats
 from geodp.distributions import RiemannianLaplace
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.radial import RadialLaw
+from geodp.errors import ApproximateSamplerWarning
 from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
 
 N = 8000
@@ -111,7 +112,8 @@ def test_mcmc_fallback_reports_diagnostics_and_is_marked_inexact():
     # SPD(5) at σ = 0.3 has rejection acceptance ~1e-16: the eigenvalue law falls back to MH.
     law = RiemannianLaplace(SPD(5), np.eye(5), 0.3, burn_in=300, thinning=5)
     assert not law.exact and "MH" in law.sampler
-    x = law.sample(3, rng=13)
+    with pytest.warns(ApproximateSamplerWarning, match="log-eigenvalues"):
+        x = law.sample(3, rng=13)
     assert x.shape == (3, 5, 5) and np.all(SPD(5).belongs(x))
     assert law.diagnostics is not None and 0 < law.diagnostics.acceptance_rate < 1
 
@@ -121,7 +123,8 @@ def test_truncation_with_tiny_acceptance_switches_to_mh_and_says_so():
     space, center = Sphere(12), np.eye(13)[0]
     law = RiemannianLaplace(space, center, 50.0, center=center, radius=0.05, burn_in=200, thinning=2)
     assert not law.exact and "MH restricted to the ball" in law.sampler
-    x = law.sample(5, rng=14)
+    with pytest.warns(ApproximateSamplerWarning, match="restricted to the ball"):
+        x = law.sample(5, rng=14)
     assert np.all(space.dist(center, x) <= 0.05)
     assert law.diagnostics.acceptance_rate > 0.05
 
@@ -132,5 +135,6 @@ def test_truncated_spd_law_without_a_usable_exact_sampler_uses_mh_on_the_ball():
     space, I = SPD(6), np.eye(6)
     law = RiemannianLaplace(space, I, 1.0, center=I, radius=2.0, burn_in=200, thinning=50)
     assert not law.exact and "MH restricted to the ball" in law.sampler
-    x = law.sample(4, rng=15)
+    with pytest.warns(ApproximateSamplerWarning, match="restricted to the ball"):
+        x = law.sample(4, rng=15)
     assert np.all(space.dist(I, x) <= 2.0) and law.diagnostics.acceptance_rate > 0

@@ -2,15 +2,41 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from abc import ABC, abstractmethod
 
 import numpy as np
 
-from geodp.errors import InvalidParameterError, InvalidTypeError
+from geodp.errors import ApproximateSamplerWarning, InvalidParameterError, InvalidTypeError
 from geodp.manifolds.base import Manifold
 from geodp.validation import as_generator
 
 __all__ = ["Distribution", "FlatChartDistribution", "rejection_sample"]
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _caller_stacklevel() -> int:
+    """``stacklevel`` that attributes a warning to the first frame outside geodp (as pandas'
+    ``find_stack_level``), counted from the function that calls :func:`warnings.warn`."""
+    frame, level = sys._getframe(1), 1  # level 1: the caller of warnings.warn
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def approximate_sampler_notice(law: str, sampler: str, reason: str) -> str:
+    """The text of :class:`~geodp.errors.ApproximateSamplerWarning`. Every argument must be public
+    (a function of the space, σ, the public ball, the settings and the public floors): never an
+    acceptance rate, ESS or any other number computed from a chain run on private data."""
+    return (
+        f"{law}: this release is drawn by {sampler}, because {reason}. MCMC output is only "
+        "approximately from the target law, so differential privacy then holds only "
+        "approximately (the guarantee says exact=False; the chain's diagnostics depend on the "
+        "data and are for the data holder, not for publication)."
+    )
 
 
 def rejection_sample(propose, need: int, item_shape, rate_guess: float, rng, max_batch: int = 1_000_000):
@@ -84,6 +110,14 @@ class Distribution(ABC):
     space: Manifold
     exact: bool
     sampler: str
+    #: Text of the :class:`~geodp.errors.ApproximateSamplerWarning` a non-exact law emits once per
+    #: :meth:`sample` call (public quantities only); ``None`` for exact laws.
+    approximation_notice: str | None = None
+
+    def _warn_if_approximate(self) -> None:
+        """Emit :class:`~geodp.errors.ApproximateSamplerWarning` when the sampler is not exact."""
+        if not self.exact and self.approximation_notice is not None:
+            warnings.warn(self.approximation_notice, ApproximateSamplerWarning, stacklevel=_caller_stacklevel())
 
     @abstractmethod
     def sample(self, size=None, rng=None):

@@ -15,14 +15,21 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import numpy as np
 
-from geodp.distributions.base import Distribution, _size_tuple, rejection_sample
+from geodp.distributions.base import Distribution, _size_tuple, approximate_sampler_notice, rejection_sample
 from geodp.distributions.laplace import ACCEPTANCE_FLOOR, RiemannianLaplace, _eigenvalue_law, _radial_law
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.radial import is_isotropic
-from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError
+from geodp.errors import (
+    ConvergenceWarning,
+    InvalidDataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    NotOnManifoldError,
+)
 from geodp.frechet import frechet_mean
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.spd import AffineInvariantSPD
@@ -113,21 +120,39 @@ class KNGDistribution(Distribution):
     scale : float
         σ > 0.
     center, radius
-        The public ball (ignored on flat spaces, where KNG is the untruncated Laplace).
+        The public ball. The records must lie in it on every space (the gradient sensitivity
+        assumes it); on flat spaces it does not restrict the law, which is the untruncated
+        Laplace at the mean there.
     sampler : {"auto", "exact", "mcmc"}
         ``"auto"``: exact rejection unless :func:`kng_acceptance_lower_bound` is below
-        :data:`~geodp.distributions.laplace.ACCEPTANCE_FLOOR`, then MH.
+        :data:`~geodp.distributions.laplace.ACCEPTANCE_FLOOR`, then MH. MH chains start at the
+        public ``center`` (never at the private mean) and reach the law by the burn-in; every
+        :meth:`sample` call that is not exact emits one
+        :class:`~geodp.errors.ApproximateSamplerWarning` (public text).
     burn_in, thinning : int
         MH settings (S22: 20,000 and 600).
+
+    Raises
+    ------
+    InvalidDataError
+        A record lies outside the ball (the message holds no number computed from the data).
+    NotOnManifoldError
+        A record is not a point of the space (idem).
 
     Attributes
     ----------
     frechet_mean : numpy.ndarray
-        The (non-private) mean used as the proposal's footpoint. Never release it.
+        The (non-private) mean used as the proposal's footpoint, by the Karcher flow from the
+        public centre. Never release it.
+    mean_info : FrechetMeanInfo
+        How the flow ended. **Data-dependent**; its ConvergenceWarning is not emitted (it would
+        carry numbers computed from the data): the sampler stays exact when the flow stops early,
+        because the acceptance uses ``‖∇F_D(x)‖ ≥ h ρ(x, x̄') − ‖∇F_D(x̄')‖`` at the computed x̄'.
     acceptance_rate : float or None
         Observed acceptance of the last exact draw. **Data-dependent**: a diagnostic for the
         data holder, not for publication.
     diagnostics : MCMCDiagnostics or None
+        Of the last MH run. **Data-dependent**, like ``acceptance_rate``.
 
     Examples
     --------
@@ -147,17 +172,26 @@ class KNGDistribution(Distribution):
         self.scale = check_positive(scale, "scale")
         self.center = space.check_points(center, "center", batch_ndim=0)
         self.radius = check_radius(space, radius)
-        data = space.check_points(data, "data", batch_ndim=1)
-        if not space.is_flat:
-            outside = np.asarray(space._dist(self.center, data)) > self.radius * (1 + 1e-9)
-            if np.any(outside):
-                raise InvalidDataError(
-                    f"{int(outside.sum())} record(s) lie outside B_{self.radius!r}(center): KNG's "
-                    "sensitivity needs the data in the ball; clip them first (space.clip_to_ball)."
-                )
+        try:
+            data = space.check_points(data, "data", batch_ndim=1)
+        except NotOnManifoldError:  # the generic message counts and locates the bad records
+            raise NotOnManifoldError(
+                f"data holds records that are not points of {space!r}; find them with "
+                "space.invalid_records(data)."
+            ) from None
+        # Every space, flat ones included: the gradient sensitivity (and KNGMechanism) assume it.
+        if np.any(np.asarray(space._dist(self.center, data)) > self.radius * (1 + 1e-9)):
+            raise InvalidDataError(
+                f"data holds records outside the public ball B_{self.radius!r}(center): KNG's "
+                "sensitivity needs the data in the ball; clip them first (space.clip_to_ball)."
+            )
         self.data = data
         self.burn_in, self.thinning = burn_in, thinning
-        self.frechet_mean = frechet_mean(space, data, tol=1e-12)
+        with warnings.catch_warnings():
+            # Its text (iterations, gradient norm) is computed from the data; see mean_info.
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            self.frechet_mean, self.mean_info = frechet_mean(space, data, tol=1e-12, init=self.center,
+                                                             return_info=True)
         self.h, self.H = (1.0, 1.0) if space.is_flat else gradient_norm_bounds(space, self.radius)
         self.acceptance_bound = kng_acceptance_lower_bound(space, self.scale, self.radius)
         use_mcmc = kng_uses_mcmc(space, self.scale, self.radius, sampler)
@@ -168,19 +202,41 @@ class KNGDistribution(Distribution):
             self._proposal = RiemannianLaplace(space, self.frechet_mean, self.scale / self.h,
                                                center=self.center, radius=self.radius)
         self.exact = not use_mcmc and self._proposal.exact
+        self.approximation_notice = None
+        law = f"KNG on {space!r}"
         if space.is_flat:
             self.sampler = f"exact: KNG = Laplace at the mean in a flat space ({self._proposal.sampler})"
         elif use_mcmc:
             self.sampler = (
                 f"MH on the ball (public acceptance bound {self.acceptance_bound:.1e} < {ACCEPTANCE_FLOOR})"
                 if sampler == "auto" else "MH on the ball (requested)"
-            ) + f"; burn-in {burn_in}, thinning {thinning}"
+            ) + f", started at the center; burn-in {burn_in}, thinning {thinning}"
+            reason = (
+                f"the public lower bound {self.acceptance_bound:.1e} on the exact rejection sampler's "
+                f"acceptance is below the floor {ACCEPTANCE_FLOOR}"
+                if sampler == "auto" else "sampler='mcmc' was requested"
+            )
+            self.approximation_notice = approximate_sampler_notice(
+                law, f"random-walk Metropolis–Hastings restricted to the ball B_{self.radius!r}(center), "
+                f"started at the public center, burn-in {burn_in}, thinning {thinning}", reason)
         else:
             self.sampler = (
                 f"exact rejection from the Laplace with scale σ/h (h = {self.h:.4g}) on the ball; "
                 f"acceptance ≥ {self.acceptance_bound:.3g} (public bound)"
             )
+            if not self._proposal.exact:
+                self.sampler = (
+                    f"rejection from the Laplace with scale σ/h (h = {self.h:.4g}) on the ball, whose "
+                    f"draws are approximate ({self._proposal.sampler})"
+                )
+                self.approximation_notice = approximate_sampler_notice(
+                    law, f"rejection from a Laplace proposal (scale σ/h = {self.scale / self.h:.6g}) "
+                    f"that is itself drawn by {self._proposal._mh_sampler}",
+                    f"for that proposal {self._proposal._mh_reason}")
         self._use_mcmc = use_mcmc
+        # ‖∇F_D(x)‖ ≥ hρ(x, x̄) ≥ hρ(x, x̄') − ‖∇F_D(x̄')‖ at the computed mean x̄' (also in the ball):
+        # subtracting this offset keeps the rejection exact however far the flow got.
+        self._mean_offset = 0.0 if space.is_flat else float(self.gradient_norm(self.frechet_mean))
 
     def sample_coordinates(self, size=None, rng=None):
         """Flat spaces: draws in the isometric chart (KNG is the Laplace at the mean there)."""
@@ -210,25 +266,28 @@ class KNGDistribution(Distribution):
         return value
 
     def sample(self, size=None, rng=None):
-        """Draw ``size`` points (``None``: one point)."""
+        """Draw ``size`` points (``None``: one point). Warns
+        (:class:`~geodp.errors.ApproximateSamplerWarning`, once per call) when not exact."""
+        self._warn_if_approximate()
         rng = as_generator(rng)
         shape = _size_tuple(size)
         m = int(np.prod(shape, dtype=int))
         if self.space.is_flat:
-            return self._proposal.sample(size, rng=rng)
+            return self._proposal._sample(size, rng=rng)
         if self._use_mcmc:
+            # Public start (the centre), never the private mean: the burn-in reaches the law.
             result = random_walk_metropolis(
-                self.space, self.log_density, np.repeat(self.frechet_mean[None], m, axis=0),
+                self.space, self.log_density, np.repeat(self.center[None], m, axis=0),
                 burn_in=self.burn_in, thinning=self.thinning, step_size=min(self.scale, self.radius),
                 in_support=lambda x: np.asarray(self.space._dist(self.center, x)) <= self.radius, rng=rng,
             )
             self.diagnostics = result.diagnostics
             return result.samples[0].reshape(shape + self.space.point_shape)
         def propose(batch, rng):
-            x = self._proposal.sample(batch, rng=rng)
+            x = self._proposal._sample(batch, rng=rng)
             rho = np.asarray(self.space._dist(self.frechet_mean, x))
-            # ‖∇F‖ ≥ hρ holds exactly at the true mean; the 1e-12 tolerance of x̄ is absorbed by the clamp.
-            return x, np.minimum(-(self.gradient_norm(x) - self.h * rho) / self.scale, 0.0)
+            # ≤ 0 up to rounding (the offset accounts for the inexact mean); the clamp absorbs rounding.
+            return x, np.minimum(-(self.gradient_norm(x) - self.h * rho + self._mean_offset) / self.scale, 0.0)
 
         # The public bound is pessimistic: start from a quarter, then the observed rate.
         out, self.acceptance_rate = rejection_sample(propose, m, self.space.point_shape,

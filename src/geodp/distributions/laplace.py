@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from geodp.distributions.base import Distribution, _size_tuple, rejection_sample
+from geodp.distributions.base import Distribution, _size_tuple, approximate_sampler_notice, rejection_sample
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.radial import RadialLaw, is_isotropic
 from geodp.distributions.spd_affine import SPDEigenvalueLaw, spd_laplace_scale_limit
@@ -121,6 +121,11 @@ class RiemannianLaplace(Distribution):
     ``η = m0`` from public quantities only, is below :data:`ACCEPTANCE_FLOOR`, MH restricted to
     the ball is used instead. :attr:`exact` and :attr:`sampler` record the choice.
 
+    MH chains start at a public point, never at η: the centre ``m0`` of the ball, or, untruncated,
+    ``space.random_point(rng=0)`` (a generic space has no canonical origin; this fixed-seed point
+    depends on the space alone), and reach the law by the burn-in. Every :meth:`sample` call that
+    uses MH emits one :class:`~geodp.errors.ApproximateSamplerWarning` (public text).
+
     Parameters
     ----------
     space : Manifold
@@ -139,7 +144,7 @@ class RiemannianLaplace(Distribution):
         The untruncated law is not normalisable (hyperbolic with ``1/σ ≤ (d−1)/R``, AI-SPD with
         ``σ ≥ σ_max(k)``).
     InvalidDataError
-        η outside the truncation ball.
+        η outside the truncation ball (the message carries no number computed from η).
 
     Examples
     --------
@@ -164,9 +169,8 @@ class RiemannianLaplace(Distribution):
             self.radius = check_positive(radius, "radius")
             excess = np.max(space._dist(self.center, self.footpoint)) - self.radius
             if excess > 1e-9 * max(1.0, self.radius):
-                raise InvalidDataError(
-                    f"footpoint lies {excess:.3g} outside the truncation ball B_{self.radius!r}(center)."
-                )
+                # no number computed from the footpoint in the message: it is private
+                raise InvalidDataError(f"footpoint lies outside the truncation ball B_{self.radius!r}(center).")
             t_max = 2.0 * self.radius
         self.diagnostics = None
         self._choose_sampler(t_max)
@@ -195,23 +199,50 @@ class RiemannianLaplace(Distribution):
                 else f"MH on the k = {space.k} log-eigenvalues (rejection acceptance {rate:.1e} < "
                 f"{ACCEPTANCE_FLOOR}), Haar eigenvectors exact; burn-in {self.burn_in}"
             )
+            mh = (
+                f"MH on the k = {space.k} log-eigenvalues r of η^-½ X η^-½ (Hajri's decomposition; the "
+                f"law of r does not depend on η), started at r ≈ 0, Haar eigenvectors exact, burn-in "
+                f"{self.burn_in}, thinning {self.thinning}",
+                f"the exact eigenvalue rejection sampler at σ = {self.scale:.6g} accepts {rate:.1e} < "
+                f"{ACCEPTANCE_FLOOR} (a fixed-seed pilot: a function of k, σ and the public radius only)",
+            )
             ball_rate = _spd_ball_rate(space.k, self.scale, t_max, self.radius) if self.truncated else 1.0
         else:
             self._method, ball_rate = "mcmc", 1.0
-            description = f"MH random walk (no exact sampler for {space!r}); burn-in {self.burn_in}"
+            description = (
+                f"MH random walk (no exact sampler for {space!r}), started at space.random_point(rng=0); "
+                f"burn-in {self.burn_in}"
+            )
+            mh = (
+                f"random-walk Metropolis–Hastings started at the public point space.random_point(rng=0), "
+                f"burn-in {self.burn_in}, thinning {self.thinning}",
+                f"no exact sampler is known for {space!r}",
+            )
         if self.truncated:
             if ball_rate < ACCEPTANCE_FLOOR:
                 self._method = "mcmc"
                 description = (
-                    f"MH restricted to the ball: exact sampling with rejection into "
-                    f"B_{self.radius!r} would accept below {ACCEPTANCE_FLOOR} (estimated at "
+                    f"MH restricted to the ball, started at its center: exact sampling with rejection "
+                    f"into B_{self.radius!r} would accept below {ACCEPTANCE_FLOOR} (estimated at "
                     f"footpoint = center: {ball_rate:.1e}); burn-in {self.burn_in}"
+                )
+                mh = (
+                    f"random-walk Metropolis–Hastings restricted to the ball B_{self.radius!r}(center), "
+                    f"started at the public center, burn-in {self.burn_in}, thinning {self.thinning}",
+                    f"exact rejection into the ball would accept below {ACCEPTANCE_FLOOR} (public "
+                    f"estimate at footpoint = center: {ball_rate:.1e})",
                 )
             else:
                 trunc = f"; truncated to B_{self.radius!r}(center) by rejection (acceptance ≈ {ball_rate:.3g} at the center)"
         self._ball_acceptance = ball_rate  # first-batch guess for the truncation rejection
         self.exact = self._method in ("chart", "radial", "spd-eigen")
         self.sampler = description + trunc
+        # Public: (space, σ, ball, settings) only. Kept for KNG, whose proposal this law may be.
+        self._mh_sampler, self._mh_reason = (None, None) if self.exact else mh
+        self.approximation_notice = (
+            None if self.exact
+            else approximate_sampler_notice(f"Riemannian Laplace on {space!r}", self._mh_sampler, self._mh_reason)
+        )
 
     # ----------------------------------------------------------------- drawing
     def _draw_coordinates(self, m, rng):
@@ -239,13 +270,20 @@ class RiemannianLaplace(Distribution):
         """``η^½`` (AI-SPD draws are ``η^½ Exp(S) η^½``), computed once per law."""
         return mf.sqrtm_and_invsqrtm(self.footpoint)[0]
 
+    def _mcmc_start(self):
+        """The chains' public starting point: the ball's centre, else a fixed-seed point of the
+        space (never the footpoint, which is private; the burn-in carries the chains to the law)."""
+        if self.truncated:
+            return self.center
+        return self.space.check_points(self.space.random_point(rng=0), "start", batch_ndim=0)
+
     def _mcmc(self, m, rng):
         support = None
         if self.truncated:
             def support(x):
                 return self.space._dist(self.center, x) <= self.radius
         result = random_walk_metropolis(
-            self.space, self.log_density, np.repeat(self.footpoint[None], m, axis=0),
+            self.space, self.log_density, np.repeat(self._mcmc_start()[None], m, axis=0),
             burn_in=self.burn_in, thinning=self.thinning, in_support=support,
             step_size=min(self.scale, self.radius if self.truncated else math.inf, self.space.injectivity_radius / 4),
             rng=rng,
@@ -254,7 +292,13 @@ class RiemannianLaplace(Distribution):
         return result.samples[0]
 
     def sample(self, size=None, rng=None):
-        """Draw ``size`` points (``None``: one point)."""
+        """Draw ``size`` points (``None``: one point). Warns
+        (:class:`~geodp.errors.ApproximateSamplerWarning`, once per call) when the sampler is MH."""
+        self._warn_if_approximate()
+        return self._sample(size, rng)
+
+    def _sample(self, size=None, rng=None):
+        """:meth:`sample` without the warning (for laws that use this one as a proposal)."""
         rng = as_generator(rng)
         shape = _size_tuple(size)
         m = int(np.prod(shape, dtype=int))

@@ -16,7 +16,14 @@ from geodp.distributions import KNGDistribution, RiemannianLaplace
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.errors import ApproximateSamplerWarning, InvalidDataError, NotOnManifoldError
 from geodp.manifolds import SPD, Euclidean, Sphere
-from geodp.mechanisms import KNGMechanism, LaplaceMechanism
+from geodp.manifolds import KendallShape
+from geodp.mechanisms import (
+    ExtrinsicMeanMechanism,
+    KNGMechanism,
+    LaplaceMechanism,
+    PointwiseShapeLaplace,
+    TangentGaussianMechanism,
+)
 
 
 def spy_on_mh(monkeypatch, module, **overrides):
@@ -276,3 +283,57 @@ def test_kng_stays_exact_and_silent_when_the_mean_is_not_converged(monkeypatch):
     good = KNGDistribution(space, X, 0.05, center=center, radius=radius)
     x, y = law.sample(3000, rng=43), good.sample(3000, rng=44)
     assert stats.ks_2samp(space.dist(good.frechet_mean, x), space.dist(good.frechet_mean, y)).pvalue > 1e-3
+
+
+def refusal_texts(call, variants, error=InvalidDataError):
+    texts = []
+    for value in variants:
+        with pytest.raises(error) as caught:
+            call(value)
+        texts.append(str(caught.value))
+    return texts
+
+
+def spoil(X, k, how):
+    """``X`` with ``k`` entries made NaN, or ``k`` records pushed off the manifold."""
+    X = np.array(X, dtype=float, copy=True)
+    if how == "nan":
+        X.reshape(-1)[:k] = np.nan
+    elif X.shape[-2:] == (5, 2):  # Kendall configurations: degenerate ones (all landmarks equal)
+        X[:k] = 1.0
+    else:
+        X[:k] *= 1.5
+    return X
+
+
+@pytest.mark.parametrize("how, error", [("nan", InvalidDataError), ("off", NotOnManifoldError)])
+def test_validation_messages_of_private_inputs_do_not_count_or_locate_bad_records(how, error):
+    # The generic validation says how many entries are NaN and which record is off the manifold:
+    # numbers computed from the data. Every mechanism and law gives a fixed text instead.
+    sphere, north = Sphere(2), np.array([0.0, 0.0, 1.0])
+    X = ball_data(sphere, north, 0.5, 10, seed=45)
+    kng = KNGMechanism(sphere, epsilon=1.0, sensitivity=0.01, center=north, radius=0.5)
+    extrinsic = ExtrinsicMeanMechanism(sphere, epsilon=1.0, center=north, radius=0.5, n=10)
+    shapes = KendallShape(5)
+    template = shapes.random_point(rng=46)
+    S = ball_data(shapes, template, 0.3, 10, seed=47)
+    pointwise = PointwiseShapeLaplace(shapes, epsilon=1.0, center=template, radius=0.3)
+    laplace = LaplaceMechanism(sphere, epsilon=1.0, sensitivity=0.1)
+    gaussian = TangentGaussianMechanism(epsilon=1.0, delta=1e-6, sensitivity=0.1)
+    cases = [
+        (lambda D: KNGDistribution(sphere, D, 0.1, center=north, radius=0.5), X),
+        (lambda D: kng.randomise(D, rng=0), X),
+        (lambda D: extrinsic.release(D, rng=0), X),
+        (lambda D: pointwise.release(D, rng=0), S),
+        (lambda v: laplace.randomise(v[0], rng=0), X),
+        (lambda v: RiemannianLaplace(sphere, v[0], 0.1), X),
+        (lambda v: gaussian.randomise(v, rng=0), None),  # a batch of 4 SPD(3) values
+    ]
+    for call, clean in cases:
+        if clean is None and how == "off":  # k matrices that are not positive-definite
+            variants = [np.stack([np.diag([1.0, 1.0, -1.0])] * k + [np.eye(3)] * (4 - k)) for k in (1, 3)]
+        else:
+            variants = [spoil(np.stack([np.eye(3)] * 4) if clean is None else clean, k, how) for k in (1, 2)]
+        texts = refusal_texts(call, variants, error)
+        assert texts[0] == texts[1], texts
+        assert "index" not in texts[0] and "value(s)" not in texts[0]

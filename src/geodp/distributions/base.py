@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
@@ -9,11 +10,17 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from geodp.errors import ApproximateSamplerWarning, InvalidParameterError, InvalidTypeError
+from geodp.errors import (
+    ApproximateSamplerWarning,
+    InvalidDataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    NotOnManifoldError,
+)
 from geodp.manifolds.base import Manifold
 from geodp.validation import as_generator
 
-__all__ = ["Distribution", "FlatChartDistribution", "rejection_sample"]
+__all__ = ["Distribution", "FlatChartDistribution", "rejection_sample", "check_private_points", "refuse_non_finite"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -25,6 +32,49 @@ def _caller_stacklevel() -> int:
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def refuse_non_finite(X, name: str) -> None:
+    """Refuse NaN/inf in private values with a message that does not count them (the generic
+    validation counts the bad entries, a number computed from the data)."""
+    arr = None
+    with contextlib.suppress(Exception):  # not array-like: the caller's validation says so
+        arr = np.asarray(X)
+    if (
+        arr is not None
+        and arr.dtype != object
+        and np.issubdtype(arr.dtype, np.number)
+        and not np.iscomplexobj(arr)
+        and not np.all(np.isfinite(arr))
+    ):
+        raise InvalidDataError(f"{name} holds NaN or infinite values; remove or impute them.")
+
+
+def check_private_points(space, X, name: str, batch_ndim=None):
+    """``space.check_points`` for private values (data, the footpoint being privatised).
+
+    A refusal is observable, so its message must not carry numbers computed from the data: the
+    generic messages count the non-finite entries and the off-manifold points and give the index
+    of the first; these are replaced by fixed texts. Shape and dtype messages are kept (the
+    shape of the input is public: n is public).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geodp.manifolds import Sphere
+    >>> try:
+    ...     check_private_points(Sphere(2), np.ones((3, 3)), "data", batch_ndim=1)
+    ... except NotOnManifoldError as e:
+    ...     print(e)
+    data holds points that are not on Sphere(2); find them with space.invalid_records(data).
+    """
+    refuse_non_finite(X, name)
+    try:
+        return space.check_points(X, name, batch_ndim=batch_ndim)
+    except NotOnManifoldError:
+        raise NotOnManifoldError(
+            f"{name} holds points that are not on {space!r}; find them with space.invalid_records({name})."
+        ) from None
 
 
 def approximate_sampler_notice(law: str, sampler: str, reason: str) -> str:
@@ -144,7 +194,7 @@ class FlatChartDistribution(Distribution):
                 f"{type(self).__name__} needs a flat space with a global chart, got {space!r}."
             )
         self.space = space
-        self.footpoint = space.check_points(footpoint, "footpoint")
+        self.footpoint = check_private_points(space, footpoint, "footpoint")
         self.footpoint_coordinates = space.to_coordinates(self.footpoint)
 
     @abstractmethod

@@ -19,17 +19,17 @@ import warnings
 
 import numpy as np
 
-from geodp.distributions.base import Distribution, _size_tuple, approximate_sampler_notice, rejection_sample
+from geodp.distributions.base import (
+    Distribution,
+    _size_tuple,
+    approximate_sampler_notice,
+    check_private_points,
+    rejection_sample,
+)
 from geodp.distributions.laplace import ACCEPTANCE_FLOOR, RiemannianLaplace, _eigenvalue_law, _radial_law
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.radial import is_isotropic
-from geodp.errors import (
-    ConvergenceWarning,
-    InvalidDataError,
-    InvalidParameterError,
-    InvalidTypeError,
-    NotOnManifoldError,
-)
+from geodp.errors import ConvergenceWarning, InvalidDataError, InvalidParameterError, InvalidTypeError
 from geodp.frechet import frechet_mean
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.spd import AffineInvariantSPD
@@ -172,13 +172,7 @@ class KNGDistribution(Distribution):
         self.scale = check_positive(scale, "scale")
         self.center = space.check_points(center, "center", batch_ndim=0)
         self.radius = check_radius(space, radius)
-        try:
-            data = space.check_points(data, "data", batch_ndim=1)
-        except NotOnManifoldError:  # the generic message counts and locates the bad records
-            raise NotOnManifoldError(
-                f"data holds records that are not points of {space!r}; find them with "
-                "space.invalid_records(data)."
-            ) from None
+        data = check_private_points(space, data, "data", batch_ndim=1)  # messages without counts
         # Every space, flat ones included: the gradient sensitivity (and KNGMechanism) assume it.
         if np.any(np.asarray(space._dist(self.center, data)) > self.radius * (1 + 1e-9)):
             raise InvalidDataError(

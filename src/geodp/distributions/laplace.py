@@ -8,7 +8,13 @@ import math
 
 import numpy as np
 
-from geodp.distributions.base import Distribution, _size_tuple, approximate_sampler_notice, rejection_sample
+from geodp.distributions.base import (
+    Distribution,
+    _size_tuple,
+    approximate_sampler_notice,
+    check_private_points,
+    rejection_sample,
+)
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.radial import RadialLaw, is_isotropic
 from geodp.distributions.spd_affine import SPDEigenvalueLaw, spd_laplace_scale_limit
@@ -159,7 +165,7 @@ class RiemannianLaplace(Distribution):
         if not isinstance(space, Manifold):
             raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
         self.space = space
-        self.footpoint = space.check_points(footpoint, "footpoint", batch_ndim=0)
+        self.footpoint = check_private_points(space, footpoint, "footpoint", batch_ndim=0)
         self.scale = check_positive(scale, "scale")
         self.burn_in, self.thinning = burn_in, thinning
         self.truncated = center is not None or radius is not None

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from geodp.calibration import laplace_scale
+from geodp.distributions.base import check_private_points
 from geodp.distributions.laplace import RiemannianLaplace
 from geodp.errors import InvalidDataError, InvalidParameterError, PrivacyLeakWarning
 from geodp.frechet import frechet_mean
@@ -131,7 +132,7 @@ class ExtrinsicMeanMechanism(Mechanism):
     def summary(self, X) -> np.ndarray:
         """The value that is privatised: ambient mean of the clipped records (or, as published,
         their Fréchet mean)."""
-        X = self.space.check_points(X, "X", batch_ndim=1)
+        X = check_private_points(self.space, X, "X", batch_ndim=1)
         if X.shape[0] != self.n:
             raise InvalidDataError(f"X must hold n={self.n} points (n is public), got {X.shape[0]}.")
         clipped, _ = self.space.clip_to_ball(X, self.center, self.radius)

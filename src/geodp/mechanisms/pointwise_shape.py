@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from geodp.distributions.base import check_private_points
 from geodp.errors import InvalidParameterError, InvalidTypeError, PrivacyLeakWarning
 from geodp.frechet import frechet_mean
 from geodp.manifolds.kendall import KendallShape
@@ -102,7 +103,7 @@ class PointwiseShapeLaplace:
     def release(self, X, rng=None, size=None) -> PointwiseRelease:
         """Release the private mean shape of ``X`` (configurations or preshapes, shape (n, k, 2))."""
         rng = as_generator(rng)
-        X = self.space.check_points(X, "X", batch_ndim=1)
+        X = check_private_points(self.space, X, "X", batch_ndim=1)
         n = len(X)
         if self.as_published:
             reference = frechet_mean(self.space, X)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from geodp.calibration import gaussian_sigma
+from geodp.distributions.base import check_private_points, refuse_non_finite
 from geodp.distributions.gaussian import TangentGaussian
 from geodp.errors import InvalidDataError, InvalidParameterError
 from geodp.manifolds.spd import LogEuclideanSPD
@@ -67,6 +68,7 @@ class TangentGaussianMechanism(Mechanism):
     def _space_for(self, value):
         if self.space is not None:
             return self.space
+        refuse_non_finite(value, "value")  # without counting the bad entries
         arr = check_finite_array(value, "value", min_ndim=2)
         if arr.shape[-1] != arr.shape[-2]:
             raise InvalidDataError(f"value must be a k×k SPD matrix (or a batch), got shape {arr.shape}.")
@@ -75,7 +77,7 @@ class TangentGaussianMechanism(Mechanism):
     def distribution(self, value) -> TangentGaussian:
         """The output law for ``value``."""
         space = self._space_for(value)
-        return TangentGaussian(space, space.check_points(value, "value"), self._sigma)
+        return TangentGaussian(space, check_private_points(space, value, "value"), self._sigma)
 
 
     @property

@@ -62,8 +62,9 @@ class PrivateFrechetMean(BaseEstimator):
     radius : float
         Public radius of the data ball, ``0 < radius < r*``.
     mechanism : {"laplace", "tangent-gaussian", "kng"}, default "laplace"
-        ``"kng"``: the K-norm gradient mechanism (S22), sampled exactly; better than the Laplace
-        on positively curved spaces (shapes), where the Laplace sensitivity carries 1/h.
+        ``"kng"``: the K-norm gradient mechanism (S22), sampled exactly. Its scale is 2h times
+        the Laplace's (the Laplace sensitivity carries 1/h, KNG's normaliser needs 2Δ/ε), so it
+        wins only where h < ½: r > 0.58 on the unit sphere, r > 0.29 on Kendall shapes.
     calibration : {"analytic", "classical"}, default "analytic"
         Gaussian calibration, for ``"tangent-gaussian"``.
     on_invalid : {"raise", "center"}, default "raise"

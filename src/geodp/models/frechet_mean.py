@@ -250,7 +250,7 @@ class PrivateFrechetMean(BaseEstimator):
         else:
             self.mean_ = release
         # A function of the release only: free to report.
-        if not np.all(space.belongs(self.mean_)):
+        if not _represents_release(space, self.mean_, release):
             warnings.warn(
                 "The release is not a finite point of the space (the noise carried it beyond what "
                 "float64 represents). Use mean_coordinates_ (exact on flat spaces) or "
@@ -344,3 +344,17 @@ class PrivateFrechetMean(BaseEstimator):
             "project_to_ball": bool(self.project_to_ball),
         }
         return PrivacyReport(text, data)
+
+
+def _represents_release(space, point, release) -> bool:
+    """Is ``point`` a point of the space that stands for ``release``? On flat spaces the release
+    is exact in coordinates and the point must map back to them (a matrix exponential that
+    overflowed, or lost its small eigenvalues, does not)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        if not bool(np.all(space.belongs(point))):
+            return False
+        if not space.is_flat:
+            return True
+        back = space.to_coordinates(point)
+    return bool(np.all(np.isfinite(back))) and float(np.linalg.norm(back - release)) <= 1e-6 * (1.0 + float(np.linalg.norm(release)))

@@ -85,7 +85,8 @@ def test_spd_belongs_is_dtype_aware():
 
 def test_check_points_reports_count_and_hint():
     space = SPD(2)
-    X = np.stack([np.eye(2), -np.eye(2), np.eye(2), np.diag([1.0, 0.0])])
+    # diag(1, -1e-6) is negative beyond rounding (diag(1, 0) is now accepted: rounding level)
+    X = np.stack([np.eye(2), -np.eye(2), np.eye(2), np.diag([1.0, -1e-6])])
     with pytest.raises(NotOnManifoldError, match=r"2 point\(s\) of X .*first at batch index \(1,\).*ridge"):
         space.check_points(X)
 

@@ -13,6 +13,7 @@ import numpy as np
 from geodp.errors import NumericalWarning
 
 _TINY = np.finfo(np.float64).tiny
+_EPS = np.finfo(np.float64).eps
 
 
 def sym(a: np.ndarray) -> np.ndarray:
@@ -25,18 +26,27 @@ def eigh(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.linalg.eigh(sym(a))
 
 
+def rounding_level(w: np.ndarray) -> np.ndarray:
+    """``k·eps·max|λ|`` per matrix (shape ``(..., 1)``), at least the smallest positive float:
+    eigenvalues below it are not determined by a float64 matrix with eigenvalues ``w``
+    (``eigh`` is backward stable: its absolute error is about ``eps·max|λ|``)."""
+    k = w.shape[-1]
+    return np.maximum(k * _EPS * np.max(np.abs(w), axis=-1, keepdims=True), _TINY)
+
+
 def positive_eigenvalues(w: np.ndarray) -> np.ndarray:
-    """Guard eigenvalues of an SPD matrix: values ≤ 0 from rounding are clipped, with a warning."""
+    """Guard eigenvalues of an SPD matrix: values ≤ 0 from rounding are raised to the rounding
+    level :func:`rounding_level` (not to the smallest float, whose log, −708, would be an
+    arbitrary huge distance), with a warning. Positive values are never changed."""
     bad = w <= 0
     if np.any(bad):
         warnings.warn(
-            f"{int(np.count_nonzero(bad))} eigenvalue(s) of a matrix that should be SPD were <= 0 "
-            "after rounding (extremely ill-conditioned input); they were clipped to the smallest "
-            "positive float.",
+            "Eigenvalues of a matrix that should be SPD were <= 0 after rounding (extremely "
+            "ill-conditioned input); they were raised to the rounding level k·eps·max|λ|.",
             NumericalWarning,
             stacklevel=3,
         )
-        w = np.where(bad, _TINY, w)
+        w = np.where(bad, rounding_level(w), w)
     return w
 
 

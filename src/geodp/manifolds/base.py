@@ -21,7 +21,7 @@ class Manifold(ABC):
 
     Subclasses set ``point_shape``, ``dim``, ``curvature_bounds``, ``injectivity_radius``,
     ``is_homogeneous`` and ``is_flat``, and implement :meth:`_exp`, :meth:`_log`, :meth:`_inner`,
-    :meth:`_transport`, :meth:`random_tangent`, :meth:`random_point` and :meth:`_belongs`.
+    :meth:`_transport`, :meth:`_random_tangent`, :meth:`random_point` and :meth:`_belongs`.
     Flat spaces (``is_flat``) also provide a global isometric chart
     :meth:`to_coordinates`/:meth:`from_coordinates` onto ``R^dim``.
 
@@ -337,17 +337,41 @@ class Manifold(ABC):
         return direction, float(self._norm(x, direction)), np.asarray(self._norm(x, logs))
 
     # --------------------------------------------------------------- randomness
-    @abstractmethod
     def random_tangent(self, x, size=None, rng=None):
         """Standard Gaussian tangent vectors at ``x``: coefficients ~ N(0, I_dim) in an
         orthonormal basis of the tangent space.
 
-        ``size`` prepends batch axes; ``x`` broadcasts against them.
+        ``size`` prepends batch axes; ``x`` broadcasts against them. ``x`` is validated like
+        the base points of :meth:`exp`; :meth:`_random_tangent` is the unvalidated fast path.
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Sphere
+        >>> Sphere(2).random_tangent([0.0, 0.0, 1.0], size=4, rng=0).shape
+        (4, 3)
         """
+        return self._random_tangent(self._checked_points(x, "x"), size=size, rng=rng)
 
     def random_unit_tangent(self, x, size=None, rng=None):
-        """Uniformly distributed unit tangent vectors at ``x``."""
-        v = self.random_tangent(x, size=size, rng=rng)
+        """Uniformly distributed unit tangent vectors at ``x`` (validated like :meth:`random_tangent`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from geodp.manifolds import Sphere
+        >>> u = Sphere(2).random_unit_tangent([0.0, 0.0, 1.0], size=3, rng=0)
+        >>> np.allclose(np.linalg.norm(u, axis=-1), 1.0)
+        True
+        """
+        return self._random_unit_tangent(self._checked_points(x, "x"), size=size, rng=rng)
+
+    @abstractmethod
+    def _random_tangent(self, x, size=None, rng=None):
+        """:meth:`random_tangent`, unvalidated."""
+
+    def _random_unit_tangent(self, x, size=None, rng=None):
+        """:meth:`random_unit_tangent`, unvalidated: a Gaussian tangent vector normalised."""
+        v = self._random_tangent(x, size=size, rng=rng)
         n = self._norm(x, v)
         return v / n.reshape(n.shape + (1,) * len(self.point_shape))
 
@@ -389,12 +413,19 @@ class Manifold(ABC):
         """:meth:`clip_to_ball` without validation (the fast path for validated data)."""
         X = np.array(X, dtype=np.float64)
         d = np.asarray(self._dist(center, X))
-        was_clipped = d > radius
+        was_clipped = ~(d <= radius)  # a distance that is not a number counts as outside
         if np.any(was_clipped):
             v = self._log(center, X[was_clipped])
+            # Scale the tangent vector that is exponentiated to length r, measured on that very
+            # vector: for records at the edge of float64 (badly conditioned SPD) ρ from _dist
+            # and |log| come from different rounding and can differ by several per cent.
             # Shrink by a hair so that rounding can never leave a clipped record outside the ball.
-            factor = radius * (1.0 - 1e-12) / d[was_clipped]
-            X[was_clipped] = self._exp(center, v * factor.reshape(factor.shape + (1,) * len(self.point_shape)))
+            length = np.asarray(self._norm(center, v), dtype=float)
+            ok = np.isfinite(length) & (length > 0)
+            factor = np.where(ok, radius * (1.0 - 1e-12) / np.where(ok, length, 1.0), 0.0)
+            expand = factor.shape + (1,) * len(self.point_shape)
+            v = np.where(ok.reshape(expand), v, 0.0)  # no direction (cut locus, overflow): the centre
+            X[was_clipped] = self._exp(center, v * factor.reshape(expand))
         return X, was_clipped
 
     def _batch_size(self, x: np.ndarray, size) -> tuple[int, ...]:

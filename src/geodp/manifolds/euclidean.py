@@ -85,11 +85,11 @@ class Euclidean(Manifold):
         with np.errstate(divide="ignore"):
             return (self.dim - 1) * np.log(t)
 
-    def random_tangent(self, x, size=None, rng=None):
+    def _random_tangent(self, x, size=None, rng=None):
         """Standard Gaussian vectors."""
         x = np.asarray(x, dtype=float)
         return as_generator(rng).standard_normal(self._batch_size(x, size) + self.point_shape)
 
     def random_point(self, size=None, rng=None):
         """Standard Gaussian points."""
-        return self.random_tangent(np.zeros(self.point_shape), size=size, rng=rng)
+        return self._random_tangent(np.zeros(self.point_shape), size=size, rng=rng)

@@ -16,7 +16,7 @@ import numpy as np
 
 from geodp.errors import InvalidDataError, InvalidParameterError, NotOnManifoldError
 from geodp.manifolds.base import Manifold
-from geodp.manifolds.sphere import sphere_angle, sphere_exp_unit, sphere_log_unit
+from geodp.manifolds.sphere import sphere_angle_parts, sphere_exp_unit, sphere_log_parts
 from geodp.validation import as_generator, check_finite_array
 
 __all__ = ["KendallShape"]
@@ -42,6 +42,16 @@ def _unit_phase(c):
     """``c/|c|``, with 1 where ``c = 0`` (the cut locus, where every rotation is optimal)."""
     a = np.abs(c)
     return np.where(a > 0, c / np.where(a > 0, a, 1.0), 1.0)
+
+
+def _unit_phase_minus_one(c):
+    """``c/|c| − 1`` without cancellation near phase 0 (0 where ``c = 0``):
+    ``Re = −Im(c)²/(|c|(|c| + Re c))`` when ``Re c ≥ 0``."""
+    a = np.abs(c)
+    safe = np.where(a > 0, a, 1.0)
+    re_pos = -(c.imag**2) / (safe * np.where(a + c.real > 0, a + c.real, 1.0))
+    re = np.where(c.real >= 0, re_pos, (c.real - a) / safe)
+    return np.where(a > 0, re + 1j * (c.imag / safe), 0.0)
 
 
 class KendallShape(Manifold):
@@ -93,15 +103,27 @@ class KendallShape(Manifold):
         z, w = _complex(x), _complex(y)
         return _real(w * np.conj(_unit_phase(_hermitian(z, w)))[..., None])
 
+    def _aligned_parts(self, x, y):
+        """``(y' − x, y' + x)`` for ``y' = align(x, y) = e^{−iφ} y``, formed as
+        ``e^{−iφ}((y − x) − (e^{iφ} − 1) x)``: when ``y`` is already nearly aligned the small
+        difference is not swamped by the rounding of the rotation."""
+        z, w = _complex(x), _complex(y)
+        h = _hermitian(z, w)
+        back = np.conj(_unit_phase(h))[..., None]
+        pm1 = _unit_phase_minus_one(h)[..., None]
+        diff = back * ((w - z) - pm1 * z)
+        total = back * ((w + z) + pm1 * z)
+        return _real(diff), _real(total)
+
     def _dist(self, x, y):
-        """``arccos |⟨x, y⟩|`` computed as the sphere angle between ``x`` and aligned ``y``."""
-        x = np.asarray(x, dtype=float)
-        return sphere_angle(x, self.align(x, y), _AXES)
+        """``arccos |⟨x, y⟩|``, computed as the sphere angle ``2·atan2(|y' − x|, |y' + x|)``
+        between ``x`` and aligned ``y'`` (see :meth:`_aligned_parts`)."""
+        return sphere_angle_parts(*self._aligned_parts(x, y), _AXES)
 
     def _log(self, x, y):
         """Sphere logarithm from ``x`` to aligned ``y``: horizontal, norm ``ρ(x, y)``."""
         x = np.asarray(x, dtype=float)
-        return sphere_log_unit(x, self.align(x, y), _AXES)
+        return sphere_log_parts(x, *self._aligned_parts(x, y), _AXES)
 
     def _exp(self, x, v):
         """``cos|v| x + sin|v| v/|v|`` for a horizontal ``v``."""
@@ -126,10 +148,9 @@ class KendallShape(Manifold):
         representative (``CP^n`` has parallel complex structure).
         """
         x, y, v = (np.asarray(a, dtype=float) for a in (x, y, v))
-        z, w, vc = _complex(x), _complex(y), _complex(v)
-        phase = _unit_phase(_hermitian(z, w))
-        w_aligned = w * np.conj(phase)[..., None]
-        log = _complex(sphere_log_unit(x, _real(w_aligned), _AXES))
+        z, vc = _complex(x), _complex(v)
+        phase = _unit_phase(_hermitian(z, _complex(y)))
+        log = _complex(self._log(x, y))
         rho = np.sqrt(np.sum(np.abs(log) ** 2, axis=-1))[..., None]
         u = np.where(rho > 0, log / np.where(rho > 0, rho, 1.0), 0.0)
         moved = vc + _hermitian(u, vc)[..., None] * ((np.cos(rho) - 1.0) * u - np.sin(rho) * z)
@@ -212,7 +233,7 @@ class KendallShape(Manifold):
         return self._check_batch_ndim(preshapes, name, batch_ndim)
 
     # --------------------------------------------------------------- randomness
-    def random_tangent(self, x, size=None, rng=None):
+    def _random_tangent(self, x, size=None, rng=None):
         """Standard Gaussian horizontal tangent vectors (``2k − 4`` real dimensions)."""
         x = np.asarray(x, dtype=float)
         g = as_generator(rng).standard_normal(self._batch_size(x, size) + self.point_shape)

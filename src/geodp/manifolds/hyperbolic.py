@@ -23,7 +23,7 @@ __all__ = ["Hyperbolic"]
 def minkowski(a, b):
     """Minkowski inner product over the last axis."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return np.sum(a[..., 1:] * b[..., 1:], axis=-1) - a[..., 0] * b[..., 0]
+    return np.einsum("...i,...i->...", a[..., 1:], b[..., 1:]) - a[..., 0] * b[..., 0]
 
 
 def _sinhc(z):
@@ -32,16 +32,31 @@ def _sinhc(z):
     return np.where(z == 0, 1.0, np.sinh(safe) / safe)
 
 
+def _dot(a, b):
+    """Inner product over the last axis (``einsum``: reductions over a short last axis are slow)."""
+    return np.einsum("...i,...i->...", a, b)
+
+
 def _sq(a):
-    return np.sum(a * a, axis=-1)
+    return _dot(a, a)
+
+
+def _amax(a):
+    """``max |a_i|`` over the last axis."""
+    if a.shape[-1] == 0:
+        return np.zeros(a.shape[:-1])
+    out = np.abs(a[..., 0])
+    for i in range(1, a.shape[-1]):
+        out = np.maximum(out, np.abs(a[..., i]))
+    return out
 
 
 def _pow2_scale(*arrays):
     """Per-point power of two ``m ≥ 1`` with ``|entries|/m ≤ 1``: dividing by it is exact and
     squares of the scaled entries cannot overflow."""
-    m = np.ones(np.broadcast_shapes(*(a.shape[:-1] for a in arrays)))
+    m = 1.0
     for a in arrays:
-        m = np.maximum(m, np.max(np.abs(a), axis=-1, initial=0.0))
+        m = np.maximum(m, _amax(a))
     return np.ldexp(1.0, np.frexp(m)[1])
 
 
@@ -52,13 +67,64 @@ def _lift(spatial, radius):
     return m * np.sqrt((radius / m) ** 2 + _sq(spatial / m[..., None]))
 
 
-def _tangent_parts(x_s, v_s):
-    """Split ``v_s`` into its component along ``x̂_s = x_s/|x_s|`` and the rest (0 at the origin)."""
-    m = _pow2_scale(x_s)[..., None]
-    n = np.sqrt(_sq(x_s / m))[..., None]
-    unit = np.where(n > 0, (x_s / m) / np.where(n > 0, n, 1.0), 0.0)
-    along = np.sum(unit * v_s, axis=-1)
+def _tangent_parts(x_s, v_s, scaled=False):
+    """Split ``v_s`` into its component along ``x̂_s = x_s/|x_s|`` and the rest (0 at the origin).
+    ``scaled``: the entries of ``x_s`` are known to be at most 2 (no overflow guard needed)."""
+    if not scaled:
+        x_s = x_s / _pow2_scale(x_s)[..., None]
+    n = np.sqrt(_sq(x_s))[..., None]
+    unit = x_s / np.where(n > 0, n, 1.0)  # 0 where x_s = 0
+    along = _dot(unit, v_s)
     return along, v_s - along[..., None] * unit
+
+
+def _cosh_minus_one_scaled(a_s, b_s, d, a0, b0, a2, b2, im2, chord_ok):
+    """``(cosh θ − 1)/m²`` for unit-hyperboloid points with scaled spatial parts ``a_s = x_s/m``,
+    ``b_s = y_s/m``, ``d = (y_s − x_s)/m``, time parts ``a0, b0`` (also divided by ``m``),
+    ``a2 = |a_s|²``, ``b2 = |b_s|²``, ``im2 = 1/m²``; the forms are those of
+    :meth:`Hyperbolic._separation`. The cross form is tried first; the chord forms only for the
+    pairs whose error bound exceeds 16 eps (and where ``chord_ok``)."""
+    eps = np.finfo(float).eps
+    shape = a0.shape
+    n = a_s.shape[-1]
+    a_s, b_s, d = (np.reshape(v, (-1, n)) for v in (a_s, b_s, d))
+    a0, b0, a2, b2, im2, chord_ok = (np.reshape(v, -1) for v in np.broadcast_arrays(a0, b0, a2, b2, im2, chord_ok))
+    dot = _dot(a_s, b_s)
+    c = a0 * b0 - dot - im2  # −⟨a, b⟩_L/m² − 1/m²
+    err = (a0 * b0 + np.abs(dot) + im2) / c  # relative, in units of eps
+    err = np.where(err >= 0, err, np.inf)
+    todo = np.flatnonzero((err > 16.0) & chord_ok)
+    if todo.size:
+        # chord: c = (4|d|² + |d ∧ s|²)/(2(2 + 2a_0 b_0 + 2a_s·b_s)), s = a_s + b_s
+        at, bt, dt = a_s[todo], b_s[todo], d[todo]
+        p0, i2, dotp = a0[todo] * b0[todo], im2[todo], dot[todo]
+        den = 2.0 * i2 + 2.0 * p0 + 2.0 * dotp
+        den_err = (2.0 * i2 + 2.0 * p0 + 2.0 * np.abs(dotp)) / den
+        d2 = _sq(dt)
+        s = at + bt
+        _, perp = _tangent_parts(s, dt, scaled=True)
+        s2, p2 = _sq(s), _sq(perp)
+        num = 4.0 * i2 * d2 + s2 * p2
+        err_d = s2 * (2.0 * np.sqrt(p2 * d2) + eps * d2) / num + den_err
+        err_d = np.where(d2 == 0, 0.0, np.where(err_d >= 0, err_d, np.inf))  # d = 0: exactly 0
+        better = err_d < err[todo]
+        c[todo] = np.where(better, num / (2.0 * den), c[todo])
+        err[todo] = np.where(better, err_d, err[todo])
+        again = err[todo] > 16.0
+        if np.any(again):
+            # |d ∧ s| = 2|a_s ∧ b_s| = 2|L|·|S ⊥ L|, L the longer of a_s, b_s
+            sel = todo[again]
+            a_longer = (a2[sel] >= b2[sel])[:, None]
+            long_ = np.where(a_longer, a_s[sel], b_s[sel])
+            short = np.where(a_longer, b_s[sel], a_s[sel])
+            _, short_perp = _tangent_parts(long_, short, scaled=True)
+            l2, q2, r2 = np.maximum(a2[sel], b2[sel]), np.minimum(a2[sel], b2[sel]), _sq(short_perp)
+            num_ab = 4.0 * im2[sel] * d2[again] + 4.0 * l2 * r2
+            err_ab = 4.0 * l2 * (2.0 * np.sqrt(r2 * q2) + eps * q2) / num_ab + den_err[again]
+            err_ab = np.where(err_ab >= 0, err_ab, np.inf)
+            better = err_ab < err[sel]
+            c[sel] = np.where(better, num_ab / (2.0 * den[again]), c[sel])
+    return np.maximum(c, 0.0).reshape(shape)
 
 
 class Hyperbolic(Manifold):
@@ -140,8 +206,9 @@ class Hyperbolic(Manifold):
     # x_s·v_s/x_0). Minkowski quantities are formed from spatial coordinates as sums of squares
     # wherever the difference of the huge products x_0 y_0 and x_s·y_s would cancel: the plain
     # Minkowski chord computed distance 40 as 0 and let a record escape clipping (issue 8).
-    def _separation(self, x, y):
-        """Geodesic data of ``x`` and ``y``: ``(a, b, theta, c, u)`` with ``a = x/R``, ``b = y/R``
+    def _separation(self, x, y, direction=True):
+        """Geodesic data of ``x`` and ``y``: ``(a, b, theta, c, u)`` (only ``theta`` if not
+        ``direction``) with ``a = x/R``, ``b = y/R``
         (lifted), ``theta = ρ/R``, ``c = cosh θ − 1`` (``inf`` if it overflows; ``theta`` stays
         finite) and ``u`` the Minkowski-unit direction of ``log_x y`` (0 where ``x = y``).
 
@@ -154,9 +221,10 @@ class Hyperbolic(Manifold):
           shorter of ``a_s``, ``b_s``; accurate for far points seen from nearer the origin);
         * cross: ``c = a_0 b_0 − a_s·b_s − 1`` (accurate on opposite sides of the origin).
 
-        Each pair uses the form with the smallest first-order rounding-error bound. Coordinates
-        are scaled by a power of two so that no square overflows, which keeps ``theta`` finite
-        for every pair of representable points.
+        The cross form is used where its first-order rounding-error bound is at most 16 eps,
+        otherwise the form with the smallest bound. Coordinates are scaled by a power of two so
+        that no square overflows, which keeps ``theta`` finite for every pair of representable
+        points.
         """
         R = self.radius
         x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
@@ -166,62 +234,43 @@ class Hyperbolic(Manifold):
         a_s, b_s = xs * inv[..., None], ys * inv[..., None]
         d = (ys - xs) * inv[..., None]
         im2 = inv * inv
-        a0, b0 = _lift(xs, 1.0) * inv, _lift(ys, 1.0) * inv  # im2 may underflow; these do not
-        s = a_s + b_s
-        dot = np.sum(a_s * b_s, axis=-1)
-        _, perp = _tangent_parts(s, d)
-        a_longer = (_sq(a_s) >= _sq(b_s))[..., None]
-        long_, short = np.where(a_longer, a_s, b_s), np.where(a_longer, b_s, a_s)
-        _, short_perp = _tangent_parts(long_, short)
-        eps = np.finfo(float).eps
+        a2, b2 = _sq(a_s), _sq(b_s)
+        if np.all(m <= 2.0**500):
+            a0, b0 = np.sqrt(im2 + a2), np.sqrt(im2 + b2)
+        else:  # 1/m² may underflow; the lifts do not
+            a0, b0 = _lift(xs, 1.0) * inv, _lift(ys, 1.0) * inv
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            # Everything below is the unscaled quantity divided by m² (numerators by m⁴); the
-            # error bounds are relative, in units of eps.
-            d2, s2, p2 = _sq(d), _sq(s), _sq(perp)
-            l2, q2, r2 = _sq(long_), _sq(short), _sq(short_perp)
-            den = 2.0 * im2 + 2.0 * a0 * b0 + 2.0 * dot
-            den_err = (2.0 * im2 + 2.0 * a0 * b0 + 2.0 * np.abs(dot)) / den
-            num_d = 4.0 * im2 * d2 + s2 * p2
-            num_ab = 4.0 * im2 * d2 + 4.0 * l2 * r2
-            err_d = s2 * (2.0 * np.sqrt(p2 * d2) + eps * d2) / num_d + den_err
-            err_ab = 4.0 * l2 * (2.0 * np.sqrt(r2 * q2) + eps * q2) / num_ab + den_err
-            cross = a0 * b0 - dot - im2  # −⟨a, b⟩_L/m² − 1/m²
-            err_cross = (a0 * b0 + np.abs(dot) + im2) / cross
-            # Beyond coordinates of 2^500 (distance ≈ 347 from the origin) the chord's term
-            # 4|d|²/m² can underflow; distances there are only meaningful from near the origin,
-            # where the cross form is accurate.
-            small = m <= 2.0**500
-            err_d, err_ab = np.where(small, err_d, np.inf), np.where(small, err_ab, np.inf)
-            err_d, err_ab, err_cross = (np.where(e >= 0, e, np.inf) for e in (err_d, err_ab, err_cross))
-            err_d = np.where(d2 == 0, 0.0, err_d)  # the same point: the chord is exactly 0
-            best = np.argmin(np.stack([err_d, err_ab, err_cross]), axis=0)
-            c_scaled = np.choose(best, [num_d / (2.0 * den), num_ab / (2.0 * den), cross])
-            c_scaled = np.maximum(c_scaled, 0.0)
+            c_scaled = _cosh_minus_one_scaled(a_s, b_s, d, a0, b0, a2, b2, im2, m <= 2.0**500)
             c = c_scaled * m * m
-            log_c = np.log(c_scaled) + 2.0 * np.log(m)
             theta = 2.0 * np.arcsinh(np.sqrt(0.5 * c))
-            # Beyond c ≈ 1e300: θ = arccosh(1 + c) = log(2c) to double precision.
-            theta = np.where(c < 1e300, theta, math.log(2.0) + log_c)
-            # The direction ((b − a) − c a)/sinh θ, from scaled coordinates (b_0 − a_0 = d·s/(a_0 + b_0)).
+            huge = ~(c < 1e300)
+            if np.any(huge):  # θ = arccosh(1 + c) = log(2c) to double precision
+                theta = np.where(huge, math.log(2.0) + np.log(c_scaled) + 2.0 * np.log(m), theta)
+        if not direction:
+            return theta
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            # The direction ((b − a) − c a)/sinh θ from scaled coordinates, b_0 − a_0 = d·s/(a_0 + b_0).
             a_scaled = np.concatenate([a0[..., None], a_s], axis=-1)
             b_scaled = np.concatenate([b0[..., None], b_s], axis=-1)
-            d_full = np.concatenate([(np.sum(d * s, axis=-1) / (a0 + b0))[..., None], d], axis=-1)
+            d_full = np.concatenate([(_dot(d, a_s + b_s) / (a0 + b0))[..., None], d], axis=-1)
             sinh = np.sinh(theta)
             safe = np.where(sinh > 0, sinh, 1.0)[..., None]
             u = m[..., None] * ((d_full - c[..., None] * a_scaled) / safe)
-            # Where c·a or sinh θ overflow: u = b/sinh θ − a/tanh θ, b/sinh θ = b'·exp(log m − log sinh θ).
-            log_sinh = theta + np.log1p(-np.exp(-2.0 * theta)) - math.log(2.0)
-            far = b_scaled * np.exp(np.log(m) - log_sinh)[..., None] - (m[..., None] * a_scaled) / np.tanh(
-                np.where(theta > 0, theta, 1.0)
-            )[..., None]
-            u = np.where(np.all(np.isfinite(u), axis=-1, keepdims=True), u, far)
+            bad = ~np.all(np.isfinite(u), axis=-1)
+            if np.any(bad):
+                # c·a or sinh θ overflow: u = b/sinh θ − a/tanh θ, b/sinh θ = b'·exp(log m − log sinh θ)
+                log_sinh = theta + np.log1p(-np.exp(-2.0 * theta)) - math.log(2.0)
+                far = b_scaled * np.exp(np.log(m) - log_sinh)[..., None] - (m[..., None] * a_scaled) / np.tanh(
+                    np.where(theta > 0, theta, 1.0)
+                )[..., None]
+                u = np.where(bad[..., None], far, u)
         u = np.where((theta > 0)[..., None], u, 0.0)
         return m[..., None] * a_scaled, m[..., None] * b_scaled, theta, c, u
 
     def _dist(self, x, y):
         """``R arccosh(−⟨x, y⟩_L/R²)``, computed as ``2R asinh(√(c/2))`` with
         ``c = cosh(ρ/R) − 1`` formed without cancellation (see :meth:`_separation`)."""
-        return self.radius * self._separation(x, y)[2]
+        return self.radius * self._separation(x, y, direction=False)
 
     def _log(self, x, y):
         """``ρ (y − cosh(ρ/R) x)/(R sinh(ρ/R))`` = ``R θ/sinh θ ((b − a) − c a)`` with ``a = x/R``,
@@ -233,12 +282,23 @@ class Hyperbolic(Manifold):
         """``⟨u, v⟩_L`` for tangent vectors at ``x``, from their spatial parts:
         ``u_⊥·v_⊥ + (α_u/x̃_0)(α_v/x̃_0)``, ``α = x̂_s·v_s``, ``x̃ = x/R`` (no cancellation, unlike
         ``u_s·v_s − u_0 v_0`` far from the origin)."""
-        x = np.asarray(x, dtype=float)
-        xs = x[..., 1:]
-        x0 = _lift(xs / self.radius, 1.0)
-        au, pu = _tangent_parts(xs, np.asarray(u, dtype=float)[..., 1:])
-        av, pv = _tangent_parts(xs, np.asarray(v, dtype=float)[..., 1:])
-        return np.sum(pu * pv, axis=-1) + (au / x0) * (av / x0)
+        xs = np.asarray(x, dtype=float)[..., 1:] / self.radius
+        if np.all(_amax(xs) < 1e150):
+            n2 = _sq(xs)
+            x0, n = np.sqrt(1.0 + n2), np.sqrt(n2)
+        else:  # scaled so that no square overflows
+            x0, xs = _lift(xs, 1.0), xs / _pow2_scale(xs)[..., None]
+            n = np.sqrt(_sq(xs))
+        unit = xs / np.where(n > 0, n, 1.0)[..., None]  # 0 at the origin
+        us = np.asarray(u, dtype=float)[..., 1:]
+        au = _dot(unit, us)
+        pu = us - au[..., None] * unit
+        if v is u:
+            return _sq(pu) + (au / x0) ** 2
+        vs = np.asarray(v, dtype=float)[..., 1:]
+        av = _dot(unit, vs)
+        pv = vs - av[..., None] * unit
+        return _dot(pu, pv) + (au / x0) * (av / x0)
 
     def _exp(self, x, v):
         """``cosh(|v|/R) x + R sinh(|v|/R) v/|v|``; ``|v|`` from :meth:`_inner`, and the time

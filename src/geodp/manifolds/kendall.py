@@ -68,6 +68,11 @@ class KendallShape(Manifold):
     Isotropic: the volume in geodesic polar coordinates is ``sin(t)^(2k−5) cos(t)`` on
     ``[0, π/2)``. For ``k = 3`` it is the sphere of radius ½.
 
+    Precision (against 50-digit arithmetic): distances near ``π/2`` and between preshapes that
+    are already aligned (as :meth:`align` and :meth:`exp` return them) are accurate to ~2e-16
+    relative down to 1e-8; between arbitrarily rotated preshapes the rotation itself is rounded,
+    an absolute error of about 1e-16.
+
     Examples
     --------
     >>> import numpy as np

@@ -262,7 +262,7 @@ class RiemannianLaplace(Distribution):
         if self._method == "chart":
             return self.space.from_coordinates(self._draw_coordinates(m, rng))
         if self._method == "radial":
-            u = self.space.random_unit_tangent(self.footpoint, size=m, rng=rng)
+            u = self.space._random_unit_tangent(self.footpoint, size=m, rng=rng)
             return self.space._polar_exp(self.footpoint, u, self._radial.sample(m, rng=rng))
         if self._method == "spd-eigen":
             S = self._eigen.sample_symmetric(m, rng=rng)

@@ -172,7 +172,7 @@ def random_walk_metropolis(
         except ImportError:  # progress bars are a convenience, not a dependency
             pass
     for i in steps:
-        xi = space.random_tangent(x, rng=rng)
+        xi = space._random_tangent(x, rng=rng)
         # Re-project each proposal: long chains must not drift off the manifold by rounding.
         proposal = space.project(space._exp(x, np.exp(log_step) * xi))
         logq = np.asarray(log_density(proposal), dtype=float)

@@ -30,7 +30,7 @@ from geodp.distributions.laplace import ACCEPTANCE_FLOOR, RiemannianLaplace, _ei
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.radial import is_isotropic
 from geodp.errors import ConvergenceWarning, InvalidDataError, InvalidParameterError, InvalidTypeError
-from geodp.frechet import frechet_mean
+from geodp.frechet import frechet_mean, karcher_iteration_budget
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.spd import AffineInvariantSPD
 from geodp.sensitivity import check_radius, curvature_factor
@@ -184,8 +184,10 @@ class KNGDistribution(Distribution):
         with warnings.catch_warnings():
             # Its text (iterations, gradient norm) is computed from the data; see mean_info.
             warnings.simplefilter("ignore", ConvergenceWarning)
-            self.frechet_mean, self.mean_info = frechet_mean(space, data, tol=1e-12, init=self.center,
-                                                             return_info=True)
+            self.frechet_mean, self.mean_info = frechet_mean(
+                space, data, tol=1e-12, init=self.center, return_info=True,
+                max_iter=karcher_iteration_budget(space, self.radius, 1e-12),
+            )
         self.h, self.H = (1.0, 1.0) if space.is_flat else gradient_norm_bounds(space, self.radius)
         self.acceptance_bound = kng_acceptance_lower_bound(space, self.scale, self.radius)
         use_mcmc = kng_uses_mcmc(space, self.scale, self.radius, sampler)

@@ -299,3 +299,85 @@ def test_scikit_learn_checks_that_apply_pass():
     assert failed <= FIXED_SHAPE_CHECKS, failed - FIXED_SHAPE_CHECKS
     passed = {r["check_name"] for r in results if r["status"] == "passed"}
     assert {"check_complex_data", "check_estimator_sparse_array", "check_get_params_invariance", "check_parameters_default_constructible"} <= passed
+
+
+# ---------------------------------------------------- found by the new-user trial
+def test_clones_and_copies_charge_the_same_accountant():
+    from sklearn.base import clone
+
+    from geodp.accountant import BudgetAccountant
+    from geodp.errors import BudgetExceededError
+
+    budget = BudgetAccountant(epsilon=1.0)
+    model = PrivateFrechetMean(LE, epsilon=0.4, center=np.eye(3), radius=2.0, accountant=budget)
+    X = LE.random_point(10, rng=0)
+    clone(model).fit(X)
+    copy.deepcopy(model).fit(X)
+    assert budget.total_spent == (0.8, 0.0)
+    with pytest.raises(BudgetExceededError):
+        clone(model).fit(X)
+
+
+def test_a_data_dependent_error_is_charged_a_parameter_error_is_not():
+    from geodp.accountant import BudgetAccountant
+    from geodp.errors import InvalidParameterError
+
+    budget = BudgetAccountant(epsilon=1.0)
+    X = LE.random_point(10, rng=0)
+    with pytest.raises(InvalidParameterError):
+        PrivateFrechetMean(LE, epsilon=0.5, center=np.eye(3), radius=-1.0, accountant=budget).fit(X)
+    assert budget.total_spent == (0.0, 0.0)
+    X[2] = np.nan
+    with pytest.raises(NotOnManifoldError, match="space.project"):
+        PrivateFrechetMean(LE, epsilon=0.5, center=np.eye(3), radius=2.0, accountant=budget).fit(X)
+    assert budget.total_spent == (0.5, 0.0)  # whether it raises depends on the data
+
+
+def test_mcmc_fallback_is_announced_once_before_sampling(monkeypatch):
+    from geodp.errors import ApproximateSamplerWarning
+
+    import geodp.models.frechet_mean as module
+
+    space = SPD(8)  # affine-invariant SPD(8) at r = 2, n = 30: Hajri's rejection is hopeless, MH runs
+    X = space.random_point(30, rng=0)
+    announced_before_sampling = []
+    real = module.PrivateFrechetMean._private_release
+
+    def spy(self, *args):
+        announced_before_sampling.append(any(issubclass(w.category, ApproximateSamplerWarning) for w in caught))
+        return real(self, *args)
+
+    monkeypatch.setattr(module.PrivateFrechetMean, "_private_release", spy)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = PrivateFrechetMean(space, epsilon=1.0, center=np.eye(8), radius=2.0, random_state=0).fit(X)
+    approximate = [w for w in caught if issubclass(w.category, ApproximateSamplerWarning)]
+    assert announced_before_sampling == [True]
+    assert len(approximate) == 1 and "MCMC" in str(approximate[0].message)
+    assert model.privacy_report_.to_dict()["exact"] is False
+
+
+def test_a_radius_float64_cannot_represent_is_refused():
+    from geodp.errors import AssumptionError
+
+    with pytest.raises(AssumptionError, match="float64"):
+        PrivateFrechetMean(SPD(8), epsilon=1.0, center=np.eye(8), radius=1e6).fit(SPD(8).random_point(5, rng=0))
+    with pytest.raises(AssumptionError, match="float64"):
+        PrivateFrechetMean(Hyperbolic(2), epsilon=1.0, center=Hyperbolic(2).origin, radius=1e3).fit(
+            Hyperbolic(2).random_point(5, rng=0))
+
+
+def test_report_names_the_public_centre_and_lists_every_assumption():
+    sphere, north = Sphere(2), np.array([0.0, 0.0, 1.0])
+    X = sphere.exp(north, sphere.random_tangent(north, size=10, rng=0) * 0.1)
+    model = PrivateFrechetMean(sphere, epsilon=1.0, center=north, radius=0.5, mechanism="kng", random_state=0).fit(X)
+    d = model.privacy_report_.to_dict()
+    assert d["center"] == [0.0, 0.0, 1.0]
+    assert any("r* =" in a for a in d["assumptions"])
+    assert "not computed" in str(model.curator_diagnostics_) and model.curator_diagnostics_.mean_iterations is None
+
+
+def test_notebook_display_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        PrivateFrechetMean(LE, epsilon=1.0, center=np.eye(3), radius=2.0)._repr_html_()

@@ -17,6 +17,10 @@ class BudgetAccountant:
     is (ε₁+ε₂, δ₁+δ₂)-DP. A spend that would exceed the total is refused *before* anything is
     released.
 
+    Copying never duplicates a budget: ``copy.deepcopy`` (and so scikit-learn's ``clone``) returns
+    the same accountant, so every copy of a model charges one ledger. A pickled accountant is a
+    snapshot: after unpickling, it no longer tracks the original.
+
     Parameters
     ----------
     epsilon : float, default inf
@@ -70,6 +74,14 @@ class BudgetAccountant:
         """Record a release of ``(epsilon, delta)`` after :meth:`check`-ing it."""
         self.check(epsilon, delta)
         self.spent.append((float(epsilon), float(delta)))
+
+    def __deepcopy__(self, memo):
+        # An accountant stands for one real budget: copies of a model (sklearn's clone, deepcopy,
+        # meta-estimators such as GridSearchCV) must charge the same ledger, never a fresh copy.
+        return self
+
+    def __copy__(self):
+        return self
 
     def __repr__(self) -> str:
         return f"BudgetAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}, spent={self.total_spent!r})"

@@ -91,7 +91,7 @@ def check_radius(space, radius) -> float:
     InvalidParameterError
         ``radius`` ≤ 0 or not finite.
     AssumptionError
-        ``radius ≥ r*``; the message names r*.
+        ``radius ≥ r*`` (the message names r*), or beyond ``space.max_representable_radius``.
 
     Examples
     --------
@@ -100,6 +100,12 @@ def check_radius(space, radius) -> float:
     3.0
     """
     radius = check_positive(radius, "radius")
+    if radius > space.max_representable_radius:
+        raise AssumptionError(
+            f"radius={radius!r} exceeds {space.max_representable_radius!r}, beyond which float64 "
+            f"cannot represent the points of {space!r} (their coordinates grow like e^r). "
+            "Choose a smaller public ball."
+        )
     r_star = max_radius(space)
     if radius >= r_star:
         raise AssumptionError(

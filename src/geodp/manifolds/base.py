@@ -39,6 +39,9 @@ class Manifold(ABC):
     injectivity_radius: float
     is_homogeneous: bool
     is_flat: bool = False
+    # Largest ball radius whose points float64 still represents (coordinates grow like e^r on
+    # SPD and hyperbolic space); check_radius refuses larger public balls.
+    max_representable_radius: float = float("inf")
 
     def __eq__(self, other) -> bool:
         """Spaces are equal when they are the same kind with the same parameters (their repr)."""

@@ -188,6 +188,7 @@ class Hyperbolic(Manifold):
         self.radius = 1.0 / math.sqrt(-curvature)
         self.point_shape = (self.dim + 1,)
         self.curvature_bounds = (curvature, curvature)
+        self.max_representable_radius = 300.0 * self.radius  # coordinates up to e^300
         self.volume_growth_rate = (self.dim - 1) / self.radius
 
     def __repr__(self) -> str:

@@ -72,6 +72,7 @@ class SPD(Manifold):
     """
 
     metric: str
+    max_representable_radius = 200.0  # eigenvalues up to e^200; their products stay finite
     _membership_hint = (
         "SPD points must be symmetric with positive eigenvalues (up to rounding); add a small "
         "ridge (e.g. X + 1e-6 * I) to singular covariance estimates."

@@ -62,7 +62,8 @@ class PrivateFrechetMean(BaseEstimator):
     radius : float
         Public radius of the data ball, ``0 < radius < r*``.
     mechanism : {"laplace", "tangent-gaussian", "kng"}, default "laplace"
-        ``"kng"``: the K-norm gradient mechanism (S22), sampled exactly. Its scale is 2h times
+        ``"kng"``: the K-norm gradient mechanism (S22), sampled exactly by rejection where its
+        public acceptance bound allows (otherwise MH, with an ApproximateSamplerWarning). Its scale is 2h times
         the Laplace's (the Laplace sensitivity carries 1/h, KNG's normaliser needs 2Δ/ε), so it
         wins only where h < ½: r > 0.58 on the unit sphere, r > 0.29 on Kendall shapes.
     calibration : {"analytic", "classical"}, default "analytic"
@@ -104,9 +105,9 @@ class PrivateFrechetMean(BaseEstimator):
         **Curator-only** facts computed from the private data without noise (records clipped,
         records replaced, the solver's convergence, withheld warnings). Never publish them.
 
-    Privacy
-    -------
-    Replace-one adjacency with n public; ε-DP (Laplace, KNG) or (ε, δ)-DP (tangent Gaussian) in
+    Notes
+    -----
+    **Privacy.** Replace-one adjacency with n public; ε-DP (Laplace, KNG) or (ε, δ)-DP (tangent Gaussian) in
     the space's geodesic distance, given that ``center`` and ``radius`` are public. Everything
     ``fit`` lets the caller observe is public: the release, the report, the warnings that reach
     the caller (about the sampler only) and its exceptions (about the parameters and the shape
@@ -196,9 +197,18 @@ class PrivateFrechetMean(BaseEstimator):
         InvalidDataError
             ``X`` is not a numeric array of shape ``(n, *space.point_shape)`` (public, given n).
         NotOnManifoldError
-            With ``on_invalid="raise"``, some record is not a point of the space.
+            With ``on_invalid="raise"``, some record is not a point of the space. The
+            accountant has already been charged (whether this error is raised depends on the
+            data, so it is treated as part of the release): check records with
+            ``space.invalid_records(X)`` before fitting.
         BudgetExceededError
-            The accountant cannot pay for the release (nothing is released).
+            The accountant cannot pay for the release (nothing is released, nothing charged).
+
+        Warns
+        -----
+        ApproximateSamplerWarning
+            Before sampling, when the release falls back to MCMC (decided from public
+            quantities: space, scale, ball).
         """
         space = self.space
         if not isinstance(space, Manifold):
@@ -230,7 +240,17 @@ class PrivateFrechetMean(BaseEstimator):
         margin = 0.0 if space.is_flat or self.mechanism == "kng" else 2.0 * tol / convexity_bound(space, 2.0 * radius)
         sensitivity = bound + margin
         mechanism = self._build_mechanism(sensitivity, center, radius)
+        approximate = not mechanism.guarantee.exact
+        if approximate:  # decided from public quantities: say so before the (long) sampling
+            warnings.warn(
+                f"This release samples by MCMC ({mechanism.guarantee.sampler}): DP then holds "
+                "only approximately, and the run can take a while. The reason is in the privacy "
+                "report.",
+                ApproximateSamplerWarning,
+                stacklevel=2,
+            )
         if self.accountant is not None:
+            # Charged before the data are touched: an error raised by the data does not refund it.
             self.accountant.spend(epsilon, mechanism.delta)
 
         with warnings.catch_warnings(record=True) as caught:
@@ -238,6 +258,8 @@ class PrivateFrechetMean(BaseEstimator):
             release, diagnostics = self._private_release(space, data, center, radius, tol, mechanism, rng)
         withheld = []
         for w in caught:
+            if issubclass(w.category, ApproximateSamplerWarning) and approximate:
+                continue  # already said, before sampling
             if issubclass(w.category, _PUBLIC_WARNINGS):
                 warnings.warn(w.message, w.category, stacklevel=2)
             else:
@@ -253,8 +275,8 @@ class PrivateFrechetMean(BaseEstimator):
         if not _represents_release(space, self.mean_, release):
             warnings.warn(
                 "The release is not a finite point of the space (the noise carried it beyond what "
-                "float64 represents). Use mean_coordinates_ (exact on flat spaces) or "
-                "project_to_ball=True.",
+                "float64 represents). Use mean_coordinates_ (exact on flat spaces), "
+                "project_to_ball=True or a smaller public radius.",
                 NumericalWarning,
                 stacklevel=2,
             )
@@ -262,7 +284,7 @@ class PrivateFrechetMean(BaseEstimator):
         self.sensitivity_ = sensitivity
         self.mechanism_ = mechanism
         self.curator_diagnostics_ = CuratorDiagnostics(**diagnostics, warnings=tuple(withheld))
-        self.privacy_report_ = self._report(mechanism, radius, delta, bound, margin)
+        self.privacy_report_ = self._report(mechanism, center, radius, delta, bound, margin)
         return self
 
     def _private_release(self, space, data, center, radius, tol, mechanism, rng):
@@ -273,7 +295,9 @@ class PrivateFrechetMean(BaseEstimator):
             if self.on_invalid == "raise":
                 raise NotOnManifoldError(
                     f"X holds records that are not points of {space!r} (NaN/inf, off the "
-                    "manifold or degenerate). Find them with space.invalid_records(X), or pass "
+                    "manifold or degenerate). Find them with space.invalid_records(X). If they "
+                    "are points up to normalisation or rounding (unit vectors, symmetric "
+                    "matrices), map the data with space.project(X) first; otherwise pass "
                     "on_invalid='center' to replace each by the public centre."
                 )
             data[invalid] = center
@@ -303,16 +327,16 @@ class PrivateFrechetMean(BaseEstimator):
         diagnostics = dict(
             n_clipped=int(np.count_nonzero(was_clipped)),
             n_invalid=int(np.count_nonzero(invalid)),
-            mean_iterations=0 if info is None else info.n_iter,
-            mean_grad_norm=0.0 if info is None else info.grad_norm,
-            mean_converged=True if info is None else info.converged,
+            mean_iterations=None if info is None else info.n_iter,
+            mean_grad_norm=None if info is None else info.grad_norm,
+            mean_converged=None if info is None else info.converged,
         )
         return release, diagnostics
 
-    def _report(self, mechanism, radius: float, requested_delta: float, bound_value: float, margin: float) -> PrivacyReport:
+    def _report(self, mechanism, center, radius: float, requested_delta: float, bound_value: float, margin: float) -> PrivacyReport:
         g = mechanism.guarantee
         domain = (
-            f"public geodesic ball of radius {radius!r} around the given center; records "
+            f"public geodesic ball of radius {radius!r} around the given center (to_dict()['center']); records "
             "outside it are clipped onto its boundary"
             + ("; invalid records are replaced by the centre" if self.on_invalid == "center" else "")
         )
@@ -336,8 +360,11 @@ class PrivateFrechetMean(BaseEstimator):
             "geodp privacy report: PrivateFrechetMean (publishable: nothing in it is computed from "
             "the private data)\n" + g.render(details, extra)
         )
-        data = g.to_dict() | {
+        data = g.to_dict()
+        data["assumptions"] = list(data.get("assumptions", ())) + extra
+        data |= {
             "n_samples": self.n_samples_,
+            "center": np.asarray(center).tolist(),
             "radius": radius,
             "sensitivity_bound": bound,
             "on_invalid": self.on_invalid,

@@ -59,12 +59,13 @@ class CuratorDiagnostics:
     n_invalid : int
         Records that were not points of the space and were replaced by the public centre
         (``on_invalid="center"``).
-    mean_iterations : int
-        Karcher-flow iterations (0 for a closed form or for KNG, which needs no mean).
-    mean_grad_norm : float
-        Gradient norm of the Fréchet objective at the computed mean.
-    mean_converged : bool
-        Whether the mean met its tolerance within the public iteration budget.
+    mean_iterations : int or None
+        Karcher-flow iterations (0 for a closed form; None for KNG, which privatises the
+        objective and computes no mean here).
+    mean_grad_norm : float or None
+        Gradient norm of the Fréchet objective at the computed mean (None for KNG).
+    mean_converged : bool or None
+        Whether the mean met its tolerance within the public iteration budget (None for KNG).
     warnings : tuple of str
         Warnings raised while the private data were processed (they are withheld from the
         caller, since their text or presence may depend on the data).
@@ -81,9 +82,9 @@ class CuratorDiagnostics:
 
     n_clipped: int
     n_invalid: int
-    mean_iterations: int
-    mean_grad_norm: float
-    mean_converged: bool
+    mean_iterations: int | None
+    mean_grad_norm: float | None
+    mean_converged: bool | None
     warnings: tuple = ()
 
     def to_dict(self) -> dict:
@@ -95,7 +96,9 @@ class CuratorDiagnostics:
             _BANNER,
             f"records clipped onto the ball's boundary : {self.n_clipped}",
             f"invalid records replaced by the centre   : {self.n_invalid}",
-            f"Fréchet mean: {self.mean_iterations} iterations, gradient norm {self.mean_grad_norm:.3g}, "
+            "Fréchet mean: not computed (KNG privatises the whole objective)"
+            if self.mean_iterations is None
+            else f"Fréchet mean: {self.mean_iterations} iterations, gradient norm {self.mean_grad_norm:.3g}, "
             f"converged: {self.mean_converged}",
         ]
         lines += [f"warning withheld from the caller: {w}" for w in self.warnings]

@@ -320,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     shapes = sub.add_parser(
         "shapes", formatter_class=_HelpFormatter,
         help="private mean shapes of real cells: KNG vs Laplace vs point-wise (needs geomstats; "
-             "about 30 s at the defaults)",
+             "about 30–60 s at the defaults on 2 cores)",
         description="Release the private mean shape of real cell contours (geomstats' cell data as\n"
                     f"{SHAPES_LANDMARKS}-landmark Kendall shapes; the public centre is the mean shape of the other\n"
                     "cell line) with the K-norm gradient mechanism, the Riemannian Laplace mechanism\n"

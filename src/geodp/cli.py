@@ -164,35 +164,24 @@ def install_hint(extra: str) -> str:
             f'(once geodp is published on a package index: pip install "geodp[{extra}]")')
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer (>= 1), got {text!r}")
-    return value
+def _integer_at_least(minimum: int, why: str = ""):
+    """An argparse type: an integer >= ``minimum``; ``why`` explains the minimum."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}{why}, got {text!r}")
+        return value
+
+    return parse
 
 
-def _releases(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 2, got {text!r}") from None
-    if value < 2:
-        raise argparse.ArgumentTypeError(
-            f"must be an integer >= 2 (the table reports a standard error over releases), got {text!r}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
-    return value
+_positive_int = _integer_at_least(1)
+_releases = _integer_at_least(2, " (the table reports a standard error over releases)")
+_seed = _integer_at_least(0)
 
 
 def _positive_float(text: str) -> float:

@@ -381,3 +381,48 @@ def test_notebook_display_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         PrivateFrechetMean(LE, epsilon=1.0, center=np.eye(3), radius=2.0)._repr_html_()
+
+
+# ------------------------------------------------------ found by the privacy audit
+def _fit_outcome(space, X, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            PrivateFrechetMean(space, random_state=0, **kwargs).fit(X)
+            return "released"
+        except Exception as err:  # the outcome itself is what an observer sees
+            return f"{type(err).__name__}: {err}"
+
+
+def test_records_at_the_cut_locus_of_the_centre_are_clipped_into_the_ball():
+    sphere, center, radius = Sphere(5), np.eye(6)[-1], 0.3
+    rng = np.random.default_rng(0)
+    u = sphere._random_unit_tangent(center, size=3000, rng=rng)
+    records = sphere.project(sphere._polar_exp(center, u, np.pi - 10.0 ** rng.uniform(-12, -6, 3000)))
+    clipped, was_clipped = sphere.clip_to_ball(records, center, radius)
+    assert was_clipped.all() and sphere.belongs(clipped).all()
+    assert np.all(sphere.dist(center, clipped) <= radius)
+    X = sphere._polar_exp(center, sphere._random_unit_tangent(center, size=10, rng=1), np.full(10, 0.1))
+    X_prime = X.copy()
+    X_prime[0] = records[0]
+    kwargs = dict(epsilon=1.0, center=center, radius=radius, mechanism="kng")
+    assert _fit_outcome(sphere, X, **kwargs) == _fit_outcome(sphere, X_prime, **kwargs) == "released"
+
+
+@pytest.mark.parametrize("which", ["spd-badly-conditioned-centre", "hyperbolic-far-centre"])
+def test_kng_fit_does_not_depend_on_one_record_with_an_extreme_public_centre(which):
+    if which.startswith("spd"):
+        space = SPD(3)
+        q, _ = np.linalg.qr(np.random.default_rng(42).standard_normal((3, 3)))
+        center = mf.sym(q @ np.diag(np.exp([11.0, 0.0, -11.0])) @ q.T)
+    else:
+        space = Hyperbolic(2)
+        center = space._polar_exp(space.origin, space._random_unit_tangent(space.origin, rng=7), 22.0)
+    kwargs = dict(epsilon=1.0, center=center, radius=1.0, mechanism="kng", on_invalid="center")
+    for seed in range(15):
+        rng = np.random.default_rng(seed)
+        u = space._random_unit_tangent(center, size=20, rng=rng)
+        X = space._polar_exp(center, u, rng.uniform(0.2, 1.0, 20))
+        X_prime = X.copy()
+        X_prime[0] = space._polar_exp(center, u[0], 3.0)  # one record moved outside: clipped
+        assert _fit_outcome(space, X, **kwargs) == _fit_outcome(space, X_prime, **kwargs) == "released"

@@ -428,7 +428,14 @@ class Manifold(ABC):
             factor = np.where(ok, radius * (1.0 - 1e-12) / np.where(ok, length, 1.0), 0.0)
             expand = factor.shape + (1,) * len(self.point_shape)
             v = np.where(ok.reshape(expand), v, 0.0)  # no direction (cut locus, overflow): the centre
-            X[was_clipped] = self._exp(center, v * factor.reshape(expand))
+            moved = self._exp(center, v * factor.reshape(expand))
+            # Where rounding defeats the geometry (a record a hair from the centre's cut locus, a
+            # centre far out in float64), the moved record can still be off the space or outside
+            # the ball as _dist measures it, and a later check would then raise on one record.
+            # Such a record goes to the centre instead: still a per-record map that ignores the
+            # other records, so replace-one adjacency is preserved.
+            inside = np.asarray(self.belongs(moved)) & (np.asarray(self._dist(center, moved)) <= radius)
+            X[was_clipped] = np.where(inside.reshape(expand), moved, center)
         return X, was_clipped
 
     def _batch_size(self, x: np.ndarray, size) -> tuple[int, ...]:

@@ -426,3 +426,36 @@ def test_kng_fit_does_not_depend_on_one_record_with_an_extreme_public_centre(whi
         X_prime = X.copy()
         X_prime[0] = space._polar_exp(center, u[0], 3.0)  # one record moved outside: clipped
         assert _fit_outcome(space, X, **kwargs) == _fit_outcome(space, X_prime, **kwargs) == "released"
+
+
+@pytest.mark.parametrize("bad", [None, "Alice Smith, DOB 1970-01-01", float("nan")], ids=["None", "text", "nan"])
+def test_a_non_numeric_entry_invalidates_only_its_record_and_is_never_quoted(bad):
+    space = Euclidean(2)
+    X = np.array([[0.1, 0.2], [0.3, -0.1], [0.0, 0.5]], dtype=object)
+    X[0, 1] = bad
+    kwargs = dict(epsilon=1.0, center=np.zeros(2), radius=1.0, random_state=0)
+    model = PrivateFrechetMean(space, on_invalid="center", **kwargs).fit(X)
+    assert model.curator_diagnostics_.n_invalid == 1
+    with pytest.raises(NotOnManifoldError) as err:
+        PrivateFrechetMean(space, **kwargs).fit(X)
+    assert "Alice" not in str(err.value) and "None" not in str(err.value)
+
+
+@pytest.mark.parametrize("which", ["spd-badly-conditioned-centre", "hyperbolic-far-centre"])
+def test_truncated_laplace_accepts_every_mean_of_clipped_records(which):
+    """The computed mean of records on the boundary fell a hair outside the ball for some
+    datasets, and the truncated law refused it: fit raised on D and not on D'."""
+    if which.startswith("spd"):
+        space, epsilon, n = SPD(3), 0.05, 4
+        q, _ = np.linalg.qr(np.random.default_rng(42).standard_normal((3, 3)))
+        center = space.check_points(mf.sym(q @ np.diag(np.exp([13.0, 0.0, -13.0])) @ q.T), batch_ndim=0)
+    else:
+        space, epsilon, n = Hyperbolic(3), 0.5, 2
+        center = space.project(space._polar_exp(space.origin, space._random_unit_tangent(space.origin, rng=7), 22.0))
+    for seed in range(20):
+        far = space._polar_exp(center, space._random_unit_tangent(center, rng=seed), 3.0)
+        X = np.repeat(far[None], n, axis=0)
+        X_prime = X.copy()
+        X_prime[0] = center
+        kwargs = dict(epsilon=epsilon, center=center, radius=1.0)
+        assert _fit_outcome(space, X, **kwargs) == _fit_outcome(space, X_prime, **kwargs) == "released"

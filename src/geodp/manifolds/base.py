@@ -6,6 +6,8 @@ array has shape ``batch + point_shape`` and a single point broadcasts against a 
 
 from __future__ import annotations
 
+import math
+import numbers
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -14,6 +16,13 @@ from geodp.errors import InvalidDataError, InvalidTypeError, NotOnManifoldError
 from geodp.validation import check_finite_array, check_positive
 
 __all__ = ["Manifold"]
+
+
+def _real_or_nan(value) -> float:
+    """``float(value)`` for a real number (bools excluded), NaN for anything else."""
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        return float(value)
+    return math.nan
 
 
 class Manifold(ABC):
@@ -309,10 +318,13 @@ class Manifold(ABC):
             raise InvalidTypeError(f"{name}: sparse input is not supported; pass a dense array.")
         try:
             arr = np.asarray(X)
-            if arr.dtype == object:  # numbers held as Python objects
-                arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:  # ragged lists, strings and the like
-            raise InvalidDataError(f"{name} could not be converted to a numeric array: {exc}") from exc
+        except (TypeError, ValueError):  # ragged lists and the like; the text may quote values
+            raise InvalidDataError(f"{name} could not be converted to an array of equal-sized records.") from None
+        if arr.dtype == object:
+            # Entries held as Python objects (pandas object or nullable columns, lists with None):
+            # each entry that is not a real number (None, pd.NA, a string) becomes NaN, so it
+            # makes only its own record invalid, and no message ever quotes a private value.
+            arr = np.vectorize(_real_or_nan, otypes=[np.float64])(arr) if arr.size else arr.astype(np.float64)
         if np.iscomplexobj(arr):
             raise InvalidDataError(f"{name}: Complex data not supported; records must be real.")
         if not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):

@@ -311,7 +311,10 @@ class PrivateFrechetMean(BaseEstimator):
             private_input = clipped
         else:
             budget = karcher_iteration_budget(space, radius, tol)
-            private_input, info = frechet_mean(space, clipped, init=center, tol=tol, max_iter=budget, return_info=True)
+            mean, info = frechet_mean(space, clipped, init=center, tol=tol, max_iter=budget, return_info=True)
+            # The mean of records in the (convex) ball lies in it; rounding far out can put the
+            # computed one a hair outside, where a truncated law would refuse it. Clip it.
+            private_input = space._clip_to_ball(mean[None], center, radius)[0][0]
         if space.is_flat:
             release = mechanism.randomise_coordinates(private_input, rng=rng)
             if self.project_to_ball:

@@ -446,7 +446,10 @@ class Manifold(ABC):
             # the ball as _dist measures it, and a later check would then raise on one record.
             # Such a record goes to the centre instead: still a per-record map that ignores the
             # other records, so replace-one adjacency is preserved.
-            inside = np.asarray(self.belongs(moved)) & (np.asarray(self._dist(center, moved)) <= radius)
+            finite = np.all(np.isfinite(moved), axis=tuple(range(-len(self.point_shape), 0)))
+            safe = np.where(finite.reshape(expand), moved, center)
+            on_space = finite & self._belongs(safe, float(np.sqrt(np.finfo(np.float64).eps)))
+            inside = on_space & (np.asarray(self._dist(center, safe)) <= radius)
             X[was_clipped] = np.where(inside.reshape(expand), moved, center)
         return X, was_clipped
 

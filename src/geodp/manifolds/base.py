@@ -18,6 +18,9 @@ from geodp.validation import check_finite_array, check_positive
 __all__ = ["Manifold"]
 
 
+_RTOL = float(np.sqrt(np.finfo(np.float64).eps))
+
+
 def _real_or_nan(value) -> float:
     """``float(value)`` for a real number (bools excluded), NaN for anything else."""
     if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
@@ -424,33 +427,46 @@ class Manifold(ABC):
         radius = check_positive(radius, "radius")
         return self._clip_to_ball(self._checked_points(X, "X"), self._checked_points(center, "center"), radius)
 
-    def _clip_to_ball(self, X, center, radius):
-        """:meth:`clip_to_ball` without validation (the fast path for validated data)."""
+    def _clip_to_ball(self, X, center, radius, *, last_resort: str = "center"):
+        """:meth:`clip_to_ball` without validation (the fast path for validated data).
+
+        ``last_resort`` says what happens to a point that rounding keeps outside the ball even
+        after pulling it in by a relative 1e-6 (a point a hair from the centre's cut locus, or
+        a centre so far out that float64 measures distances around it only roughly):
+        ``"center"`` replaces it by the centre, a per-record map that ignores the other records
+        (right for records: adjacency is preserved); ``"keep"`` keeps the last, innermost
+        candidate (right for a statistic, which must not jump).
+        """
         X = np.array(X, dtype=np.float64)
         d = np.asarray(self._dist(center, X))
         was_clipped = ~(d <= radius)  # a distance that is not a number counts as outside
-        if np.any(was_clipped):
-            v = self._log(center, X[was_clipped])
-            # Scale the tangent vector that is exponentiated to length r, measured on that very
-            # vector: for records at the edge of float64 (badly conditioned SPD) ρ from _dist
-            # and |log| come from different rounding and can differ by several per cent.
-            # Shrink by a hair so that rounding can never leave a clipped record outside the ball.
-            length = np.asarray(self._norm(center, v), dtype=float)
-            ok = np.isfinite(length) & (length > 0)
-            factor = np.where(ok, radius * (1.0 - 1e-12) / np.where(ok, length, 1.0), 0.0)
-            expand = factor.shape + (1,) * len(self.point_shape)
-            v = np.where(ok.reshape(expand), v, 0.0)  # no direction (cut locus, overflow): the centre
-            moved = self._exp(center, v * factor.reshape(expand))
-            # Where rounding defeats the geometry (a record a hair from the centre's cut locus, a
-            # centre far out in float64), the moved record can still be off the space or outside
-            # the ball as _dist measures it, and a later check would then raise on one record.
-            # Such a record goes to the centre instead: still a per-record map that ignores the
-            # other records, so replace-one adjacency is preserved.
-            finite = np.all(np.isfinite(moved), axis=tuple(range(-len(self.point_shape), 0)))
-            safe = np.where(finite.reshape(expand), moved, center)
-            on_space = finite & self._belongs(safe, float(np.sqrt(np.finfo(np.float64).eps)))
-            inside = on_space & (np.asarray(self._dist(center, safe)) <= radius)
-            X[was_clipped] = np.where(inside.reshape(expand), moved, center)
+        if not np.any(was_clipped):
+            return X, was_clipped
+        v = self._log(center, X[was_clipped])
+        # Scale the tangent vector that is exponentiated to length r, measured on that very
+        # vector: for records at the edge of float64 (badly conditioned SPD) ρ from _dist and
+        # |log| come from different rounding and can differ by several per cent.
+        length = np.asarray(self._norm(center, v), dtype=float)
+        ok = np.isfinite(length) & (length > 0)
+        expand = length.shape + (1,) * len(self.point_shape)
+        v = np.where(ok.reshape(expand), v, 0.0)  # no direction (cut locus, overflow): the centre
+        unit = v / np.where(ok, length, 1.0).reshape(expand)
+        moved = np.broadcast_to(np.asarray(center, dtype=float), v.shape).copy()
+        pending = ok.copy()
+        # Shrink by a hair, and by more only where rounding still leaves the point outside.
+        for shrink in (1e-12, 1e-9, 1e-6):
+            if not np.any(pending):
+                break
+            trial = self._exp(center, unit[pending] * (radius * (1.0 - shrink)))
+            finite = np.all(np.isfinite(trial), axis=tuple(range(-len(self.point_shape), 0)))
+            safe = np.where(finite.reshape(finite.shape + (1,) * len(self.point_shape)), trial, center)
+            inside = finite & self._belongs(safe, _RTOL) & (np.asarray(self._dist(center, safe)) <= radius)
+            if last_resort == "keep":
+                inside = inside | (shrink == 1e-6)
+            index = np.flatnonzero(pending)
+            moved[index[inside]] = trial[inside]
+            pending[index[inside]] = False
+        X[was_clipped] = moved  # points still pending stay at the centre
         return X, was_clipped
 
     def _batch_size(self, x: np.ndarray, size) -> tuple[int, ...]:

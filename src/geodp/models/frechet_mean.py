@@ -313,8 +313,9 @@ class PrivateFrechetMean(BaseEstimator):
             budget = karcher_iteration_budget(space, radius, tol)
             mean, info = frechet_mean(space, clipped, init=center, tol=tol, max_iter=budget, return_info=True)
             # The mean of records in the (convex) ball lies in it; rounding far out can put the
-            # computed one a hair outside, where a truncated law would refuse it. Clip it.
-            private_input = space._clip_to_ball(mean[None], center, radius)[0][0]
+            # computed one a hair outside, where a truncated law would refuse it. Pull it in by
+            # at most a relative 1e-6, never to the centre (a statistic must not jump).
+            private_input = space._clip_to_ball(mean[None], center, radius, last_resort="keep")[0][0]
         if space.is_flat:
             release = mechanism.randomise_coordinates(private_input, rng=rng)
             if self.project_to_ball:

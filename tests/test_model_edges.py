@@ -459,3 +459,42 @@ def test_truncated_laplace_accepts_every_mean_of_clipped_records(which):
         X_prime[0] = center
         kwargs = dict(epsilon=epsilon, center=center, radius=1.0)
         assert _fit_outcome(space, X, **kwargs) == _fit_outcome(space, X_prime, **kwargs) == "released"
+
+
+def test_the_mean_never_jumps_to_the_centre_with_a_badly_conditioned_centre(monkeypatch):
+    """Audit: with a centre of condition e^14, D = 10 copies of a far record had its mean sent
+    to the centre by the clipping fallback (0.9 from D' = one copy at the centre: ε ≥ 3.7)."""
+    import geodp.mechanisms.laplace as laplace_module
+
+    footpoints = []
+    real = laplace_module.LaplaceMechanism.randomise
+    monkeypatch.setattr(laplace_module.LaplaceMechanism, "randomise",
+                        lambda self, value, **kw: (footpoints.append(np.array(value)), real(self, value, **kw))[1])
+    space = SPD(3)
+    q, _ = np.linalg.qr(np.random.default_rng(42).standard_normal((3, 3)))
+    center = space.check_points(mf.sym(q @ np.diag(np.exp([7.0, 0.0, -7.0])) @ q.T), batch_ndim=0)
+    for seed in range(40):
+        record = space._polar_exp(center, space._random_unit_tangent(center, rng=seed), 3.0)
+        X = np.repeat(record[None], 10, axis=0)
+        X_prime = X.copy()
+        X_prime[0] = center
+        footpoints.clear()
+        for data in (X, X_prime):
+            model = PrivateFrechetMean(space, epsilon=1.0, center=center, radius=1.0, random_state=0).fit(data)
+        assert float(space.dist(footpoints[0], footpoints[1])) <= model.sensitivity_ * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("space", [SPD(3), LE], ids=repr)
+def test_a_record_with_entries_near_the_float64_limit_is_an_invalid_record(space):
+    X = space.random_point(8, rng=0)
+    X[0] = np.full((3, 3), 1e308)
+    model = PrivateFrechetMean(space, epsilon=1.0, center=np.eye(3), radius=2.0, on_invalid="center", random_state=0).fit(X)
+    assert model.curator_diagnostics_.n_invalid == 1
+
+
+def test_numpy_error_state_of_the_caller_does_not_reach_the_private_computation():
+    space = Euclidean(2)
+    X = np.array([[0.1, 0.2], [0.3, -0.1], [1e200, 0.0]])
+    with np.errstate(all="raise"):
+        model = PrivateFrechetMean(space, epsilon=1.0, center=np.zeros(2), radius=1.0, random_state=0).fit(X)
+    assert model.curator_diagnostics_.n_clipped == 1

@@ -188,6 +188,11 @@ class KNGDistribution(Distribution):
                 space, data, tol=1e-12, init=self.center, return_info=True,
                 max_iter=karcher_iteration_budget(space, self.radius, 1e-12),
             )
+            if not space.is_flat:
+                # The anchor must lie in the ball for the truncated proposal; rounding far out can
+                # put it a hair outside. Any anchor in the ball keeps the rejection exact (the
+                # acceptance subtracts the gradient norm at the anchor), so clipping is safe here.
+                self.frechet_mean = space._clip_to_ball(self.frechet_mean[None], self.center, self.radius)[0][0]
         self.h, self.H = (1.0, 1.0) if space.is_flat else gradient_norm_bounds(space, self.radius)
         self.acceptance_bound = kng_acceptance_lower_bound(space, self.scale, self.radius)
         use_mcmc = kng_uses_mcmc(space, self.scale, self.radius, sampler)

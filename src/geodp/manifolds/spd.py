@@ -108,12 +108,19 @@ class SPD(Manifold):
         it numerically PD. One record at the edge of float64 must not decide whether ``fit``
         raises.
         """
+        # Scale each matrix by a power of two first: entries near the float64 limit would
+        # overflow in the norms and the symmetric part (eigvalsh then fails to converge).
+        peak = np.max(np.abs(x), axis=(-2, -1), keepdims=True)
+        x = x * np.exp2(-np.floor(np.log2(np.where(peak > 0, peak, 1.0))))
         scale = np.linalg.norm(x, axis=(-2, -1))
         symmetric = np.linalg.norm(x - np.swapaxes(x, -1, -2), axis=(-2, -1)) <= rtol * scale
         w = np.linalg.eigvalsh(mf.sym(x))
         top = np.max(np.abs(w), axis=-1)
         unit = max(rtol * rtol, np.finfo(np.float64).eps)
-        return symmetric & (w[..., -1] > 0) & (w[..., 0] > -_ROUNDING_FACTOR * self.k * unit * top)
+        # Entries beyond 1e150 overflow the products every matrix function forms: not a point
+        # float64 can work with (their log-eigenvalues exceed max_representable_radius anyway).
+        representable = peak[..., 0, 0] <= 1e150
+        return representable & symmetric & (w[..., -1] > 0) & (w[..., 0] > -_ROUNDING_FACTOR * self.k * unit * top)
 
     def project(self, x):
         """The closest numerically PD matrix: the symmetric part, with the eigenvalues below the

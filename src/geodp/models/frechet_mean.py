@@ -253,7 +253,9 @@ class PrivateFrechetMean(BaseEstimator):
             # Charged before the data are touched: an error raised by the data does not refund it.
             self.accountant.spend(epsilon, mechanism.delta)
 
-        with warnings.catch_warnings(record=True) as caught:
+        # numpy's error state is the caller's: under np.seterr(all="raise") or "print", an
+        # overflow on one record would raise or print. Fix it for the private computation.
+        with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
             warnings.simplefilter("always")
             release, diagnostics = self._private_release(space, data, center, radius, tol, mechanism, rng)
         withheld = []

@@ -14,7 +14,7 @@ from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
 from geodp.mechanisms import KNGMechanism
 from geodp.models import PrivateFrechetMean
 from geodp.sensitivity import curvature_factor, frechet_mean_sensitivity
-from test_sensitivity_curved import boundary_records, tangent_basis
+from test_sensitivity_curved import tangent_basis
 
 
 def ball_data(space, radius, n, seed, spread=0.8):

@@ -174,9 +174,10 @@ def frechet_mean(
     step : float, default 1.0
         Karcher-flow step size (papers used 0.5). With ``adaptive`` it is the first trial step.
     adaptive : bool, default True
-        Monotone flow: the trial step (``step`` first, then the Barzilai–Borwein step ``1/λ``, λ
-        the Hessian's Rayleigh quotient from two successive gradients, the older one parallel
-        transported) is kept only if it decreases F enough (Armijo); otherwise the step
+        Globalised flow: the trial step (``step`` first, then the Barzilai–Borwein step ``1/λ``,
+        λ the Hessian's Rayleigh quotient from two successive gradients, the older one parallel
+        transported) is kept only if it passes the non-monotone Armijo test against the largest
+        of the last 10 values of F (so F never exceeds its starting value); otherwise the step
         ``1/L`` is taken, ``L = hessian_bound(space, d)`` the Hessian bound of ``½ρ²`` over the
         step (:func:`hessian_bound`), which always decreases F. A fixed step of 1 overshoots on
         dispersed data in negatively curved spaces (the Hessian reaches ``d·coth d``, 20 at
@@ -252,13 +253,10 @@ def _karcher_flow(space, X, w, mean, *, tol, max_iter, step, adaptive):
     while n_iter < max_iter and grad_norm >= tol and np.isfinite(grad_norm):
         n_iter += 1
         safe = 1.0 / hessian_bound(space, float(np.max(dists)) + grad_norm)
-        if not adaptive:
-            trial = step
-        elif previous is None:
-            trial = step
+        if adaptive and previous is not None:
+            trial = max(_barzilai_borwein(space, previous, mean, direction) or safe, safe)
         else:
-            trial = _barzilai_borwein(space, previous, mean, direction) or safe
-            trial = max(trial, safe)
+            trial = step
         candidate = space.project(space._exp(mean, trial * direction))
         new = space._karcher_direction(candidate, X, w)
         new_objective = 0.5 * float(np.sum(w * new[2] ** 2))

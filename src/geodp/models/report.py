@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-__all__ = ["PrivacyReport", "CuratorDiagnostics"]
+__all__ = ["PrivacyReport", "CuratorDiagnostics", "RegressionDiagnostics"]
 
 
 class PrivacyReport(str):
@@ -101,5 +101,75 @@ class CuratorDiagnostics:
             else f"Fréchet mean: {self.mean_iterations} iterations, gradient norm {self.mean_grad_norm:.3g}, "
             f"converged: {self.mean_converged}",
         ]
+        lines += [f"warning withheld from the caller: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class RegressionDiagnostics:
+    """Facts about the private data behind a private regression, for the data curator only.
+
+    Like :class:`CuratorDiagnostics`, every field is computed from the private records without
+    noise; none of them may be published.
+
+    Attributes
+    ----------
+    n_clipped_x : int
+        Records whose covariates were outside the public bounds and were clipped into them.
+    n_clipped_y : int
+        Records whose responses were outside the public domain (bounds or ball) and were clipped.
+    solver_iterations : int or None
+        Iterations of the non-private solver (None when none ran, e.g. a closed form).
+    solver_grad_norm : float or None
+        Gradient norm of the (clipped) objective at the solver's answer.
+    solver_converged : bool or None
+        Whether the solver met its tolerance within its public iteration budget.
+    sampler_acceptance : float or None
+        Acceptance rate of the sampler that drew the release (rejection or MH); it depends on
+        the data.
+    sampler_ess : float or None
+        Effective sample size reported by an MH sampler (None for exact samplers).
+    warnings : tuple of str
+        Warnings raised while the private data were processed, withheld from the caller.
+
+    Examples
+    --------
+    >>> d = RegressionDiagnostics(n_clipped_x=2, n_clipped_y=0, solver_iterations=None,
+    ...                           solver_grad_norm=None, solver_converged=None,
+    ...                           sampler_acceptance=0.8, sampler_ess=None)
+    >>> str(d).splitlines()[0]
+    'CURATOR-ONLY — DO NOT PUBLISH: computed from the private data without noise'
+    >>> d.to_dict()["n_clipped_x"]
+    2
+    """
+
+    n_clipped_x: int
+    n_clipped_y: int
+    solver_iterations: int | None
+    solver_grad_norm: float | None
+    solver_converged: bool | None
+    sampler_acceptance: float | None
+    sampler_ess: float | None
+    warnings: tuple = ()
+
+    def to_dict(self) -> dict:
+        """The diagnostics as a plain dict."""
+        return asdict(self)
+
+    def __str__(self) -> str:
+        lines = [
+            _BANNER,
+            f"records with covariates clipped into the public bounds : {self.n_clipped_x}",
+            f"records with responses clipped into the public domain  : {self.n_clipped_y}",
+        ]
+        if self.solver_iterations is not None:
+            lines.append(
+                f"solver: {self.solver_iterations} iterations, gradient norm {self.solver_grad_norm:.3g}, "
+                f"converged: {self.solver_converged}"
+            )
+        if self.sampler_acceptance is not None:
+            lines.append(f"sampler acceptance rate: {self.sampler_acceptance:.3g}")
+        if self.sampler_ess is not None:
+            lines.append(f"MH effective sample size: {self.sampler_ess:.1f}")
         lines += [f"warning withheld from the caller: {w}" for w in self.warnings]
         return "\n".join(lines)

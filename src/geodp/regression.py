@@ -350,34 +350,15 @@ def _regression_terms(space, p, v, x, Y, residual_bound=None, *, gradient=True, 
     """Shared pass over the records: ``(grad_p, grad_v)``, ``E`` or both, batched over ``p``.
 
     Shapes: ``p (B, *ps)``, ``v (B, m, *ps)``, ``x (n, m)``, ``Y (n, *ps)``."""
-    n_axes = len(space.point_shape)
-    axes = _point_axes(space)
     batch, n = p.shape[0], x.shape[0]
     grad_p = np.zeros(p.shape) if gradient else None
     grad_v = np.zeros(v.shape) if gradient else None
     sq = np.zeros(batch) if objective else None
-    for b0, b1, r0, r1 in _chunks(space, batch, n):
-        xr, Yr = x[r0:r1], Y[r0:r1]
-        base = p[b0:b1, None]
-        u = np.einsum("rm,bm...->br...", xr, v[b0:b1])
-        fitted = space._exp(base, u)
-        if objective:
-            sq[b0:b1] += np.sum(np.asarray(space._dist(fitted, Yr[None])) ** 2, axis=1)
-        if not gradient:
-            continue
-        residual = space._log(fitted, Yr[None])
-        if residual_bound is not None:
-            norm = np.asarray(space._norm(fitted, residual), dtype=float)
-            ok = np.isfinite(norm) & np.all(np.isfinite(residual), axis=axes)
-            scale = np.where(ok & (norm > residual_bound), residual_bound / np.where(norm > 0, norm, 1.0), 1.0)
-            residual = np.where(_expand(ok, n_axes), residual * _expand(scale, n_axes), 0.0)
-        with np.errstate(over="ignore", invalid="ignore"):
-            dp, du = _adjoints(space, base, u, residual, y=fitted)
-        if residual_bound is not None:
-            dp = np.where(_expand(np.all(np.isfinite(dp), axis=axes), n_axes), dp, 0.0)
-            du = np.where(_expand(np.all(np.isfinite(du), axis=axes), n_axes), du, 0.0)
-        grad_p[b0:b1] -= np.sum(dp, axis=1)
-        grad_v[b0:b1] -= np.einsum("rm,br...->bm...", xr, du)
+    # With a residual bound non-finite values are expected (they contribute 0): no warnings.
+    quiet = {"all": "ignore"} if residual_bound is not None else {}
+    with np.errstate(**quiet):
+        for block in _chunks(space, batch, n):
+            _accumulate(space, p, v, x, Y, residual_bound, block, grad_p, grad_v, sq)
     if gradient:
         grad_p /= n
         grad_v /= n
@@ -385,6 +366,34 @@ def _regression_terms(space, p, v, x, Y, residual_bound=None, *, gradient=True, 
         return grad_p, grad_v
     energy = sq / (2.0 * n)
     return (grad_p, grad_v, energy) if gradient else energy
+
+
+def _accumulate(space, p, v, x, Y, residual_bound, block, grad_p, grad_v, sq):
+    """Add one block's terms to ``grad_p`` and ``grad_v`` (skipped when they are None) and to
+    ``sq``, the sums of squared distances (skipped when None)."""
+    n_axes = len(space.point_shape)
+    axes = _point_axes(space)
+    b0, b1, r0, r1 = block
+    xr, Yr = x[r0:r1], Y[r0:r1]
+    base = p[b0:b1, None]
+    u = np.einsum("rm,bm...->br...", xr, v[b0:b1])
+    fitted = space._exp(base, u)
+    if sq is not None:
+        sq[b0:b1] += np.sum(np.asarray(space._dist(fitted, Yr[None])) ** 2, axis=1)
+    if grad_p is None:
+        return
+    residual = space._log(fitted, Yr[None])
+    if residual_bound is not None:
+        norm = np.asarray(space._norm(fitted, residual), dtype=float)
+        ok = np.isfinite(norm) & np.all(np.isfinite(residual), axis=axes)
+        scale = np.where(ok & (norm > residual_bound), residual_bound / np.where(norm > 0, norm, 1.0), 1.0)
+        residual = np.where(_expand(ok, n_axes), residual * _expand(scale, n_axes), 0.0)
+    dp, du = _adjoints(space, base, u, residual, y=fitted)
+    if residual_bound is not None:
+        dp = np.where(_expand(np.all(np.isfinite(dp), axis=axes), n_axes), dp, 0.0)
+        du = np.where(_expand(np.all(np.isfinite(du), axis=axes), n_axes), du, 0.0)
+    grad_p[b0:b1] -= np.sum(dp, axis=1)
+    grad_v[b0:b1] -= np.einsum("rm,br...->bm...", xr, du)
 
 
 def _regression_gradient(space, p, v, x, Y, residual_bound=None):
@@ -590,9 +599,14 @@ def _initial_guess(space, x2, Y):
     slopes = slopes.reshape((x2.shape[1],) + space.point_shape)
     p = space.project(space._exp(mean, _to_tangent(space, mean, intercept)))
     v = _to_tangent(space, p, space._transport(mean, p, _to_tangent(space, mean, slopes)))
-    if not (np.all(np.isfinite(p)) and np.all(np.isfinite(v))):
-        return mean, np.zeros_like(slopes)
-    return p, v
+    # Far from flat (large spread on hyperbolic space, say) the tangent fit can be worse than
+    # the mean itself: start from whichever has the lower energy.
+    candidates = [(mean, np.zeros_like(slopes))]
+    if np.all(np.isfinite(p)) and np.all(np.isfinite(v)):
+        candidates.append((p, v))
+    with np.errstate(over="ignore", invalid="ignore"):
+        energies = [float(_regression_objective(space, a, b, x2, Y)) for a, b in candidates]
+    return candidates[int(np.argmin(np.where(np.isfinite(energies), energies, np.inf)))]
 
 
 def _product_inner(space, p, a_p, a_v, b_p, b_v) -> float:
@@ -600,53 +614,65 @@ def _product_inner(space, p, a_p, a_v, b_p, b_v) -> float:
 
 
 def _descent(space, x2, Y, p, v, *, tol, max_iter):
-    """Riemannian gradient descent on ``E(p, v)`` with Barzilai–Borwein steps.
+    """Preconditioned Riemannian gradient descent on ``E(p, v)`` with Barzilai–Borwein steps.
 
-    The trial step (``1/(1 + mean|x_i|²)`` first, the Hessian bound of the Euclidean problem;
-    then BB1 ``⟨s, s⟩/⟨s, y⟩`` from two successive gradients, the older one parallel transported)
-    is kept when it passes the non-monotone Armijo test against the largest of the last 10
-    energies (Grippo–Lampariello–Lucidi, as in :func:`geodp.frechet._karcher_flow`), with an
-    allowance of the energy's rounding level so that the last digits do not stall the flow;
-    otherwise it is halved (Armijo backtracking). The update is ``p' = Exp(p, −s ∇_p)``,
-    ``v'_j = Γ_{p→p'}(v_j − s ∇_{v_j})``.
+    The direction is ``d = G⁻¹ g``: the gradient ``g = (∇_p E, ∇_{v_1} E, …)`` (all in ``T_pM``)
+    mixed by the inverse of the design's Gram matrix ``G = (1/n) Σ z_i z_iᵀ``, ``z_i = (1, x_i)``.
+    ``G ⊗ I`` is the Hessian of the Euclidean problem, so the first trial step 1 is Newton's step
+    there, and the flow does not slow down for uncentred or badly scaled covariates. Later trial
+    steps are BB1 in the metric ``G``: ``s·⟨d, g⟩/(⟨d, g⟩ − ⟨d, g'⟩)`` from two successive
+    gradients, the older ones parallel transported. A trial step is kept when it passes the
+    non-monotone Armijo test against the largest of the last 10 energies
+    (Grippo–Lampariello–Lucidi, as in :func:`geodp.frechet._karcher_flow`), with an allowance of
+    the energy's rounding level so that the last digits do not stall the flow; otherwise it is
+    halved (Armijo backtracking). The update is ``p' = Exp(p, −s d_p)``,
+    ``v'_j = Γ_{p→p'}(v_j − s d_{v_j})``; it stops when ``√(|∇_p E|² + Σ_j |∇_{v_j} E|²) ≤ tol``.
     """
+    n, m = x2.shape
+    z = np.concatenate([np.ones((n, 1)), x2], axis=1)
+    precondition = np.linalg.inv(z.T @ z / n)
 
     def evaluate(p, v):
-        gp, gv, energy = _regression_terms(space, p[None], v[None], x2, Y, objective=True)
-        gp, gv = gp[0], gv[0]
-        return float(energy[0]), gp, gv, math.sqrt(max(_product_inner(space, p, gp, gv, gp, gv), 0.0))
+        with np.errstate(over="ignore", invalid="ignore"):
+            gp, gv, energy = _regression_terms(space, p[None], v[None], x2, Y, objective=True)
+            g = np.concatenate([gp, gv[0]], axis=0)  # (m + 1, *point_shape)
+            norm = math.sqrt(max(float(np.sum(space._inner(p, g, g))), 0.0))
+        return float(energy[0]), g, norm
 
-    energy, gp, gv, grad_norm = evaluate(p, v)
+    energy, g, grad_norm = evaluate(p, v)
     recent = [energy]
-    trial = 1.0 / (1.0 + float(np.mean(np.sum(x2**2, axis=1))))
+    trial = 1.0
     n_iter = 0
     while n_iter < max_iter and grad_norm > tol and math.isfinite(grad_norm):
         n_iter += 1
+        d = np.tensordot(precondition, g, axes=1)
+        slope = float(np.sum(space._inner(p, d, g)))
         reference = max(recent)
         slack = 64.0 * np.finfo(float).eps * abs(reference)
         accepted = None
         for _ in range(_MAX_HALVINGS):
-            new_p = space.project(space._exp(p, -trial * gp))
-            new_v = _to_tangent(space, new_p, space._transport(p, new_p, v - trial * gv))
-            new = evaluate(new_p, new_v)
-            if math.isfinite(new[0]) and new[0] <= reference - _ARMIJO * trial * grad_norm**2 + slack:
-                accepted = new
-                break
+            with np.errstate(over="ignore", invalid="ignore"):
+                new_p = space.project(space._exp(p, -trial * d[0]))
+                new_v = _to_tangent(space, new_p, space._transport(p, new_p, v - trial * d[1:]))
+            if np.all(np.isfinite(new_p)) and np.all(np.isfinite(new_v)):
+                new = evaluate(new_p, new_v)
+                if math.isfinite(new[0]) and new[0] <= reference - _ARMIJO * trial * slope + slack:
+                    accepted = new
+                    break
             trial *= 0.5
         if accepted is None:
-            break  # no decrease measurable in float64 along the gradient
-        old_gp = space._transport(p, new_p, gp)
-        old_gv = space._transport(p, new_p, gv)
+            break  # no decrease measurable in float64 along the descent direction
+        old_d = space._transport(p, new_p, d)
         p, v = new_p, new_v
-        energy, gp, gv, grad_norm = accepted
+        energy, g, grad_norm = accepted
         recent = (recent + [energy])[-_MEMORY:]
-        # BB1 with s = −trial·Γ(g_old) and y = g_new − Γ(g_old).
-        old_sq = _product_inner(space, p, old_gp, old_gv, old_gp, old_gv)
-        cross = _product_inner(space, p, old_gp, old_gv, gp, gv)
-        if old_sq - cross > 0 and math.isfinite(old_sq):
-            trial = min(trial * old_sq / (old_sq - cross), 1e12)
+        # BB1 in the metric G, with s = −trial·Γ(d_old) and y = g − Γ(g_old): ⟨Γd_old, Γg_old⟩ is
+        # the old slope (transport is an isometry).
+        cross = float(np.sum(space._inner(p, old_d, g)))
+        if slope - cross > 0:
+            trial = min(trial * slope / (slope - cross), 1e12)
         else:
-            trial = 2.0 * trial
+            trial = min(2.0 * trial, 1e12)
     return p, v, RegressionInfo(n_iter, float(grad_norm), bool(grad_norm <= tol), float(energy))
 
 

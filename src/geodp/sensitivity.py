@@ -7,6 +7,7 @@ Adjacency is replace-one with ``n`` public; the data domain is a public geodesic
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from geodp.errors import AssumptionError, InvalidParameterError, InvalidTypeError
 from geodp.manifolds.base import Manifold
@@ -19,6 +20,9 @@ __all__ = [
     "frechet_mean_sensitivity",
     "extrinsic_radius",
     "extrinsic_mean_sensitivity",
+    "RegressionSensitivity",
+    "geodesic_regression_sensitivity",
+    "k25_published_sensitivity",
 ]
 
 _MEAN_MECHANISMS = ("laplace", "tangent-gaussian", "kng")
@@ -178,3 +182,142 @@ def extrinsic_mean_sensitivity(space, radius, n) -> float:
     0.343656
     """
     return 2.0 * extrinsic_radius(space, radius) / check_sample_size(n)
+
+
+class RegressionSensitivity(NamedTuple):
+    """Replace-one sensitivities of the geodesic-regression gradient field (docs/math.md §9).
+
+    Attributes
+    ----------
+    footpoint : float
+        Δ_p, of ``∇_p E`` (in the norm of ``T_p M``).
+    velocity : float
+        Δ_v, of ``(∇_{v_1} E, …, ∇_{v_m} E)`` (their joint norm).
+    joint : float
+        ``√(Δ_p² + Δ_v²)``, of the whole field ``(∇_p E, ∇_v E)``: what the joint KNG release uses.
+    """
+
+    footpoint: float
+    velocity: float
+    joint: float
+
+
+def _regression_bounds(space, n, residual_bound, x_bound, velocity_bound):
+    space = _check_space(space)
+    n = check_sample_size(n)
+    tau = check_positive(residual_bound, "residual_bound")
+    x_max = check_positive(x_bound, "x_bound")
+    if velocity_bound is not None:
+        velocity_bound = check_positive(velocity_bound, "velocity_bound")
+    return space, n, tau, x_max, velocity_bound
+
+
+def geodesic_regression_sensitivity(space, n, *, residual_bound, x_bound, velocity_bound=None, radius=None) -> RegressionSensitivity:
+    """Sound replace-one sensitivity of the geodesic-regression gradient (docs/math.md §9).
+
+    The gradient of ``E(p, v) = (1/2n) Σ ρ²(Exp(p, u_i), y_i)``, ``u_i = Σ_j x_ij v_j``, is
+    ``∇_p E = −(1/n) Σ d_pExp^† ε_i`` and ``∇_{v_j} E = −(1/n) Σ x_ij d_uExp^† ε_i`` with the
+    residuals ``ε_i`` clipped to norm ``τ``. Replacing one record changes one term, so
+
+    * κ_min ≥ 0 (Euclidean, sphere, Kendall shapes, log-Euclidean SPD): the adjoints have
+      operator norm ≤ 1, hence ``Δ_p = 2τ/n`` and ``Δ_v = 2τ·x_max/n``;
+    * κ_min < 0 (hyperbolic): with ``a = √−κ_min · x_max · V`` (``V`` bounds the velocity, so
+      ``|u_i| ≤ x_max V``), ``Δ_p = 2τ cosh(a)/n`` and ``Δ_v = 2τ x_max sinh(a)/(a n)``.
+
+    Both are tight (a record with ``x = 0`` and opposite residuals attains ``Δ_p``). K25's
+    published footpoint bound ``2τ cos(1)/n`` is not: see :func:`k25_published_sensitivity`.
+
+    Parameters
+    ----------
+    space : Manifold
+    n : int
+        Public number of records.
+    residual_bound : float
+        ``τ`` > 0: residuals are clipped to this norm.
+    x_bound : float
+        ``x_max`` > 0: a bound on the Euclidean norm of each record's (scaled) covariate vector;
+        ``√m / 2`` for ``m`` covariates centred in ``[−½, ½]``, 1 for ``x ∈ [0, 1]``.
+    velocity_bound : float, optional
+        ``V``: a bound on the velocity's norm ``(Σ_j |v_j|²)^½``. Required when κ_min < 0. On
+        spaces with a finite injectivity radius it must satisfy ``x_max·V < inj`` (the fitted
+        geodesic segments must not reach the cut locus).
+    radius : float, optional
+        The public ball of the footpoint and the responses; checked against ``r*``.
+
+    Returns
+    -------
+    RegressionSensitivity
+        ``(footpoint, velocity, joint)``.
+
+    Raises
+    ------
+    InvalidParameterError, InvalidTypeError
+        A bound is not a positive number, ``n`` not a positive integer.
+    AssumptionError
+        ``velocity_bound`` is missing on negative curvature or breaks the injectivity
+        assumption, or ``radius ≥ r*``.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Hyperbolic, Sphere
+    >>> geodesic_regression_sensitivity(Sphere(2), 100, residual_bound=0.5, x_bound=0.5)
+    RegressionSensitivity(footpoint=0.01, velocity=0.005, joint=0.011180339887498949)
+    >>> s = geodesic_regression_sensitivity(Hyperbolic(2), 100, residual_bound=0.5, x_bound=1.0,
+    ...                                     velocity_bound=1.0)
+    >>> round(s.footpoint / 0.01, 6)  # cosh(1)
+    1.543081
+    """
+    space, n, tau, x_max, velocity_bound = _regression_bounds(space, n, residual_bound, x_bound, velocity_bound)
+    if radius is not None:
+        check_radius(space, radius)
+    kappa_min = space.curvature_bounds[0]
+    if velocity_bound is not None and x_max * velocity_bound >= space.injectivity_radius:
+        raise AssumptionError(
+            f"x_bound·velocity_bound = {x_max * velocity_bound!r} must be < the injectivity radius "
+            f"{space.injectivity_radius!r} of {space!r}: longer fitted geodesics reach the cut "
+            "locus, where the least-squares geodesic is not unique. Choose a smaller velocity_bound."
+        )
+    foot, vel = 1.0, 1.0
+    if kappa_min < 0:
+        if velocity_bound is None:
+            raise AssumptionError(
+                f"{space!r} has negative curvature: the Jacobi fields grow like cosh, so the "
+                "sensitivity needs a public velocity_bound."
+            )
+        a = math.sqrt(-kappa_min) * x_max * velocity_bound
+        foot = math.cosh(a)
+        vel = math.sinh(a) / a
+    footpoint = 2.0 * tau * foot / n
+    velocity = 2.0 * tau * x_max * vel / n
+    return RegressionSensitivity(footpoint, velocity, math.hypot(footpoint, velocity))
+
+
+def k25_published_sensitivity(space, n, *, residual_bound) -> RegressionSensitivity:
+    """K25's published bounds (Thm 3.4, Thm D.1), for reproductions only: **not sound**.
+
+    ``Δ_p = 2τ‖J̃_p(1)‖/n`` and ``Δ_v = 2τ‖J̃_v(1)‖/n`` with the Jacobi fields of the
+    comparison space of curvature κ_max at ``t = 1``: ``cos(√κ)`` and ``sin(√κ)/√κ`` for
+    κ_max > 0 (``cos 1 ≈ 0.54``, ``sin 1 ≈ 0.84`` on the unit sphere), 1 and 1 on flat spaces,
+    ``cosh(√−κ)`` and ``sinh(√−κ)/√−κ`` below 0. The footpoint bound is too small: a record with
+    ``x = 0`` moves ``∇_p E`` by ``2τ/n`` (docs/math.md §10), so on the unit sphere the published
+    release is only about 1.85ε-DP. The covariates are taken in ``[0, 1]`` (no ``x_max`` factor).
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Sphere
+    >>> s = k25_published_sensitivity(Sphere(2), 20, residual_bound=0.1)
+    >>> round(s.footpoint * 20 / 0.2, 4), round(s.velocity * 20 / 0.2, 4)
+    (0.5403, 0.8415)
+    """
+    space, n, tau, _, _ = _regression_bounds(space, n, residual_bound, 1.0, None)
+    kappa = space.curvature_bounds[1]
+    if kappa > 0:
+        root = math.sqrt(kappa)
+        foot, vel = abs(math.cos(root)), abs(math.sin(root)) / root
+    elif kappa < 0:
+        root = math.sqrt(-kappa)
+        foot, vel = math.cosh(root), math.sinh(root) / root
+    else:
+        foot, vel = 1.0, 1.0
+    footpoint, velocity = 2.0 * tau * foot / n, 2.0 * tau * vel / n
+    return RegressionSensitivity(footpoint, velocity, math.hypot(footpoint, velocity))

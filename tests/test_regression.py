@@ -7,8 +7,14 @@ import warnings
 import numpy as np
 import pytest
 
-import geodp.regression as regression
-from geodp.errors import ConvergenceWarning, InvalidDataError, InvalidParameterError, InvalidTypeError, NotOnManifoldError
+from geodp import regression
+from geodp.errors import (
+    ConvergenceWarning,
+    InvalidDataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    NotOnManifoldError,
+)
 from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
 from geodp.regression import (
     RegressionInfo,
@@ -232,11 +238,11 @@ def test_gradient_matches_finite_differences_of_the_objective(space):
         a = space.random_tangent(p, rng=rng)
         b = space.random_tangent(p, size=2, rng=rng)
 
-        def energy_p(t):
+        def energy_p(t, a=a):
             q = space.exp(p, t * a)
             return regression_objective(space, q, space.transport(p, q, v), x, Y)
 
-        def energy_v(t):
+        def energy_v(t, b=b):
             return regression_objective(space, p, v + t * b, x, Y)
 
         fd_p = (energy_p(h) - energy_p(-h)) / (2 * h)

@@ -25,7 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from geodp.errors import ConvergenceWarning, InvalidDataError, InvalidParameterError, InvalidTypeError
+from geodp.errors import (
+    ConvergenceWarning,
+    InvalidDataError,
+    InvalidParameterError,
+    InvalidTypeError,
+)
 from geodp.manifolds import _matrix as mf
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.euclidean import Euclidean
@@ -628,7 +633,7 @@ def _descent(space, x2, Y, p, v, *, tol, max_iter):
     halved (Armijo backtracking). The update is ``p' = Exp(p, −s d_p)``,
     ``v'_j = Γ_{p→p'}(v_j − s d_{v_j})``; it stops when ``√(|∇_p E|² + Σ_j |∇_{v_j} E|²) ≤ tol``.
     """
-    n, m = x2.shape
+    n = x2.shape[0]
     z = np.concatenate([np.ones((n, 1)), x2], axis=1)
     precondition = np.linalg.inv(z.T @ z / n)
 
@@ -682,9 +687,12 @@ def geodesic_regression(space, x, Y, *, init=None, max_iter: int = 1000, tol: fl
     Minimises ``E(p, v) = (1/2n) Σ_i ρ²(Exp(p, Σ_j x_ij v_j), y_i)`` over the footpoint ``p``
     (the fitted value at ``x = 0``) and the tangent vectors ``v_j ∈ T_pM``. Flat spaces
     (Euclidean, log-Euclidean SPD) use ordinary least squares in the isometric chart. Other
-    spaces run Riemannian gradient descent with Barzilai–Borwein steps and an Armijo
-    backtracking safeguard (see :func:`regression_gradient` for the gradient), stopping when
-    ``√(|∇_p E|² + Σ_j |∇_{v_j} E|²) ≤ tol``.
+    spaces run Riemannian gradient descent (the gradient of :func:`regression_gradient`)
+    preconditioned by the inverse Gram matrix of the design ``(1, x_i)`` — the exact Newton step
+    of the Euclidean problem, which makes the descent insensitive to the scale of ``x`` — with
+    Barzilai–Borwein steps and an Armijo backtracking safeguard, stopping when
+    ``√(|∇_p E|² + Σ_j |∇_{v_j} E|²) ≤ tol`` (docs/math.md §9.1). Typical data around a
+    geodesic need fewer than 10 iterations.
 
     Parameters
     ----------
@@ -726,6 +734,19 @@ def geodesic_regression(space, x, Y, *, init=None, max_iter: int = 1000, tol: fl
         ``space`` is not a supported geodp manifold.
     InvalidParameterError
         ``tol`` or ``max_iter`` out of range.
+
+    Notes
+    -----
+    Energies with several local minima exist on curved spaces (records spread over more than the
+    injectivity radius, large ``|v|``): the result is the minimum reached from ``init``. On
+    curved spaces the model is not invariant to shifting ``x`` (``p`` is the fit at ``x = 0``,
+    and for ``m ≥ 2`` ``Exp(p, ·)`` is not affine), and an extrapolated footpoint far from the
+    data is ill-conditioned on hyperbolic space.
+
+    References
+    ----------
+    P. T. Fletcher, *Geodesic regression on Riemannian manifolds*, MFCA 2011
+    (docs/references.md, Fletcher 2011).
 
     Examples
     --------

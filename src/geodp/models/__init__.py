@@ -1,6 +1,13 @@
 """scikit-learn–style private estimators."""
 
 from geodp.models.frechet_mean import PrivateFrechetMean
-from geodp.models.report import CuratorDiagnostics, PrivacyReport
+from geodp.models.geodesic_regression import PrivateGeodesicRegression
+from geodp.models.report import CuratorDiagnostics, PrivacyReport, RegressionDiagnostics
 
-__all__ = ["PrivateFrechetMean", "PrivacyReport", "CuratorDiagnostics"]
+__all__ = [
+    "PrivateFrechetMean",
+    "PrivateGeodesicRegression",
+    "PrivacyReport",
+    "CuratorDiagnostics",
+    "RegressionDiagnostics",
+]

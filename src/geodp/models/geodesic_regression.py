@@ -1,0 +1,563 @@
+"""``PrivateGeodesicRegression``: a geodesic fitted to (covariate, manifold-valued response)
+records, released by the K-norm gradient mechanism on the footpoint and velocity jointly."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+
+from geodp.accountant import BudgetAccountant
+from geodp.distributions.affine_kng import AffineKNG
+from geodp.distributions.mcmc import random_walk_metropolis
+from geodp.distributions.tangent_bundle import TangentBundle
+from geodp.errors import (
+    ApproximateSamplerWarning,
+    InvalidDataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    NotOnManifoldError,
+    PrivacyLeakWarning,
+)
+from geodp.manifolds._matrix import differential_log_inverse, eigh, invvecd, positive_eigenvalues
+from geodp.manifolds.base import Manifold
+from geodp.manifolds.spd import SPD
+from geodp.mechanisms.base import Guarantee
+from geodp.models.report import PrivacyReport, RegressionDiagnostics
+from geodp.regression import _regression_gradient, geodesic_predict, geodesic_regression
+from geodp.sensitivity import check_radius, geodesic_regression_sensitivity, k25_published_sensitivity, max_radius
+from geodp.validation import as_generator, check_epsilon, check_positive
+
+__all__ = ["PrivateGeodesicRegression"]
+
+_FITTED = ("intercept_", "coef_", "n_samples_", "sensitivity_", "privacy_report_", "curator_diagnostics_")
+_ON_INVALID = ("raise", "center")
+# Metropolis–Hastings settings of the curved-space release (public).
+_BURN_IN = 4_000
+_THINNING = 1_000
+# Relative proposal scale of the velocities: the spread of a slope over that of an intercept
+# when the covariate fills its public range uniformly (√12). A public choice of efficiency only.
+_VELOCITY_STEP = math.sqrt(12.0)
+
+
+class PrivateGeodesicRegression(BaseEstimator):
+    """Differentially private geodesic regression (Fletcher 2011; K25 with sound bounds).
+
+    The model is ``y ≈ Exp(p, Σ_j x̃_j v_j)`` with the covariates mapped through the public
+    ``x_bounds`` to ``x̃ ∈ [−½, ½]^m`` (centred: ``p`` is the fitted point at the centre of the
+    bounds). ``fit`` clips covariates into ``x_bounds`` and responses into the public ball
+    ``B_radius(center)``, clips residuals to ``residual_bound``, and releases ``(p, v)`` with
+    the K-norm gradient mechanism: density ``∝ exp(−‖(∇_p E, ∇_v E)‖/σ)`` on
+    ``{p ∈ B_radius(center), ‖v‖ ≤ velocity_bound}``, ``σ = 2Δ/ε`` with Δ the joint bound of
+    :func:`geodesic_regression_sensitivity` (docs/math.md §9).
+
+    Parameters
+    ----------
+    space : Manifold
+        ``Euclidean``, ``Sphere``, ``Hyperbolic``, ``KendallShape`` or
+        ``SPD(k, metric="log-euclidean")``.
+    epsilon : float
+        Privacy budget (pure ε-DP), > 0.
+    center : array_like, shape space.point_shape
+        Public centre of the ball that holds the responses and the footpoint.
+    radius : float
+        Public radius of that ball, ``0 < radius < r*``.
+    x_bounds : tuple (lower, upper)
+        Public bounds of the covariates: scalars or arrays of length ``m``.
+    residual_bound : float, optional
+        ``τ``: residuals are clipped to this norm. Default (and upper limit, since no residual can
+        exceed it): ``2·radius + x_max·velocity_bound``, the largest distance between a fitted
+        value and a response, with ``x_max = √m/2``. A smaller τ means less noise but clips
+        large residuals (a robust fit).
+    velocity_bound : float, optional
+        ``V``: bound on the velocity ``‖v‖ = (Σ_j |v_j|²)^½`` in the scaled covariates, i.e. on
+        the length of the fitted geodesic across the covariate range (for one covariate).
+        Default ``2·radius`` (a geodesic across the ball), reduced to ``inj/(2 x_max)`` where the
+        injectivity radius is finite.
+    as_published : bool, default False
+        K25's two-stage release with its published bounds, for reproductions only: it is **not
+        differentially private at the stated ε** (docs/math.md §10) and warns with
+        :class:`~geodp.errors.PrivacyLeakWarning`.
+    on_invalid : {"raise", "center"}, default "raise"
+        A record whose response is not a point of the space or whose covariates are not finite:
+        raise, or replace it by (centre of ``x_bounds``, ``center``).
+    accountant : BudgetAccountant, optional
+        Charged ``epsilon`` before the data are touched.
+    random_state : None, int or numpy.random.Generator
+
+    Attributes
+    ----------
+    intercept_ : numpy.ndarray, shape space.point_shape
+        The released fitted point at the centre of ``x_bounds``.
+    coef_ : numpy.ndarray
+        The released velocities **per unit of the original covariates**, tangent at
+        ``intercept_``: shape ``space.point_shape`` for 1-D ``x``, ``(m, *space.point_shape)``
+        otherwise. The prediction at ``x`` is ``Exp(intercept_, Σ_j (x_j − x_center_j)·coef_j)``.
+    x_center_ : numpy.ndarray, shape (m,)
+        Centre of ``x_bounds`` (public).
+    n_samples_ : int
+    sensitivity_ : RegressionSensitivity
+    privacy_report_ : PrivacyReport
+        The publishable guarantee (nothing in it is computed from the private data).
+    curator_diagnostics_ : RegressionDiagnostics
+        Curator-only facts (records clipped, sampler acceptance). Never publish them.
+
+    Notes
+    -----
+    **Sampler.** On flat spaces (Euclidean, log-Euclidean SPD) with the default residual bound,
+    no residual is ever clipped on the support, the gradient is affine in ``(p, v)`` and the law
+    is sampled exactly (an l2-Laplace pushed through the inverse design Gram, truncated to the
+    support by rejection). On curved spaces it is sampled by Metropolis–Hastings on
+    ``(p, v)`` (proposal ``p' = Exp(p, ξ)``, ``v' = Γ_{p→p'}(v + ζ)``), started at the public
+    ``(center, 0)`` with a public number of steps: DP then holds only approximately, and an
+    :class:`~geodp.errors.ApproximateSamplerWarning` says so before sampling.
+
+    **Privacy.** Replace-one adjacency, n public. Whether ``fit`` raises is observable: with
+    ``on_invalid="raise"`` it depends on whether some record is invalid; the exact sampler
+    refuses a singular design (constant covariates) and a support the law barely reaches.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geodp.manifolds import Sphere
+    >>> space = Sphere(2)
+    >>> north = np.array([0.0, 0.0, 1.0])
+    >>> t = np.linspace(0.0, 1.0, 200)
+    >>> Y = space.exp(north, np.outer(t - 0.5, [0.4, 0.0, 0.0]))  # a geodesic through north
+    >>> model = PrivateGeodesicRegression(space, epsilon=1.0, center=north, radius=0.5,
+    ...                                   x_bounds=(0.0, 1.0), random_state=0)
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")   # curved space: MH sampler (approximate DP)
+    ...     _ = model.fit(t, Y)
+    >>> model.intercept_.shape, model.coef_.shape, model.predict([0.25, 0.75]).shape
+    ((3,), (3,), (2, 3))
+    """
+
+    def __init__(
+        self,
+        space,
+        *,
+        epsilon,
+        center,
+        radius,
+        x_bounds,
+        residual_bound=None,
+        velocity_bound=None,
+        as_published=False,
+        on_invalid="raise",
+        accountant=None,
+        random_state=None,
+    ):
+        self.space = space
+        self.epsilon = epsilon
+        self.center = center
+        self.radius = radius
+        self.x_bounds = x_bounds
+        self.residual_bound = residual_bound
+        self.velocity_bound = velocity_bound
+        self.as_published = as_published
+        self.on_invalid = on_invalid
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def __getattr__(self, name):
+        if name in _FITTED or name == "x_center_":
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' before using {name}."
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    # ------------------------------------------------------------------ public settings
+    def _check_settings(self):
+        space = self.space
+        if not isinstance(space, Manifold):
+            raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
+        if isinstance(space, SPD) and not space.is_flat:
+            raise InvalidParameterError(
+                "geodesic regression on SPD matrices is available with the log-Euclidean metric: "
+                "use SPD(k, metric='log-euclidean')."
+            )
+        if self.on_invalid not in _ON_INVALID:
+            raise InvalidParameterError(f"on_invalid must be one of {_ON_INVALID}, got {self.on_invalid!r}.")
+        if not isinstance(self.as_published, (bool, np.bool_)):
+            raise InvalidTypeError(f"as_published must be a bool, got {type(self.as_published).__name__}.")
+        epsilon = check_epsilon(self.epsilon)
+        if self.center is None or self.radius is None or self.x_bounds is None:
+            raise InvalidParameterError(
+                "center, radius and x_bounds are required: they declare the public data domain. "
+                "Do not compute them from the private data."
+            )
+        if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
+            raise InvalidTypeError(f"accountant must be a BudgetAccountant, got {type(self.accountant).__name__}.")
+        center = space.check_points(self.center, "center", batch_ndim=0)
+        radius = check_radius(space, self.radius)
+        lower, upper = _check_bounds(self.x_bounds)
+        m = lower.size
+        x_max = math.sqrt(m) / (1.0 if self.as_published else 2.0)
+        if self.velocity_bound is None:
+            velocity = 2.0 * radius
+            if math.isfinite(space.injectivity_radius):
+                velocity = min(velocity, space.injectivity_radius / (2.0 * x_max))
+        else:
+            velocity = check_positive(self.velocity_bound, "velocity_bound")
+        largest_residual = 2.0 * radius + x_max * velocity
+        if self.residual_bound is None:
+            tau = largest_residual
+        else:
+            tau = min(check_positive(self.residual_bound, "residual_bound"), largest_residual)
+        return space, epsilon, center, radius, lower, upper, x_max, velocity, tau, largest_residual
+
+    # ------------------------------------------------------------------------------ fit
+    def fit(self, x, Y):
+        """Release a private geodesic fitted to ``(x, Y)``.
+
+        Parameters
+        ----------
+        x : array_like, shape (n,) or (n, m)
+            Covariates (private). ``m`` must match ``x_bounds``.
+        Y : array_like, shape (n, *space.point_shape)
+            Responses (private).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        InvalidParameterError, InvalidTypeError, AssumptionError
+            A public setting is invalid.
+        InvalidDataError
+            ``x`` or ``Y`` has the wrong shape, ``n < m + 2``, or (exact sampler) the design
+            is singular.
+        NotOnManifoldError
+            With ``on_invalid="raise"``, some record is invalid (the accountant is charged).
+        BudgetExceededError
+            The accountant cannot pay (nothing is released or charged).
+
+        Warns
+        -----
+        ApproximateSamplerWarning
+            Before sampling by MCMC (decided from public settings).
+        PrivacyLeakWarning
+            With ``as_published=True``.
+        """
+        space, epsilon, center, radius, lower, upper, x_max, velocity, tau, largest = self._check_settings()
+        x_arr = _covariate_array(x, lower.size)
+        data = space._dataset_array(Y, "Y")
+        n, m = x_arr.shape
+        if data.shape[0] != n:
+            raise InvalidDataError(f"x and Y must hold the same number of records, got {n} and {data.shape[0]}.")
+        if n < m + 2:
+            raise InvalidDataError(f"n = {n} records are too few for {m} covariate(s): need n >= m + 2.")
+        rng = as_generator(self.random_state)
+        if self.as_published:
+            warnings.warn(
+                "as_published=True reproduces K25's release: its footpoint bound 2τcos(1)/n is "
+                "about 1.85× too small and its first stage conditions on the non-private velocity, "
+                "so it is NOT ε-DP at the stated epsilon. Use it for reproductions only.",
+                PrivacyLeakWarning,
+                stacklevel=2,
+            )
+            sensitivity = k25_published_sensitivity(space, n, residual_bound=tau)
+            scale = None
+        else:
+            sensitivity = geodesic_regression_sensitivity(
+                space, n, residual_bound=tau, x_bound=x_max, velocity_bound=velocity, radius=radius
+            )
+            scale = 2.0 * sensitivity.joint / epsilon
+        exact = space.is_flat and tau >= largest and not self.as_published
+        sampler = self._sampler_text(exact, scale)
+        if not exact:
+            warnings.warn(
+                f"This release samples by Metropolis–Hastings ({sampler}): DP then holds only "
+                "approximately, and the run can take a while. The reason is in the privacy report.",
+                ApproximateSamplerWarning,
+                stacklevel=2,
+            )
+        if self.accountant is not None:
+            self.accountant.spend(epsilon, 0.0)
+
+        with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+            warnings.simplefilter("always")
+            p, v, diagnostics = self._private_release(
+                space, x_arr, data, center, radius, lower, upper, velocity, tau, sensitivity, scale, exact, rng
+            )
+        withheld = []
+        for w in caught:
+            if issubclass(w.category, (ApproximateSamplerWarning, PrivacyLeakWarning)):
+                continue  # said before the data were touched
+            withheld.append(f"{w.category.__name__}: {w.message}")
+
+        width = upper - lower
+        coef = v / width.reshape((-1,) + (1,) * len(space.point_shape))
+        self.x_center_ = (lower + upper) / 2.0
+        self.intercept_ = p
+        self.coef_ = coef[0] if np.ndim(x) == 1 else coef
+        self.n_samples_ = n
+        self.sensitivity_ = sensitivity
+        self.curator_diagnostics_ = RegressionDiagnostics(**diagnostics, warnings=tuple(withheld))
+        self.privacy_report_ = self._report(epsilon, center, radius, lower, upper, velocity, tau, largest, scale, exact, sampler)
+        return self
+
+    def predict(self, x):
+        """Fitted points ``Exp(intercept_, Σ_j (x_j − x_center_j) coef_j)``.
+
+        Parameters
+        ----------
+        x : array_like, shape (n,) or (n, m)
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, *space.point_shape)
+        """
+        m = self.x_center_.size
+        x_arr = _covariate_array(x, m, name="x")
+        if not np.all(np.isfinite(x_arr)):
+            raise InvalidDataError("x must be finite.")
+        coef = self.coef_.reshape((m,) + tuple(self.space.point_shape))
+        return geodesic_predict(self.space, self.intercept_, coef, x_arr - self.x_center_)
+
+    # -------------------------------------------------------------------- private part
+    def _private_release(self, space, x_arr, data, center, radius, lower, upper, velocity, tau, sensitivity, scale, exact, rng):
+        """Everything that touches the private records."""
+        invalid = space.invalid_records(data) | ~np.all(np.isfinite(x_arr), axis=1)
+        if np.any(invalid):
+            if self.on_invalid == "raise":
+                raise NotOnManifoldError(
+                    f"the records hold responses that are not points of {space!r} or covariates that "
+                    "are not finite. Find them with space.invalid_records(Y) and np.isfinite(x); "
+                    "or pass on_invalid='center' to replace each by the public centre."
+                )
+            data[invalid] = center
+            x_arr[invalid] = (lower + upper) / 2.0
+        clipped_x = np.clip(x_arr, lower, upper)
+        n_clipped_x = int(np.count_nonzero(np.any(clipped_x != x_arr, axis=1)))
+        Y, was_clipped = space._clip_to_ball(data, center, radius)
+        if self.as_published:
+            xs = (clipped_x - lower) / (upper - lower)  # K25: covariates in [0, 1]
+            p, v, info = self._published_release(space, xs, Y, center, radius, velocity, tau, sensitivity, rng)
+        else:
+            xs = (clipped_x - lower) / (upper - lower) - 0.5
+            if exact:
+                p, v, info = _exact_flat_release(space, xs, Y, center, radius, velocity, scale, rng)
+            else:
+                p, v, info = self._mcmc_release(space, xs, Y, center, radius, velocity, tau, scale, rng)
+        diagnostics = dict(
+            n_clipped_x=n_clipped_x,
+            n_clipped_y=int(np.count_nonzero(was_clipped)),
+            solver_iterations=info.get("solver_iterations"),
+            solver_grad_norm=info.get("solver_grad_norm"),
+            solver_converged=info.get("solver_converged"),
+            sampler_acceptance=info.get("acceptance"),
+            sampler_ess=info.get("ess"),
+        )
+        return p, v, diagnostics
+
+    def _mcmc_release(self, space, xs, Y, center, radius, velocity, tau, scale, rng):
+        result = _mcmc_draws(space, xs, Y, center, radius, velocity, tau, scale, rng)
+        d = result.diagnostics
+        p, v = TangentBundle(space, xs.shape[1]).split(result.samples[0, 0])
+        return p, v, {"acceptance": d.acceptance_rate, "ess": d.effective_sample_size}
+
+    def _published_release(self, space, xs, Y, center, radius, velocity, tau, sensitivity, rng):
+        """K25's two stages: p̃ with the non-private v̂ held fixed (transported), then ṽ at p̃;
+        each with ε/2 and σ = Δ/(ε/2) from the published bounds. Random-walk MH from p̂."""
+        half = check_epsilon(self.epsilon) / 2.0
+        p_hat, v_hat, info = geodesic_regression(space, xs, Y, return_info=True)
+        p_hat = space._clip_to_ball(p_hat[None], center, radius, last_resort="keep")[0][0]
+        m = xs.shape[1]
+        axis = -1 - len(space.point_shape)
+        sigma_p = sensitivity.footpoint / half
+        sigma_v = sensitivity.velocity / half
+
+        def stage_one(p):
+            v = space._transport(np.expand_dims(p_hat, axis), np.expand_dims(p, axis), v_hat)
+            grad_p, _ = _regression_gradient(space, p, v, xs, Y, residual_bound=tau)
+            value = -np.asarray(space._norm(p, grad_p)) / sigma_p
+            return np.where(np.asarray(space._dist(center, p)) <= radius, value, -np.inf)
+
+        first = random_walk_metropolis(
+            space, stage_one, p_hat[None], burn_in=_BURN_IN // 2, thinning=_THINNING,
+            step_size=min(0.5 * radius, sigma_p * space.dim), rng=rng,
+        )
+        p = first.samples[0, 0]
+        bundle = TangentBundle(space, m, footpoint_step=0.0)
+
+        def stage_two(state):
+            q, v = bundle.split(state)
+            _, grad_v = _regression_gradient(space, q, v, xs, Y, residual_bound=tau)
+            value = -np.sqrt(np.sum(np.asarray(space._inner(np.expand_dims(q, axis), grad_v, grad_v)), axis=-1)) / sigma_v
+            return np.where(_velocity_norm(space, q, v) <= velocity, value, -np.inf)
+
+        v_start = space._transport(np.expand_dims(p_hat, axis), np.expand_dims(p, axis), v_hat)
+        second = random_walk_metropolis(
+            bundle, stage_two, bundle.stack(p, v_start)[None], burn_in=_BURN_IN // 2, thinning=_THINNING,
+            step_size=max(sigma_v * bundle.dim, 1e-8), rng=rng,
+        )
+        _, v = bundle.split(second.samples[0, 0])
+        # Report the geodesic at the centre of the covariate range, like the sound release.
+        mid = space._exp(p, 0.5 * v.sum(axis=0))
+        v_mid = space._transport(np.expand_dims(p, axis), np.expand_dims(mid, axis), v)
+        return mid, v_mid, {
+            "solver_iterations": info.n_iter, "solver_grad_norm": info.grad_norm, "solver_converged": info.converged,
+            "acceptance": 0.5 * (first.diagnostics.acceptance_rate + second.diagnostics.acceptance_rate),
+        }
+
+    # ---------------------------------------------------------------------------- report
+    def _sampler_text(self, exact, scale):
+        if self.as_published:
+            return (f"K25's two-stage random-walk MH (footpoint, then velocity), started at the "
+                    f"non-private fit; burn-in {_BURN_IN // 2}, {_THINNING} further steps per stage")
+        if exact:
+            return ("exact: the gradient is affine in (p, v) on this flat space, so the law is an "
+                    "l2-Laplace pushed through the inverse design Gram, truncated to the support by rejection")
+        return (f"Metropolis–Hastings on (p, v), proposal p' = Exp(p, ξ), v' = Γ(v + ζ), started at "
+                f"the public (center, 0); burn-in {_BURN_IN}, then {_THINNING} steps")
+
+    def _report(self, epsilon, center, radius, lower, upper, velocity, tau, largest, scale, exact, sampler):
+        s = self.sensitivity_
+        if self.as_published:
+            mechanism = "K25 two-stage KNG (as published: NOT ε-DP at the stated ε)"
+            rule = "σ_p = Δ_p/(ε/2), σ_v = Δ_v/(ε/2) (K25 App. A)"
+            bound = f"K25 Thm 3.4 / D.1 as published: Δ_p = {s.footpoint!r}, Δ_v = {s.velocity!r} (unsound)"
+            scale_value = float("nan")
+        else:
+            mechanism = "K-norm gradient, joint on (footpoint, velocity)"
+            rule = "σ = 2Δ/ε (the KNG normaliser depends on the data)"
+            bound = (f"Δ = √(Δ_p² + Δ_v²) with Δ_p = {s.footpoint!r}, Δ_v = {s.velocity!r} "
+                     "(docs/math.md §9: adjoint Jacobi fields, residuals clipped to τ)")
+            scale_value = scale
+        guarantee = Guarantee(
+            mechanism=mechanism, epsilon=epsilon, delta=0.0, sensitivity=s.joint,
+            metric="norm of the gradient field (∇_p E, ∇_v E)", scale=scale_value, scale_rule=rule,
+            space=repr(self.space), sampler=sampler, exact=exact,
+            support=f"footpoint in the public ball of radius {radius!r} around the center; ‖v‖ ≤ {velocity!r}",
+        )
+        assumptions = [
+            f"radius {radius!r} < r* = {max_radius(self.space)!r}; responses clipped into the ball",
+            f"covariates clipped into x_bounds and mapped to {'[0, 1]' if self.as_published else '[-1/2, 1/2]'}",
+            f"residuals clipped to τ = {tau!r}" + (" (no residual on the support exceeds it)" if tau >= largest else ""),
+            f"velocity bound V = {velocity!r}",
+        ]
+        if not exact:
+            assumptions.append("the sampler is MCMC: DP holds only approximately")
+        details = [
+            f"n           : {self.n_samples_} records (public)",
+            f"bound       : {bound}",
+        ]
+        text = (
+            "geodp privacy report: PrivateGeodesicRegression (publishable: nothing in it is computed "
+            "from the private data)\n" + guarantee.render(details, assumptions)
+        )
+        data = guarantee.to_dict()
+        data["assumptions"] = assumptions
+        data |= {
+            "n_samples": self.n_samples_,
+            "center": np.asarray(center).tolist(),
+            "radius": radius,
+            "x_bounds": [lower.tolist(), upper.tolist()],
+            "residual_bound": tau,
+            "velocity_bound": velocity,
+            "sensitivity_footpoint": s.footpoint,
+            "sensitivity_velocity": s.velocity,
+            "as_published": bool(self.as_published),
+            "on_invalid": self.on_invalid,
+        }
+        return PrivacyReport(text, data)
+
+
+# ---------------------------------------------------------------------------- helpers
+def _check_bounds(x_bounds):
+    try:
+        lower, upper = x_bounds
+    except (TypeError, ValueError):
+        raise InvalidParameterError("x_bounds must be a pair (lower, upper) of scalars or arrays.") from None
+    try:
+        lower = np.atleast_1d(np.asarray(lower, dtype=float)).ravel()
+        upper = np.atleast_1d(np.asarray(upper, dtype=float)).ravel()
+    except (TypeError, ValueError):
+        raise InvalidParameterError("x_bounds must hold real numbers.") from None
+    if lower.shape != upper.shape:
+        lower, upper = np.broadcast_arrays(lower, upper)
+    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper)) and np.all(lower < upper)):
+        raise InvalidParameterError("x_bounds must be finite with lower < upper for every covariate.")
+    return lower.astype(float), upper.astype(float)
+
+
+def _covariate_array(x, m, name="x"):
+    try:
+        arr = np.array(x, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidDataError(f"{name} must be a numeric array of shape (n,) or (n, m).") from None
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[1] != m:
+        raise InvalidDataError(f"{name} must have shape (n,) or (n, {m}) to match x_bounds, got {np.shape(x)}.")
+    return arr
+
+
+def _velocity_norm(space, p, v):
+    axis = -1 - len(space.point_shape)
+    return np.sqrt(np.sum(np.asarray(space._inner(np.expand_dims(p, axis), v, v)), axis=-1))
+
+
+def _joint_gradient_norm(space, p, v, xs, Y, tau):
+    grad_p, grad_v = _regression_gradient(space, p, v, xs, Y, residual_bound=tau)
+    axis = -1 - len(space.point_shape)
+    sq = np.asarray(space._inner(p, grad_p, grad_p)) + np.sum(
+        np.asarray(space._inner(np.expand_dims(p, axis), grad_v, grad_v)), axis=-1
+    )
+    return np.sqrt(np.maximum(sq, 0.0))
+
+
+def _mcmc_draws(space, xs, Y, center, radius, velocity, tau, scale, rng, n_chains=1):
+    """Run ``n_chains`` MH chains on the joint KNG law of ``(p, v)`` from the public
+    ``(center, 0)``; returns the :class:`~geodp.distributions.mcmc.MCMCResult` (one state per
+    chain, stacked as :class:`TangentBundle` points)."""
+    m = xs.shape[1]
+    bundle = TangentBundle(space, m, velocity_step=_VELOCITY_STEP)
+
+    def log_density(state):
+        p, v = bundle.split(state)
+        return -_joint_gradient_norm(space, p, v, xs, Y, tau) / scale
+
+    def in_support(state):
+        p, v = bundle.split(state)
+        return (np.asarray(space._dist(center, p)) <= radius) & (_velocity_norm(space, p, v) <= velocity)
+
+    start = bundle.stack(center, np.zeros((m,) + tuple(space.point_shape)))
+    step = min(0.5 * radius, max(scale * bundle.dim, 1e-8 * radius))
+    return random_walk_metropolis(
+        bundle, log_density, np.repeat(start[None], n_chains, axis=0), burn_in=_BURN_IN, thinning=_THINNING,
+        step_size=step, in_support=in_support, rng=rng,
+    )
+
+
+def _exact_flat_release(space, xs, Y, center, radius, velocity, scale, rng):
+    """Flat spaces: the gradient is affine, ``Aθ − B`` in the chart; exact AffineKNG."""
+    n, m = xs.shape
+    coords = space.to_coordinates(Y).reshape(n, -1)
+    c0 = space.to_coordinates(center).reshape(-1)
+    design = np.hstack([np.ones((n, 1)), xs])
+    gram = design.T @ design / n
+    target = design.T @ (coords - c0) / n  # θ relative to the centre: the ball is |θ_0| ≤ r
+
+    def in_domain(theta):
+        return (np.linalg.norm(theta[:, 0], axis=-1) <= radius) & (
+            np.linalg.norm(theta[:, 1:].reshape(len(theta), -1), axis=-1) <= velocity
+        )
+
+    law = AffineKNG(gram, target, scale, in_domain=in_domain)
+    theta = law.sample(rng=rng)
+    a = theta[0] + c0
+    p = space.from_coordinates(a)
+    if isinstance(space, SPD):
+        w, u = eigh(p)
+        v = differential_log_inverse(positive_eigenvalues(w)[None], u[None], invvecd(theta[1:], space.k))
+    else:
+        v = theta[1:].reshape((m,) + tuple(space.point_shape))
+    return p, v, {"acceptance": law.acceptance_rate}

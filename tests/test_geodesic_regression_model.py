@@ -1,0 +1,257 @@
+"""PrivateGeodesicRegression: exact law on flat spaces, MH against it, reports, bad input."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+
+from geodp.accountant import BudgetAccountant
+from geodp.errors import (
+    ApproximateSamplerWarning,
+    AssumptionError,
+    InvalidDataError,
+    InvalidParameterError,
+    NotOnManifoldError,
+    PrivacyLeakWarning,
+)
+from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
+from geodp.models import PrivateGeodesicRegression
+from geodp.models.geodesic_regression import _exact_flat_release, _mcmc_draws
+from geodp.regression import geodesic_regression
+from geodp.sensitivity import geodesic_regression_sensitivity
+
+NORTH = np.array([0.0, 0.0, 1.0])
+
+
+def _line_data(space, base, n, slope, noise, seed=0):
+    rng = np.random.default_rng(seed)
+    t = rng.uniform(0.0, 1.0, n)
+    direction = np.asarray(slope, dtype=float)
+    Y = space.exp(base, np.multiply.outer(t - 0.5, direction))
+    Y = space.exp(Y, noise * space.random_tangent(Y, rng=seed + 1))
+    return t, Y
+
+
+def _quiet_fit(model, x, Y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ApproximateSamplerWarning)
+        return model.fit(x, Y)
+
+
+# ------------------------------------------------------------------------ flat, exact
+@pytest.mark.parametrize("space,center", [(Euclidean(3), np.zeros(3)), (SPD(2, metric="log-euclidean"), np.eye(2))])
+def test_flat_release_tends_to_ols_as_epsilon_grows(space, center):
+    slope = space.random_tangent(center, rng=3) * 0.5
+    t, Y = _line_data(space, center, 300, slope, 0.1)
+    x = 10.0 + 5.0 * t  # original units: the model maps x_bounds to [-1/2, 1/2]
+    model = PrivateGeodesicRegression(space, epsilon=1e9, center=center, radius=3.0, x_bounds=(10.0, 15.0), random_state=0).fit(x, Y)
+    # OLS in the chart, in the model's parametrisation (centred at the middle of x_bounds)
+    coords = space.to_coordinates(Y)
+    design = np.column_stack([np.ones_like(x), x - 12.5])
+    beta, *_ = np.linalg.lstsq(design, coords, rcond=None)
+    assert np.allclose(space.to_coordinates(model.intercept_), beta[0], atol=1e-6)
+    fitted = model.predict(np.array([11.0, 14.0]))
+    assert np.allclose(space.to_coordinates(fitted), beta[0] + np.outer([-1.5, 1.5], beta[1]), atol=1e-6)
+    report = model.privacy_report_.to_dict()
+    assert report["exact"] is True and report["delta"] == 0.0
+
+
+def test_flat_release_follows_the_exact_kng_law():
+    """‖A(θ − θ̂)‖_F / σ ~ Gamma(q·d) for the untruncated law (a large ball): KS test, and the
+    same test with the scale off by ×1.5 must fail."""
+    space = Euclidean(2)
+    t, Y = _line_data(space, np.zeros(2), 60, [0.4, -0.2], 0.2, seed=4)
+    xs = (t - 0.5)[:, None]
+    n = len(t)
+    radius, velocity = 100.0, 200.0
+    scale = 0.05
+    rng = np.random.default_rng(7)
+    draws = np.array([np.concatenate([p, v.ravel()]) for p, v, _ in (
+        _exact_flat_release(space, xs, Y, np.zeros(2), radius, velocity, scale, rng) for _ in range(3000))])
+    design = np.column_stack([np.ones(n), xs[:, 0]])
+    gram = design.T @ design / n
+    theta_hat = np.linalg.solve(design.T @ design, design.T @ Y)
+    theta = draws.reshape(-1, 2, 2)
+    radial = np.linalg.norm(np.einsum("ij,njk->nik", gram, theta - theta_hat), axis=(1, 2))
+    assert stats.kstest(radial / scale, stats.gamma(4).cdf).pvalue > 0.01
+    assert stats.kstest(radial / (1.5 * scale), stats.gamma(4).cdf).pvalue < 1e-6
+
+
+def test_mh_sampler_agrees_with_the_exact_law_on_a_flat_space():
+    """The MH machinery used on curved spaces (tangent-bundle moves, public start), run on
+    Euclidean data, reproduces the exact truncated law (two-sample KS per coordinate)."""
+    space = Euclidean(1)
+    t, Y = _line_data(space, np.zeros(1), 40, [0.6], 0.3, seed=5)
+    xs = (t - 0.5)[:, None]
+    radius, velocity, scale = 0.5, 1.0, 0.02
+    tau = 2 * radius + 0.5 * velocity  # no residual is clipped: the field is affine
+    rng = np.random.default_rng(11)
+    exact = np.array([np.concatenate([p, v.ravel()]) for p, v, _ in (
+        _exact_flat_release(space, xs, Y, np.zeros(1), radius, velocity, scale, rng) for _ in range(800))])
+    mh = _mcmc_draws(space, xs, Y, np.zeros(1), radius, velocity, tau, scale, rng, n_chains=800).samples[0]
+    mh = mh.reshape(800, -1)
+    for j in range(2):
+        assert stats.ks_2samp(exact[:, j], mh[:, j]).pvalue > 0.01, j
+
+
+# -------------------------------------------------------------------------- curved
+@pytest.mark.parametrize(
+    "space,center,slope",
+    [
+        (Sphere(2), NORTH, [0.5, 0.0, 0.0]),
+        (Hyperbolic(2), np.array([1.0, 0.0, 0.0]), [0.0, 0.6, 0.0]),
+    ],
+)
+def test_curved_release_is_close_to_the_fit_and_says_it_is_approximate(space, center, slope):
+    t, Y = _line_data(space, center, 80, slope, 0.05, seed=2)
+    p_hat, v_hat = geodesic_regression(space, t - 0.5, Y)
+    model = PrivateGeodesicRegression(space, epsilon=20.0, center=center, radius=0.6, x_bounds=(0.0, 1.0), random_state=1)
+    with pytest.warns(ApproximateSamplerWarning):
+        model.fit(t, Y)
+    assert float(space.dist(model.intercept_, p_hat)) < 0.05
+    assert float(np.linalg.norm(model.coef_ - v_hat)) < 0.2
+    report = model.privacy_report_.to_dict()
+    assert report["exact"] is False and "Metropolis" in report["sampler"]
+    assert model.curator_diagnostics_.sampler_acceptance is not None
+    assert str(model.curator_diagnostics_).startswith("CURATOR-ONLY")
+
+
+def test_kendall_release_runs_with_two_covariates():
+    space = KendallShape(5)
+    base = space.random_point(rng=0)
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, (150, 2))
+    slopes = space.random_tangent(np.stack([base, base]), rng=1) * 0.2
+    Y = space.exp(base, np.tensordot(x - 0.5, slopes, axes=1))
+    model = _quiet_fit(PrivateGeodesicRegression(space, epsilon=10.0, center=base, radius=0.3,
+                                                 x_bounds=([0, 0], [1, 1]), random_state=0), x, Y)
+    assert model.coef_.shape == (2, 5, 2)
+    assert np.all(space.belongs(model.predict(x[:3])))
+
+
+# --------------------------------------------------------------------------- reports
+def test_report_is_identical_for_neighbours_that_differ_in_clipping():
+    space = Euclidean(2)
+    t, Y = _line_data(space, np.zeros(2), 50, [0.3, 0.1], 0.1)
+    Y2, t2 = Y.copy(), t.copy()
+    Y2[0] = [50.0, -50.0]  # far outside the ball: clipped
+    t2[1] = 7.0  # outside x_bounds: clipped
+    reports, diagnostics = [], []
+    for x_, Y_ in ((t, Y), (t2, Y2)):
+        m = PrivateGeodesicRegression(space, epsilon=1.0, center=np.zeros(2), radius=1.0, x_bounds=(0, 1), random_state=0).fit(x_, Y_)
+        reports.append((str(m.privacy_report_), m.privacy_report_.to_dict()))
+        diagnostics.append(m.curator_diagnostics_)
+    assert reports[0] == reports[1]
+    assert (diagnostics[0].n_clipped_x, diagnostics[0].n_clipped_y) == (0, 0)
+    assert (diagnostics[1].n_clipped_x, diagnostics[1].n_clipped_y) == (1, 1)
+
+
+def test_report_states_the_sound_bound_and_scale():
+    space = Euclidean(1)
+    t, Y = _line_data(space, np.zeros(1), 80, [0.5], 0.1)
+    m = PrivateGeodesicRegression(space, epsilon=2.0, center=np.zeros(1), radius=1.0, x_bounds=(0, 1), random_state=0).fit(t, Y)
+    d = m.privacy_report_.to_dict()
+    tau = 2 * 1.0 + 0.5 * 2.0  # default V = 2r, x_max = 1/2
+    expected = geodesic_regression_sensitivity(space, 80, residual_bound=tau, x_bound=0.5, velocity_bound=2.0)
+    assert d["residual_bound"] == tau and d["sensitivity"] == expected.joint
+    assert d["scale"] == pytest.approx(2 * expected.joint / 2.0)
+    assert "epsilon = 2.0" in m.privacy_report_
+
+
+def test_as_published_warns_and_says_it_is_not_dp():
+    space = Sphere(2)
+    t, Y = _line_data(space, NORTH, 60, [0.4, 0, 0], 0.05)
+    model = PrivateGeodesicRegression(space, epsilon=2.0, center=NORTH, radius=0.5, x_bounds=(0, 1), as_published=True, random_state=0)
+    with pytest.warns(PrivacyLeakWarning), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ApproximateSamplerWarning)
+        model.fit(t, Y)
+    d = model.privacy_report_.to_dict()
+    assert d["as_published"] is True and "NOT ε-DP" in d["mechanism"]
+    assert d["sensitivity_footpoint"] == pytest.approx(2 * d["residual_bound"] * math.cos(1.0) / 60)
+
+
+def test_accountant_is_charged_and_clone_keeps_parameters():
+    accountant = BudgetAccountant(epsilon=1.5)
+    space = Euclidean(1)
+    t, Y = _line_data(space, np.zeros(1), 40, [0.5], 0.1)
+    model = PrivateGeodesicRegression(space, epsilon=1.0, center=np.zeros(1), radius=1.0, x_bounds=(0, 1), accountant=accountant, random_state=0)
+    model.fit(t, Y)
+    assert accountant.total_spent[0] == pytest.approx(1.0)
+    with pytest.raises(Exception, match="budget|Budget"):
+        clone(model).fit(t, Y)
+
+
+# ------------------------------------------------------------------------- bad input
+def _model(space=None, **kwargs):
+    space = space or Euclidean(1)
+    args = dict(epsilon=1.0, center=np.zeros(space.point_shape), radius=1.0, x_bounds=(0, 1), random_state=0) | kwargs
+    return PrivateGeodesicRegression(space, **args)
+
+
+def test_not_fitted():
+    with pytest.raises(NotFittedError):
+        _model().predict([0.5])
+
+
+@pytest.mark.parametrize(
+    "kwargs,error",
+    [
+        (dict(epsilon=0.0), InvalidParameterError),
+        (dict(x_bounds=(1, 0)), InvalidParameterError),
+        (dict(x_bounds=(0, np.inf)), InvalidParameterError),
+        (dict(x_bounds=None), InvalidParameterError),
+        (dict(on_invalid="drop"), InvalidParameterError),
+        (dict(residual_bound=-1.0), InvalidParameterError),
+    ],
+)
+def test_bad_parameters(kwargs, error):
+    t, Y = _line_data(Euclidean(1), np.zeros(1), 20, [0.5], 0.1)
+    with pytest.raises(error):
+        _model(**kwargs).fit(t, Y)
+
+
+def test_velocity_bound_beyond_injectivity_is_refused():
+    t, Y = _line_data(Sphere(2), NORTH, 20, [0.3, 0, 0], 0.05)
+    with pytest.raises(AssumptionError, match="injectivity"):
+        _model(Sphere(2), center=NORTH, radius=0.5, velocity_bound=7.0).fit(t, Y)
+
+
+def test_affine_invariant_spd_is_refused_with_a_hint():
+    space = SPD(2)
+    with pytest.raises(InvalidParameterError, match="log-euclidean"):
+        _model(space, center=np.eye(2)).fit(np.linspace(0, 1, 10), space.random_point(10, rng=0))
+
+
+@pytest.mark.parametrize(
+    "x,Y,error",
+    [
+        (np.linspace(0, 1, 10), np.zeros((9, 1)), InvalidDataError),  # mismatched n
+        (np.linspace(0, 1, 2), np.zeros((2, 1)), InvalidDataError),  # n < m + 2
+        (np.zeros((10, 2)), np.zeros((10, 1)), InvalidDataError),  # m does not match x_bounds
+        (["a"] * 10, np.zeros((10, 1)), InvalidDataError),
+    ],
+)
+def test_bad_data(x, Y, error):
+    with pytest.raises(error):
+        _model().fit(x, Y)
+
+
+def test_constant_covariate_is_a_clear_error_on_the_exact_path():
+    t, Y = _line_data(Euclidean(1), np.zeros(1), 30, [0.5], 0.1)
+    with pytest.raises(InvalidDataError, match="singular|constant"):
+        _model().fit(np.full(30, 0.3), Y)
+
+
+def test_invalid_records_raise_or_are_replaced():
+    t, Y = _line_data(Euclidean(1), np.zeros(1), 30, [0.5], 0.1)
+    t[3] = np.nan
+    with pytest.raises(NotOnManifoldError):
+        _model().fit(t, Y)
+    model = _model(on_invalid="center").fit(t, Y)
+    assert np.all(np.isfinite(model.intercept_))

@@ -17,6 +17,7 @@ from geodp.errors import (
     AssumptionError,
     InvalidDataError,
     InvalidParameterError,
+    InvalidTypeError,
     NotOnManifoldError,
     PrivacyLeakWarning,
 )
@@ -159,7 +160,8 @@ def test_report_states_the_sound_bound_and_scale():
     d = m.privacy_report_.to_dict()
     tau = 2 * 1.0 + 0.5 * 2.0  # default V = 2r, x_max = 1/2
     expected = geodesic_regression_sensitivity(space, 80, residual_bound=tau, x_bound=0.5, velocity_bound=2.0)
-    assert d["residual_bound"] == tau and d["sensitivity"] == expected.joint
+    assert d["residual_bound"] == pytest.approx(tau, rel=1e-11)
+    assert d["sensitivity"] == pytest.approx(expected.joint, rel=1e-11)
     assert d["scale"] == pytest.approx(2 * expected.joint / 2.0)
     assert "epsilon = 2.0" in m.privacy_report_
 
@@ -234,7 +236,7 @@ def test_affine_invariant_spd_is_refused_with_a_hint():
         (np.linspace(0, 1, 10), np.zeros((9, 1)), InvalidDataError),  # mismatched n
         (np.linspace(0, 1, 2), np.zeros((2, 1)), InvalidDataError),  # n < m + 2
         (np.zeros((10, 2)), np.zeros((10, 1)), InvalidDataError),  # m does not match x_bounds
-        (["a"] * 10, np.zeros((10, 1)), InvalidDataError),
+        (["a"] * 10, np.zeros((10, 1)), InvalidTypeError),  # a text column
     ],
 )
 def test_bad_data(x, Y, error):
@@ -255,3 +257,15 @@ def test_invalid_records_raise_or_are_replaced():
         _model().fit(t, Y)
     model = _model(on_invalid="center").fit(t, Y)
     assert np.all(np.isfinite(model.intercept_))
+    assert model.curator_diagnostics_.n_clipped_x == 0
+
+
+def test_object_covariates_invalidate_only_their_record():
+    """None or text inside an object array is an invalid record, not an error about the data."""
+    t, Y = _line_data(Euclidean(1), np.zeros(1), 30, [0.5], 0.1)
+    x = t.astype(object)
+    x[2], x[5] = None, "n/a"
+    with pytest.raises(NotOnManifoldError) as info:
+        _model().fit(x, Y)
+    assert "n/a" not in str(info.value)
+    assert np.all(np.isfinite(_model(on_invalid="center").fit(x, Y).intercept_))

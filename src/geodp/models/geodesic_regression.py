@@ -24,6 +24,7 @@ from geodp.errors import (
 )
 from geodp.manifolds._matrix import differential_log_inverse, eigh, invvecd, positive_eigenvalues
 from geodp.manifolds.base import Manifold
+from geodp.manifolds.euclidean import Euclidean
 from geodp.manifolds.spd import SPD
 from geodp.mechanisms.base import Guarantee
 from geodp.models.report import PrivacyReport, RegressionDiagnostics
@@ -204,7 +205,9 @@ class PrivateGeodesicRegression(BaseEstimator):
                 velocity = min(velocity, space.injectivity_radius / (2.0 * x_max))
         else:
             velocity = check_positive(self.velocity_bound, "velocity_bound")
-        largest_residual = 2.0 * radius + x_max * velocity
+        # The largest distance between a fitted value and a response on the support (with a
+        # relative 1e-12 for the rounding of clipping into the ball).
+        largest_residual = (2.0 * radius + x_max * velocity) * (1.0 + 1e-12)
         if self.residual_bound is None:
             tau = largest_residual
         else:
@@ -489,15 +492,21 @@ def _check_bounds(x_bounds):
 
 
 def _covariate_array(x, m, name="x"):
-    try:
-        arr = np.array(x, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidDataError(f"{name} must be a numeric array of shape (n,) or (n, m).") from None
-    if arr.ndim == 1:
+    """``x`` as a float array of shape ``(n, m)``; entries that are not real numbers (None,
+    pd.NA, text in an object array) become NaN, so they invalidate only their record."""
+    arr = x if hasattr(x, "toarray") else np.asarray(x, dtype=object if _is_object(x) else None)
+    if getattr(arr, "ndim", 0) == 1:
         arr = arr[:, None]
-    if arr.ndim != 2 or arr.shape[1] != m:
+    if getattr(arr, "ndim", 0) != 2 or arr.shape[1] != m:
         raise InvalidDataError(f"{name} must have shape (n,) or (n, {m}) to match x_bounds, got {np.shape(x)}.")
-    return arr
+    return Euclidean(m)._dataset_array(arr, name).copy()
+
+
+def _is_object(x) -> bool:
+    try:
+        return np.asarray(x).dtype == object
+    except (TypeError, ValueError):
+        return True
 
 
 def _velocity_norm(space, p, v):

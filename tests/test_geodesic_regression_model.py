@@ -39,6 +39,16 @@ def _line_data(space, base, n, slope, noise, seed=0):
     return t, Y
 
 
+@pytest.fixture
+def short_chains(monkeypatch):
+    """Short MH runs for the tests that check wiring, not the law (the law is tested with the
+    full settings in the tests that do not use this fixture)."""
+    import geodp.models.geodesic_regression as module
+
+    monkeypatch.setattr(module, "_BURN_IN", 600)
+    monkeypatch.setattr(module, "_THINNING", 200)
+
+
 def _quiet_fit(model, x, Y):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ApproximateSamplerWarning)
@@ -123,7 +133,7 @@ def test_curved_release_is_close_to_the_fit_and_says_it_is_approximate(space, ce
     assert str(model.curator_diagnostics_).startswith("CURATOR-ONLY")
 
 
-def test_kendall_release_runs_with_two_covariates():
+def test_kendall_release_runs_with_two_covariates(short_chains):
     space = KendallShape(5)
     base = space.random_point(rng=0)
     rng = np.random.default_rng(0)
@@ -166,7 +176,7 @@ def test_report_states_the_sound_bound_and_scale():
     assert "epsilon = 2.0" in m.privacy_report_
 
 
-def test_as_published_warns_and_says_it_is_not_dp():
+def test_as_published_warns_and_says_it_is_not_dp(short_chains):
     space = Sphere(2)
     t, Y = _line_data(space, NORTH, 60, [0.4, 0, 0], 0.05)
     model = PrivateGeodesicRegression(space, epsilon=2.0, center=NORTH, radius=0.5, x_bounds=(0, 1), as_published=True, random_state=0)
@@ -224,10 +234,17 @@ def test_velocity_bound_beyond_injectivity_is_refused():
         _model(Sphere(2), center=NORTH, radius=0.5, velocity_bound=7.0).fit(t, Y)
 
 
-def test_affine_invariant_spd_is_refused_with_a_hint():
+def test_affine_invariant_spd_release_uses_the_negative_curvature_bound(short_chains):
+    """κ_min = −1/2: Δ_p carries cosh(√(1/2)·x_max·V); the release is SPD (MH)."""
     space = SPD(2)
-    with pytest.raises(InvalidParameterError, match="log-euclidean"):
-        _model(space, center=np.eye(2)).fit(np.linspace(0, 1, 10), space.random_point(10, rng=0))
+    x = np.linspace(0.0, 1.0, 12)
+    Y = space.exp(np.eye(2), np.multiply.outer(x - 0.5, np.diag([0.3, -0.2])))
+    model = _quiet_fit(_model(space, center=np.eye(2), radius=1.0, epsilon=50.0), x, Y)
+    d = model.privacy_report_.to_dict()
+    tau, velocity = d["residual_bound"], d["velocity_bound"]
+    assert d["sensitivity_footpoint"] == pytest.approx(2 * tau * math.cosh(math.sqrt(0.5) * 0.5 * velocity) / 12)
+    assert d["exact"] is False
+    assert np.all(np.linalg.eigvalsh(model.intercept_) > 0)
 
 
 @pytest.mark.parametrize(

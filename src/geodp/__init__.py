@@ -1,6 +1,6 @@
 """geodp — differential privacy on Riemannian manifolds."""
 
-from geodp import calibration, manifolds, sensitivity
+from geodp import calibration, manifolds, regression, sensitivity
 from geodp.errors import GeodpError, PrivacyLeakWarning
 from geodp.frechet import frechet_mean
 
@@ -22,6 +22,7 @@ __all__ = [
     "frechet_mean",
     "manifolds",
     "models",
+    "regression",
     "sensitivity",
     "__version__",
 ]

@@ -123,7 +123,7 @@ def random_walk_metropolis(
         Boolean mask over chains; proposals outside are rejected (truncated laws).
     rng : None, int or numpy.random.Generator
     progress : bool
-        Show a tqdm progress bar (if tqdm is installed).
+        Show a tqdm progress bar (if tqdm is installed and stderr is a terminal).
 
     Returns
     -------
@@ -168,7 +168,7 @@ def random_walk_metropolis(
         try:
             from tqdm.auto import tqdm
 
-            steps = tqdm(steps, desc="MH", unit="step")
+            steps = tqdm(steps, desc="MH", unit="step", disable=None)  # shown on a terminal only
         except ImportError:  # progress bars are a convenience, not a dependency
             pass
     for i in steps:

@@ -58,8 +58,8 @@ class PrivateGeodesicRegression(BaseEstimator):
     Parameters
     ----------
     space : Manifold
-        ``Euclidean``, ``Sphere``, ``Hyperbolic``, ``KendallShape`` or
-        ``SPD(k, metric="log-euclidean")``.
+        ``Euclidean``, ``Sphere``, ``Hyperbolic``, ``KendallShape`` or ``SPD`` (either metric;
+        log-Euclidean is exact and fast, affine-invariant is sampled by MH at a few ms per step).
     epsilon : float
         Privacy budget (pure ε-DP), > 0.
     center : array_like, shape space.point_shape
@@ -114,7 +114,9 @@ class PrivateGeodesicRegression(BaseEstimator):
     support by rejection). On curved spaces it is sampled by Metropolis–Hastings on
     ``(p, v)`` (proposal ``p' = Exp(p, ξ)``, ``v' = Γ_{p→p'}(v + ζ)``), started at the public
     ``(center, 0)`` with a public number of steps: DP then holds only approximately, and an
-    :class:`~geodp.errors.ApproximateSamplerWarning` says so before sampling.
+    :class:`~geodp.errors.ApproximateSamplerWarning` says so before sampling. Each step costs one
+    pass over the records (about 1 ms at n = 500 on the sphere, 2–4 ms on the hyperboloid and
+    affine-invariant SPD at n = 100); a progress bar is shown on a terminal.
 
     **Privacy.** Replace-one adjacency, n public. Whether ``fit`` raises is observable: with
     ``on_invalid="raise"`` it depends on whether some record is invalid; the exact sampler
@@ -177,11 +179,6 @@ class PrivateGeodesicRegression(BaseEstimator):
         space = self.space
         if not isinstance(space, Manifold):
             raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
-        if isinstance(space, SPD) and not space.is_flat:
-            raise InvalidParameterError(
-                "geodesic regression on SPD matrices is available with the log-Euclidean metric: "
-                "use SPD(k, metric='log-euclidean')."
-            )
         if self.on_invalid not in _ON_INVALID:
             raise InvalidParameterError(f"on_invalid must be one of {_ON_INVALID}, got {self.on_invalid!r}.")
         if not isinstance(self.as_published, (bool, np.bool_)):
@@ -385,7 +382,7 @@ class PrivateGeodesicRegression(BaseEstimator):
 
         first = random_walk_metropolis(
             space, stage_one, p_hat[None], burn_in=_BURN_IN // 2, thinning=_THINNING,
-            step_size=min(0.5 * radius, sigma_p * space.dim), rng=rng,
+            step_size=min(0.5 * radius, sigma_p * space.dim), rng=rng, progress=True,
         )
         p = first.samples[0, 0]
         bundle = TangentBundle(space, m, footpoint_step=0.0)
@@ -399,7 +396,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         v_start = space._transport(np.expand_dims(p_hat, axis), np.expand_dims(p, axis), v_hat)
         second = random_walk_metropolis(
             bundle, stage_two, bundle.stack(p, v_start)[None], burn_in=_BURN_IN // 2, thinning=_THINNING,
-            step_size=max(sigma_v * bundle.dim, 1e-8), rng=rng,
+            step_size=max(sigma_v * bundle.dim, 1e-8), rng=rng, progress=True,
         )
         _, v = bundle.split(second.samples[0, 0])
         # Report the geodesic at the centre of the covariate range, like the sound release.
@@ -542,7 +539,7 @@ def _mcmc_draws(space, xs, Y, center, radius, velocity, tau, scale, rng, n_chain
     step = min(0.5 * radius, max(scale * bundle.dim, 1e-8 * radius))
     return random_walk_metropolis(
         bundle, log_density, np.repeat(start[None], n_chains, axis=0), burn_in=_BURN_IN, thinning=_THINNING,
-        step_size=step, in_support=in_support, rng=rng,
+        step_size=step, in_support=in_support, rng=rng, progress=True,
     )
 
 

@@ -5,10 +5,10 @@ When the objective's gradient is affine in the parameters, ``∇F_D(θ) = Aθ �
 l2-Laplace ``z`` in ``R^{q·d}`` under the affine map ``θ = A⁻¹(B + z)`` (a linear change of
 variables: constant Jacobian). Truncation to a public convex domain Θ is exact by rejection.
 
-When Θ is a :class:`CrossPolytopeDomain` and the unconstrained mode ``θ̂ = A⁻¹B`` lies outside
-it, two more exact proposals join the race, both built on the constrained minimiser ``θ*`` of
-``f(θ) = ‖Aθ − B‖_F`` over Θ (any approximation of it is valid: the bounds below are certified
-with the exact support function of Θ):
+When Θ is a :class:`CrossPolytopeDomain`, more exact proposals join the race (the second only
+when the unconstrained mode ``θ̂ = A⁻¹B`` lies outside Θ), built on the constrained minimiser
+``θ*`` of ``f(θ) = ‖Aθ − B‖_F`` over Θ (any approximation of it is valid: the bounds below are
+certified with the exact support function of Θ):
 
 * **hyperbolic envelope at θ*.** With ``r* = Aθ* − B``, ``ρ = ‖r*‖`` and
   ``η = ⟨θ*, Ar*⟩ − min_{θ∈Θ} ⟨θ, Ar*⟩`` (``η = 0`` at the exact minimiser),
@@ -18,8 +18,9 @@ with the exact support function of Θ):
   (k = q·d). Accept with probability ``exp(−(f(θ) − √(‖u‖² + κ²))/σ)`` inside Θ. It is tight
   where the law piles up against the boundary of Θ.
 * **uniform on Θ**, accepted with probability ``exp(−(f(θ) − L)/σ)``, where ``L ≤ min_Θ f`` is
-  the weak-duality bound ``−⟨Λ, B⟩ + min_{θ∈Θ} ⟨AΛ, θ⟩`` with ``Λ = r*/ρ`` (and ``L ≥ κ``). It
-  is efficient where the law is wide compared with Θ (small n, an ill-conditioned design).
+  the weak-duality bound ``−⟨Λ, B⟩ + min_{θ∈Θ} ⟨AΛ, θ⟩`` with ``Λ = r*/ρ`` (and ``L ≥ κ``;
+  ``L = 0`` when θ̂ ∈ Θ). It is efficient where the law is wide compared with Θ (small n, an
+  ill-conditioned design, many covariates).
 
 Each accepted proposal, whatever its kind, is an exact draw from the truncated law, so racing
 them (batch sizes chosen from acceptance counts only) keeps the output law exact.
@@ -219,8 +220,8 @@ class AffineKNG(Distribution):
     direction), ``θ = A⁻¹(B + z)`` through a Cholesky solve, kept iff ``θ`` lies in the domain
     (rejection is exact truncation). Proposals are drawn in vectorised batches, at most
     ``max_proposals`` of them per :meth:`sample` call. When ``in_domain`` is a
-    :class:`CrossPolytopeDomain` and ``θ̂ = A⁻¹B`` lies outside it, two more exact proposals
-    (a hyperbolic envelope at the constrained minimiser, and uniform draws on the domain; see
+    :class:`CrossPolytopeDomain`, uniform draws on the domain and, if ``θ̂ = A⁻¹B`` lies
+    outside it, a hyperbolic envelope at the constrained minimiser (exact proposals too; see
     the module docstring) race with it.
 
     Parameters
@@ -312,8 +313,8 @@ class AffineKNG(Distribution):
             f"exact: l2-Laplace in R^{q * self.d} mapped through A⁻¹(B + z) (Cholesky solve), "
             "truncated to the public domain by rejection"
             + (
-                "; when the unconstrained mode lies outside the domain, also a certified hyperbolic "
-                "envelope at the constrained minimiser and uniform proposals on the domain"
+                "; racing with uniform proposals on the domain and, when the unconstrained mode "
+                "lies outside it, a certified hyperbolic envelope at the constrained minimiser"
                 if structured
                 else ""
             )
@@ -355,20 +356,27 @@ class AffineKNG(Distribution):
 
     def _structured_proposals(self):
         """The hyperbolic-envelope and uniform proposals (certified with the domain's support
-        function), for a :class:`CrossPolytopeDomain` that excludes the unconstrained mode."""
+        function) for a :class:`CrossPolytopeDomain`. With the mode inside the domain only the
+        uniform one is added (with ``L = 0``): it is the efficient one when the law is much
+        wider than the domain."""
         domain, sigma, k = self.in_domain, self.scale, self.q * self.d
-        anchor = domain.minimise_quadratic(self.gram, self.target)
-        residual = self.gram @ anchor - self.target
-        rho = float(np.linalg.norm(residual))
+        mode = self.mode()
+        if self._inside(mode[None])[0]:
+            anchor, rho = mode, 0.0
+        else:
+            anchor = domain.minimise_quadratic(self.gram, self.target)
+            residual = self.gram @ anchor - self.target
+            rho = float(np.linalg.norm(residual))
         proposals = []
-        if not rho > 0:
-            return proposals
-        direction = self.gram @ residual
-        _, support = domain.minimise_linear(direction)
-        eta = float(np.sum(anchor * direction)) - support
-        kappa_sq = (rho * rho - 2.0 * max(eta, 0.0)) * (1.0 - 1e-9)
-        kappa = math.sqrt(kappa_sq) if kappa_sq > 0 else 0.0
-        lower = max(kappa, (support - float(np.sum(residual * self.target))) / rho)
+        kappa = kappa_sq = lower = 0.0
+        if rho > 0:
+            direction = self.gram @ residual
+            _, support = domain.minimise_linear(direction)
+            eta = float(np.sum(anchor * direction)) - support
+            kappa_sq = (rho * rho - 2.0 * max(eta, 0.0)) * (1.0 - 1e-9)
+            kappa = math.sqrt(kappa_sq) if kappa_sq > 0 else 0.0
+            dual = (support - float(np.sum(residual * self.target))) / rho
+            lower = max(kappa, dual * (1.0 - 1e-9) if dual > 0 else 0.0)
 
         if kappa > 0:
             def hyperbolic(m, rng):
@@ -383,13 +391,12 @@ class AffineKNG(Distribution):
 
             proposals.append(hyperbolic)
 
-        if lower > 0:
-            def uniform(m, rng):
-                theta = domain.uniform(m, rng)
-                log_accept = np.minimum(0.0, -(self._objective(theta) - lower) / sigma)
-                return theta, self._inside(theta) & (np.log(rng.random(m)) < log_accept)
+        def uniform(m, rng):
+            theta = domain.uniform(m, rng)
+            log_accept = np.minimum(0.0, -(self._objective(theta) - lower) / sigma)
+            return theta, self._inside(theta) & (np.log(rng.random(m)) < log_accept)
 
-            proposals.append(uniform)
+        proposals.append(uniform)
         return proposals
 
     def sample(self, size=None, rng=None):
@@ -411,7 +418,7 @@ class AffineKNG(Distribution):
         need = math.prod(shape)
         out = np.empty((need, self.q, self.d))
         proposals = [self._laplace_proposal]
-        if isinstance(self.in_domain, CrossPolytopeDomain) and need > 0 and not self._inside(self.mode()[None])[0]:
+        if isinstance(self.in_domain, CrossPolytopeDomain) and need > 0:
             proposals += self._structured_proposals()
         filled = proposed = accepted = 0
         best_rate = 0.0

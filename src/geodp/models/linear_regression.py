@@ -186,16 +186,22 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         rng = as_generator(self.random_state)
         X, y = _as_numeric(X, "X"), _as_numeric(y, "y")
         if X.ndim != 2:
-            raise InvalidDataError(f"X must be a 2-D array (n_samples, n_features), got shape {X.shape}.")
+            raise InvalidDataError(
+                f"X must be a 2-D array (n_samples, n_features), got shape {X.shape}. Reshape your data "
+                "with X.reshape(-1, 1) for a single covariate."
+            )
         if y.ndim not in (1, 2) or y.shape[0] != X.shape[0]:
             raise InvalidDataError(f"y must have shape (n,) or (n, n_targets) with n = {X.shape[0]}, got shape {y.shape}.")
         n, m = X.shape
         d = 1 if y.ndim == 1 else y.shape[1]
-        if m < 1 or d < 1:
-            raise InvalidDataError(f"X and y need at least one column, got shapes {X.shape} and {y.shape}.")
+        if m < 1:
+            raise InvalidDataError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+        if d < 1:
+            raise InvalidDataError(f"y needs at least one column, got shape {y.shape}.")
         if n < m + 2:
             raise InvalidDataError(
-                f"{n} record(s) cannot identify {m} covariate(s) and an intercept: need n >= n_features + 2 = {m + 2}."
+                f"n_samples = {n} record(s) cannot identify {m} covariate(s) and an intercept: need "
+                f"n >= n_features + 2 = {m + 2}."
             )
         leaked = self.bounds_X is None or self.bounds_y is None
         bounds_X = None if self.bounds_X is None else _check_bounds(self.bounds_X, m, "bounds_X")
@@ -332,8 +338,16 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         """Predictions ``X @ coef_.T + intercept_``, shape (n,) or (n, n_targets)."""
         coef = self.coef_  # raises NotFittedError before fit
         X = check_finite_array(X, "X")
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise InvalidDataError(f"X must have shape (n, {self.n_features_in_}), got shape {X.shape}.")
+        if X.ndim != 2:
+            raise InvalidDataError(
+                f"X must have shape (n, {self.n_features_in_}), got shape {X.shape}. Reshape your data "
+                "with X.reshape(1, -1) for a single record."
+            )
+        if X.shape[1] != self.n_features_in_:
+            raise InvalidDataError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input."
+            )
         return X @ np.asarray(coef).T + self.intercept_
 
 
@@ -349,8 +363,6 @@ def _as_numeric(value, name: str) -> np.ndarray:
         raise InvalidTypeError(f"{name} must be numeric, got dtype {arr.dtype}.")
     if np.iscomplexobj(arr):
         raise InvalidTypeError(f"{name} must be real, got complex dtype {arr.dtype}.")
-    if arr.size == 0:
-        raise InvalidDataError(f"{name} is empty (shape {arr.shape}); provide at least one record.")
     return arr
 
 

@@ -16,6 +16,7 @@ from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.tangent_bundle import TangentBundle
 from geodp.errors import (
     ApproximateSamplerWarning,
+    AssumptionError,
     InvalidDataError,
     InvalidParameterError,
     InvalidTypeError,
@@ -202,9 +203,15 @@ class PrivateGeodesicRegression(BaseEstimator):
                 velocity = min(velocity, space.injectivity_radius / (2.0 * x_max))
         else:
             velocity = check_positive(self.velocity_bound, "velocity_bound")
-        # The largest distance between a fitted value and a response on the support (with a
-        # relative 1e-12 for the rounding of clipping into the ball).
-        largest_residual = (2.0 * radius + x_max * velocity) * (1.0 + 1e-12)
+        if x_max * velocity >= space.injectivity_radius:
+            raise AssumptionError(
+                f"velocity_bound={velocity!r} is too long for {space!r}: with {m} covariate(s) the "
+                f"fitted geodesic reaches {x_max * velocity!r} from the footpoint, beyond the "
+                f"injectivity radius {space.injectivity_radius!r} (the least-squares geodesic would "
+                f"not be unique). Use velocity_bound < {space.injectivity_radius / x_max!r}."
+            )
+        # The largest distance between a fitted value and a response on the support.
+        largest_residual = 2.0 * radius + x_max * velocity
         if self.residual_bound is None:
             tau = largest_residual
         else:
@@ -274,7 +281,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         if not exact:
             warnings.warn(
                 f"This release samples by Metropolis–Hastings ({sampler}): DP then holds only "
-                "approximately, and the run can take a while. The reason is in the privacy report.",
+                f"approximately, and the run can take a while. Why: {_mcmc_reason(space, self.as_published)}",
                 ApproximateSamplerWarning,
                 stacklevel=2,
             )
@@ -444,7 +451,7 @@ class PrivateGeodesicRegression(BaseEstimator):
             f"velocity bound V = {velocity!r}",
         ]
         if not exact:
-            assumptions.append("the sampler is MCMC: DP holds only approximately")
+            assumptions.append(f"the sampler is MCMC, so DP holds only approximately: {_mcmc_reason(self.space, self.as_published)}")
         details = [
             f"n           : {self.n_samples_} records (public)",
             f"bound       : {bound}",
@@ -471,6 +478,16 @@ class PrivateGeodesicRegression(BaseEstimator):
 
 
 # ---------------------------------------------------------------------------- helpers
+def _mcmc_reason(space, as_published) -> str:
+    if as_published:
+        return "K25's two-stage release is reproduced with its own random-walk sampler."
+    if space.is_flat:
+        return ("residual_bound is below the largest residual on the support, so residuals are "
+                "clipped and the gradient is not affine; leave residual_bound=None for the exact sampler.")
+    return ("on a curved space the gradient field is not affine in (p, v) and no exact sampler "
+            "of this law is known.")
+
+
 def _check_bounds(x_bounds):
     try:
         lower, upper = x_bounds

@@ -286,3 +286,16 @@ def test_object_covariates_invalidate_only_their_record():
         _model().fit(x, Y)
     assert "n/a" not in str(info.value)
     assert np.all(np.isfinite(_model(on_invalid="center").fit(x, Y).intercept_))
+
+
+def test_as_published_refuses_to_run_where_its_warning_is_filtered_out():
+    t, Y = _line_data(Euclidean(1), np.zeros(1), 20, [0.5], 0.1)
+    model = _model(as_published=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(InvalidParameterError, match="PrivacyLeakWarning can be seen"):
+            model.fit(t, Y)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=PrivacyLeakWarning)
+        with pytest.raises(InvalidParameterError):
+            model.fit(t, Y)

@@ -4,6 +4,7 @@ records, released by the K-norm gradient mechanism on the footpoint and velocity
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 
 import numpy as np
@@ -40,6 +41,11 @@ _ON_INVALID = ("raise", "center")
 # Metropolis–Hastings settings of the curved-space release (public).
 _BURN_IN = 4_000
 _THINNING = 1_000
+_PUBLISHED_WARNING = (
+    "as_published=True reproduces K25's release: its footpoint bound 2τcos(1)/n is about 1.85× too "
+    "small and its first stage conditions on the non-private velocity, so it is NOT ε-DP at the "
+    "stated epsilon. Use it for reproductions only."
+)
 # Relative proposal scale of the velocities: the spread of a slope over that of an intercept
 # when the covariate fills its public range uniformly (√12). A public choice of efficiency only.
 _VELOCITY_STEP = math.sqrt(12.0)
@@ -262,10 +268,15 @@ class PrivateGeodesicRegression(BaseEstimator):
             raise InvalidDataError(f"n = {n} records are too few for {m} covariate(s): need n >= m + 2.")
         rng = as_generator(self.random_state)
         if self.as_published:
+            if _filtered_out(PrivacyLeakWarning, _PUBLISHED_WARNING):
+                raise InvalidParameterError(
+                    "as_published=True reproduces K25's release, which is not ε-DP at the stated "
+                    "epsilon; it runs only where its PrivacyLeakWarning can be seen, and a warnings "
+                    "filter ignores it here. Remove the filter (or use as_published=False, the "
+                    "sound release)."
+                )
             warnings.warn(
-                "as_published=True reproduces K25's release: its footpoint bound 2τcos(1)/n is "
-                "about 1.85× too small and its first stage conditions on the non-private velocity, "
-                "so it is NOT ε-DP at the stated epsilon. Use it for reproductions only.",
+                _PUBLISHED_WARNING,
                 PrivacyLeakWarning,
                 stacklevel=2,
             )
@@ -478,6 +489,15 @@ class PrivateGeodesicRegression(BaseEstimator):
 
 
 # ---------------------------------------------------------------------------- helpers
+def _filtered_out(category, message: str) -> bool:
+    """Would ``warnings.warn(message, category)`` from the caller of ``fit`` be ignored?"""
+    module = sys._getframe(2).f_globals.get("__name__", "")
+    for action, msg, cat, mod, _ in warnings.filters:
+        if (msg is None or msg.match(message)) and issubclass(category, cat) and (mod is None or mod.match(module)):
+            return action == "ignore"
+    return warnings.defaultaction == "ignore"
+
+
 def _mcmc_reason(space, as_published) -> str:
     if as_published:
         return "K25's two-stage release is reproduced with its own random-walk sampler."

@@ -299,3 +299,80 @@ def test_as_published_refuses_to_run_where_its_warning_is_filtered_out():
         warnings.filterwarnings("ignore", category=PrivacyLeakWarning)
         with pytest.raises(InvalidParameterError):
             model.fit(t, Y)
+
+
+def _lorentz_boost(distance, phi=0.7):
+    c, s = math.cosh(distance), math.sinh(distance)
+    u = np.array([math.cos(phi), math.sin(phi)])
+    B = np.eye(3)
+    B[0, 0], B[0, 1:], B[1:, 0] = c, s * u, s * u
+    B[1:, 1:] = np.eye(2) + (c - 1) * np.outer(u, u)
+    return B
+
+
+def test_far_hyperbolic_centre_keeps_the_sensitivity_bound():
+    """Neighbours far out (distance 37 from the origin): computed there, the gradient norms lose
+    all precision and their gap exceeds Δ; the model recentres them at the public centre first,
+    after which the gap stays within the bound."""
+    from geodp.models.geodesic_regression import _joint_gradient_norm, _recentring
+
+    H = Hyperbolic(2)
+    o = H.origin
+    rng = np.random.default_rng(0)
+    n, r, V = 40, 1.0, 2.0
+    tau = 2 * r + 0.5 * V
+    delta = geodesic_regression_sensitivity(H, n, residual_bound=tau, x_bound=0.5, velocity_bound=V).joint
+    x = rng.uniform(-0.5, 0.5, (n, 1))
+    x[0] = 0.5
+    Y = H._exp(np.tile(o, (n, 1)), H.boost(np.tile(o, (n, 1)), rng.normal(size=(n, 2))) * 0.45)
+    Y2 = Y.copy()
+    Y[0] = H._exp(o, H.boost(o, np.array([0.99, 0.0])))
+    Y2[0] = H._exp(o, H.boost(o, np.array([-0.99, 0.0])))
+    B = _lorentz_boost(37.0)
+    far, far2, centre = H.project(Y @ B.T), H.project(Y2 @ B.T), B @ o
+    to_origin, _, origin = _recentring(H, centre)
+    near, near2 = to_origin(far), to_origin(far2)
+    assert np.allclose(origin, o)
+    gaps, raw_gaps = [], []
+    for _ in range(60):
+        p = H._exp(o, H.boost(o, rng.normal(size=2)) * 0.5 * rng.random())
+        v = H.boost(p, rng.normal(size=2))
+        v = (v * V * rng.random() / math.sqrt(float(H._inner(p, v, v))))[None]
+        a, b = (float(_joint_gradient_norm(H, p, v, x, Z, tau)) for Z in (near, near2))
+        gaps.append(abs(a - b))
+        pb, vb = H.project(B @ p), v @ B.T
+        a, b = (float(_joint_gradient_norm(H, pb, vb, x, Z, tau)) for Z in (far, far2))
+        raw_gaps.append(abs(a - b) if np.isfinite(a - b) else np.inf)
+    assert max(gaps) <= delta * (1 + 1e-9)
+    assert max(raw_gaps) > delta  # the test has power: without recentring the bound breaks
+
+
+def test_reach_beyond_float64_precision_is_refused():
+    t, Y = _line_data(Hyperbolic(2), np.array([1.0, 0.0, 0.0]), 20, [0.0, 0.3, 0.0], 0.05)
+    with pytest.raises(AssumptionError, match="float64"):
+        _model(Hyperbolic(2), center=np.array([1.0, 0.0, 0.0]), radius=8.0, velocity_bound=10.0).fit(t, Y)
+
+
+def test_end_to_end_scale_of_the_exact_release():
+    """Fit the model itself many times (new seed each) and KS-test ‖A(θ − θ̂)‖/σ against
+    Gamma(q·d) with σ computed here from the formula, not taken from the model: a model that
+    used σ/2 (or 2σ) internally fails. Large ball: truncation is negligible."""
+    space = Euclidean(1)
+    t, Y = _line_data(space, np.zeros(1), 50, [0.5], 0.2, seed=9)
+    n, eps, radius, velocity = 50, 200.0, 40.0, 80.0
+    tau = 2 * radius + 0.5 * velocity
+    sigma = 2 * math.hypot(2 * tau / n, 2 * tau * 0.5 / n) / eps
+    xs = t - 0.5
+    design = np.column_stack([np.ones(n), xs])
+    gram = design.T @ design / n
+    theta_hat = np.linalg.solve(design.T @ design, design.T @ Y)
+    radial = []
+    for seed in range(1500):
+        m = PrivateGeodesicRegression(space, epsilon=eps, center=np.zeros(1), radius=radius, x_bounds=(0, 1),
+                                      velocity_bound=velocity, random_state=seed).fit(t, Y)
+        theta = np.stack([m.intercept_, m.coef_])  # coef_ per unit of x = per unit of x̃ here
+        radial.append(np.linalg.norm(gram @ (theta - theta_hat)))
+    radial = np.array(radial)
+    assert stats.kstest(radial / sigma, stats.gamma(2).cdf).pvalue > 0.01
+    assert stats.kstest(radial / (2 * sigma), stats.gamma(2).cdf).pvalue < 1e-6
+    assert stats.kstest(radial / (0.5 * sigma), stats.gamma(2).cdf).pvalue < 1e-6

@@ -18,15 +18,24 @@ from geodp.distributions.tangent_bundle import TangentBundle
 from geodp.errors import (
     ApproximateSamplerWarning,
     AssumptionError,
+    GeodpError,
     InvalidDataError,
     InvalidParameterError,
     InvalidTypeError,
     NotOnManifoldError,
     PrivacyLeakWarning,
 )
-from geodp.manifolds._matrix import differential_log_inverse, eigh, invvecd, positive_eigenvalues
+from geodp.manifolds._matrix import (
+    congruence,
+    differential_log_inverse,
+    eigh,
+    invvecd,
+    positive_eigenvalues,
+    sqrtm_and_invsqrtm,
+)
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.euclidean import Euclidean
+from geodp.manifolds.hyperbolic import Hyperbolic
 from geodp.manifolds.spd import SPD
 from geodp.mechanisms.base import Guarantee
 from geodp.models.report import PrivacyReport, RegressionDiagnostics
@@ -46,6 +55,10 @@ _PUBLISHED_WARNING = (
     "small and its first stage conditions on the non-private velocity, so it is NOT ε-DP at the "
     "stated epsilon. Use it for reproductions only."
 )
+# Largest reach (radius + x_max·V, in units of the curvature radius) on negatively curved spaces:
+# the audit measured the gradient-norm error at 1.6e-4·Δ at distance 14 from the origin and
+# 0.92·Δ at 16 on H².
+_REACH_LIMIT = 12.0
 # Relative proposal scale of the velocities: the spread of a slope over that of an intercept
 # when the covariate fills its public range uniformly (√12). A public choice of efficiency only.
 _VELOCITY_STEP = math.sqrt(12.0)
@@ -216,6 +229,17 @@ class PrivateGeodesicRegression(BaseEstimator):
                 f"injectivity radius {space.injectivity_radius!r} (the least-squares geodesic would "
                 f"not be unique). Use velocity_bound < {space.injectivity_radius / x_max!r}."
             )
+        kappa_min = space.curvature_bounds[0]
+        if kappa_min < 0 and not space.is_flat:
+            reach = radius + x_max * velocity
+            limit = _REACH_LIMIT / math.sqrt(-kappa_min) if isinstance(space, Hyperbolic) else _REACH_LIMIT
+            if reach > limit:
+                raise AssumptionError(
+                    f"radius + x_max·velocity_bound = {reach:.6g} exceeds {limit:.6g} on {space!r}: "
+                    "that far from the centre, float64 loses the gradient norms the release "
+                    "depends on (its privacy would fail silently). Choose a smaller radius or "
+                    "velocity_bound."
+                )
         # The largest distance between a fitted value and a response on the support.
         largest_residual = 2.0 * radius + x_max * velocity
         if self.residual_bound is None:
@@ -225,15 +249,16 @@ class PrivateGeodesicRegression(BaseEstimator):
         return space, epsilon, center, radius, lower, upper, x_max, velocity, tau, largest_residual
 
     # ------------------------------------------------------------------------------ fit
-    def fit(self, x, Y):
-        """Release a private geodesic fitted to ``(x, Y)``.
+    def fit(self, X, y):
+        """Release a private geodesic fitted to the records ``(X[i], y[i])``.
 
         Parameters
         ----------
-        x : array_like, shape (n,) or (n, m)
+        X : array_like, shape (n,) or (n, m)
             Covariates (private). ``m`` must match ``x_bounds``.
-        Y : array_like, shape (n, *space.point_shape)
-            Responses (private).
+        y : array_like, shape (n, *space.point_shape)
+            Manifold-valued responses (private); for ``KendallShape``, raw ``k × 2`` landmark
+            configurations or preshapes.
 
         Returns
         -------
@@ -244,7 +269,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         InvalidParameterError, InvalidTypeError, AssumptionError
             A public setting is invalid.
         InvalidDataError
-            ``x`` or ``Y`` has the wrong shape, ``n < m + 2``, or (exact sampler) the design
+            ``X`` or ``y`` has the wrong shape, ``n < m + 2``, or (exact sampler) the design
             is singular.
         NotOnManifoldError
             With ``on_invalid="raise"``, some record is invalid (the accountant is charged).
@@ -259,11 +284,11 @@ class PrivateGeodesicRegression(BaseEstimator):
             With ``as_published=True``.
         """
         space, epsilon, center, radius, lower, upper, x_max, velocity, tau, largest = self._check_settings()
-        x_arr = _covariate_array(x, lower.size)
-        data = space._dataset_array(Y, "Y")
+        x_arr = _covariate_array(X, lower.size)
+        data = space._dataset_array(y, "y")
         n, m = x_arr.shape
         if data.shape[0] != n:
-            raise InvalidDataError(f"x and Y must hold the same number of records, got {n} and {data.shape[0]}.")
+            raise InvalidDataError(f"X and y must hold the same number of records, got {n} and {data.shape[0]}.")
         if n < m + 2:
             raise InvalidDataError(f"n = {n} records are too few for {m} covariate(s): need n >= m + 2.")
         rng = as_generator(self.random_state)
@@ -314,28 +339,32 @@ class PrivateGeodesicRegression(BaseEstimator):
         coef = v / width.reshape((-1,) + (1,) * len(space.point_shape))
         self.x_center_ = (lower + upper) / 2.0
         self.intercept_ = p
-        self.coef_ = coef[0] if np.ndim(x) == 1 else coef
+        self.coef_ = coef[0] if np.ndim(X) == 1 else coef
         self.n_samples_ = n
         self.sensitivity_ = sensitivity
         self.curator_diagnostics_ = RegressionDiagnostics(**diagnostics, warnings=tuple(withheld))
         self.privacy_report_ = self._report(epsilon, center, radius, lower, upper, velocity, tau, largest, scale, exact, sampler)
         return self
 
-    def predict(self, x):
-        """Fitted points ``Exp(intercept_, Σ_j (x_j − x_center_j) coef_j)``.
+    def predict(self, X):
+        """Fitted points ``Exp(intercept_, Σ_j (x_j − x_center_j) coef_j)`` (post-processing of
+        the release: free).
 
         Parameters
         ----------
-        x : array_like, shape (n,) or (n, m)
+        X : array_like, shape (n,) or (n, m)
+            Covariates (not clipped: a value beyond ``x_bounds`` extrapolates along the geodesic).
 
         Returns
         -------
         numpy.ndarray, shape (n, *space.point_shape)
         """
+        if "intercept_" not in self.__dict__:
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' before 'predict'.")
         m = self.x_center_.size
-        x_arr = _covariate_array(x, m, name="x")
+        x_arr = _covariate_array(X, m, name="X")
         if not np.all(np.isfinite(x_arr)):
-            raise InvalidDataError("x must be finite.")
+            raise InvalidDataError("X must be finite.")
         coef = self.coef_.reshape((m,) + tuple(self.space.point_shape))
         return geodesic_predict(self.space, self.intercept_, coef, x_arr - self.x_center_)
 
@@ -347,23 +376,33 @@ class PrivateGeodesicRegression(BaseEstimator):
             if self.on_invalid == "raise":
                 raise NotOnManifoldError(
                     f"the records hold responses that are not points of {space!r} or covariates that "
-                    "are not finite. Find them with space.invalid_records(Y) and np.isfinite(x); "
+                    "are not finite. Find them with space.invalid_records(y) and np.isfinite(X); "
                     "or pass on_invalid='center' to replace each by the public centre."
                 )
             data[invalid] = center
             x_arr[invalid] = (lower + upper) / 2.0
+        try:  # canonical points (Kendall: landmark configurations become preshapes)
+            points = space.check_points(data, "y", batch_ndim=1)
+        except GeodpError:  # valid records that fail a stricter check: keep the message public
+            raise InvalidDataError(f"y could not be validated as points of {space!r}.") from None
         clipped_x = np.clip(x_arr, lower, upper)
         n_clipped_x = int(np.count_nonzero(np.any(clipped_x != x_arr, axis=1)))
-        Y, was_clipped = space._clip_to_ball(data, center, radius)
+        # Far from the origin the hyperboloid's and SPD's float64 arithmetic loses the gradient
+        # norm (audit: relative error 0.65 at distance 35): move the public centre to the origin
+        # by a public isometry, and the release back afterwards (post-processing).
+        to_origin, from_origin, center = _recentring(space, center)
+        points = to_origin(points)
+        # A relative 1e-12 inside the ball: rounding must not carry a residual past τ.
+        Y, was_clipped = space._clip_to_ball(points, center, radius * (1.0 - 1e-12))
         if self.as_published:
             xs = (clipped_x - lower) / (upper - lower)  # K25: covariates in [0, 1]
-            p, v, info = self._published_release(space, xs, Y, center, radius, velocity, tau, sensitivity, rng)
+            p, v, info = self._published_release(space, xs, Y, center, radius, velocity, tau * (1.0 - 1e-12), sensitivity, rng)
         else:
             xs = (clipped_x - lower) / (upper - lower) - 0.5
             if exact:
                 p, v, info = _exact_flat_release(space, xs, Y, center, radius, velocity, scale, rng)
             else:
-                p, v, info = self._mcmc_release(space, xs, Y, center, radius, velocity, tau, scale, rng)
+                p, v, info = self._mcmc_release(space, xs, Y, center, radius, velocity, tau * (1.0 - 1e-12), scale, rng)
         diagnostics = dict(
             n_clipped_x=n_clipped_x,
             n_clipped_y=int(np.count_nonzero(was_clipped)),
@@ -373,12 +412,20 @@ class PrivateGeodesicRegression(BaseEstimator):
             sampler_acceptance=info.get("acceptance"),
             sampler_ess=info.get("ess"),
         )
+        p, v = from_origin(p, v)
         return p, v, diagnostics
 
     def _mcmc_release(self, space, xs, Y, center, radius, velocity, tau, scale, rng):
-        result = _mcmc_draws(space, xs, Y, center, radius, velocity, tau, scale, rng)
+        if space.is_flat:  # the chart is an isometry: run the chain on its coordinates (fast)
+            chart = Euclidean(space.dim)
+            result = _mcmc_draws(chart, xs, space.to_coordinates(Y), space.to_coordinates(center),
+                                 radius, velocity, tau, scale, rng)
+            a, theta_v = TangentBundle(chart, xs.shape[1]).split(result.samples[0, 0])
+            p, v = _from_chart(space, a, theta_v)
+        else:
+            result = _mcmc_draws(space, xs, Y, center, radius, velocity, tau, scale, rng)
+            p, v = TangentBundle(space, xs.shape[1]).split(result.samples[0, 0])
         d = result.diagnostics
-        p, v = TangentBundle(space, xs.shape[1]).split(result.samples[0, 0])
         return p, v, {"acceptance": d.acceptance_rate, "ess": d.effective_sample_size}
 
     def _published_release(self, space, xs, Y, center, radius, velocity, tau, sensitivity, rng):
@@ -439,41 +486,52 @@ class PrivateGeodesicRegression(BaseEstimator):
     def _report(self, epsilon, center, radius, lower, upper, velocity, tau, largest, scale, exact, sampler):
         s = self.sensitivity_
         if self.as_published:
+            half = epsilon / 2.0
             mechanism = "K25 two-stage KNG (as published: NOT ε-DP at the stated ε)"
-            rule = "σ_p = Δ_p/(ε/2), σ_v = Δ_v/(ε/2) (K25 App. A)"
-            bound = f"K25 Thm 3.4 / D.1 as published: Δ_p = {s.footpoint!r}, Δ_v = {s.velocity!r} (unsound)"
-            scale_value = float("nan")
+            rule = f"σ_p = Δ_p/(ε/2) (shown), σ_v = Δ_v/(ε/2) = {s.velocity / half!r} (K25 App. A)"
+            bound = f"K25 Thm 3.4 / D.1 as published: Δ_p = {s.footpoint:.6g}, Δ_v = {s.velocity:.6g} (unsound)"
+            scale_value = s.footpoint / half
+            header = ("geodp privacy report: PrivateGeodesicRegression, as_published=True — NOT "
+                      "DIFFERENTIALLY PRIVATE AT THE STATED ε (K25's release, for reproductions only)")
         else:
             mechanism = "K-norm gradient, joint on (footpoint, velocity)"
             rule = "σ = 2Δ/ε (the KNG normaliser depends on the data)"
-            bound = (f"Δ = √(Δ_p² + Δ_v²) with Δ_p = {s.footpoint!r}, Δ_v = {s.velocity!r} "
+            bound = (f"Δ = √(Δ_p² + Δ_v²) with Δ_p = {s.footpoint:.6g}, Δ_v = {s.velocity:.6g} "
                      "(docs/math.md §9: adjoint Jacobi fields, residuals clipped to τ)")
             scale_value = scale
+            header = ("geodp privacy report: PrivateGeodesicRegression (publishable: nothing in it is "
+                      "computed from the private data)")
         guarantee = Guarantee(
             mechanism=mechanism, epsilon=epsilon, delta=0.0, sensitivity=s.joint,
             metric="norm of the gradient field (∇_p E, ∇_v E)", scale=scale_value, scale_rule=rule,
             space=repr(self.space), sampler=sampler, exact=exact,
-            support=f"footpoint in the public ball of radius {radius!r} around the center; ‖v‖ ≤ {velocity!r}",
+            support=f"footpoint in the public ball of radius {radius:.6g} around the center; ‖v‖ ≤ {velocity:.6g}",
         )
+        x_range = ", ".join(f"[{lo:.6g}, {hi:.6g}]" for lo, hi in zip(lower, upper))
         assumptions = [
-            f"radius {radius!r} < r* = {max_radius(self.space)!r}; responses clipped into the ball",
-            f"covariates clipped into x_bounds and mapped to {'[0, 1]' if self.as_published else '[-1/2, 1/2]'}",
-            f"residuals clipped to τ = {tau!r}" + (" (no residual on the support exceeds it)" if tau >= largest else ""),
-            f"velocity bound V = {velocity!r}",
+            f"radius {radius:.6g} < r* = {max_radius(self.space):.6g}; responses clipped into the ball",
+            f"covariates clipped into x_bounds {x_range} and mapped to {'[0, 1]' if self.as_published else '[-1/2, 1/2]'}",
+            f"residuals clipped to τ = {tau:.6g}" + (" (no residual on the support exceeds it)" if tau >= largest else ""),
+            f"velocity bound V = {velocity:.6g}",
         ]
+        if self.residual_bound is not None and float(self.residual_bound) > largest:
+            assumptions.append(
+                f"residual_bound={self.residual_bound!r} was passed, but no residual on the support exceeds "
+                f"2·radius + x_max·V = {largest:.6g}: that is the τ used"
+            )
         if not exact:
             assumptions.append(f"the sampler is MCMC, so DP holds only approximately: {_mcmc_reason(self.space, self.as_published)}")
         details = [
             f"n           : {self.n_samples_} records (public)",
+            "data domain : covariates in x_bounds, responses in the public ball around the center "
+            "(to_dict()['center'], ['x_bounds'])",
             f"bound       : {bound}",
         ]
-        text = (
-            "geodp privacy report: PrivateGeodesicRegression (publishable: nothing in it is computed "
-            "from the private data)\n" + guarantee.render(details, assumptions)
-        )
+        text = header + "\n" + guarantee.render(details, assumptions)
         data = guarantee.to_dict()
         data["assumptions"] = assumptions
         data |= {
+            "differentially_private": not self.as_published,
             "n_samples": self.n_samples_,
             "center": np.asarray(center).tolist(),
             "radius": radius,
@@ -489,6 +547,30 @@ class PrivateGeodesicRegression(BaseEstimator):
 
 
 # ---------------------------------------------------------------------------- helpers
+def _recentring(space, center):
+    """``(to_origin, from_origin, origin)``: a public isometry that maps ``center`` to the
+    origin (hyperboloid: a Lorentz boost; affine-invariant SPD: the congruence by ``c^(-1/2)``),
+    its inverse on (point, tangent vectors), and the image of the centre. Identity elsewhere."""
+    if isinstance(space, Hyperbolic):
+        a = center / space.radius
+
+        def boost(w, sign):
+            w0, ws = w[..., :1], w[..., 1:]
+            a_s = sign * a[1:]
+            dot = np.sum(ws * a_s, axis=-1, keepdims=True)
+            return np.concatenate([a[0] * w0 + dot, ws + a_s * w0 + a_s * (dot / (1.0 + a[0]))], axis=-1)
+
+        return (lambda Y: space.project(boost(Y, -1.0)),
+                lambda p, v: (space.project(boost(p, 1.0)), boost(v, 1.0)),
+                space.origin)
+    if isinstance(space, SPD) and not space.is_flat:
+        root, inverse_root = sqrtm_and_invsqrtm(center)
+        return (lambda Y: congruence(inverse_root, Y),
+                lambda p, v: (congruence(root, p), congruence(root, v)),
+                np.eye(space.k))
+    return (lambda Y: Y), (lambda p, v: (p, v)), center
+
+
 def _filtered_out(category, message: str) -> bool:
     """Would ``warnings.warn(message, category)`` from the caller of ``fit`` be ignored?"""
     module = sys._getframe(2).f_globals.get("__name__", "")
@@ -596,11 +678,18 @@ def _exact_flat_release(space, xs, Y, center, radius, velocity, scale, rng):
 
     law = AffineKNG(gram, target, scale, in_domain=in_domain)
     theta = law.sample(rng=rng)
-    a = theta[0] + c0
+    p, v = _from_chart(space, theta[0] + c0, theta[1:])
+    return p, v, {"acceptance": law.acceptance_rate}
+
+
+def _from_chart(space, a, theta_v):
+    """The point with chart coordinates ``a`` and the tangent vectors at it whose chart
+    coordinates are the rows of ``theta_v`` (flat spaces)."""
+    m = len(theta_v)
     p = space.from_coordinates(a)
     if isinstance(space, SPD):
         w, u = eigh(p)
-        v = differential_log_inverse(positive_eigenvalues(w)[None], u[None], invvecd(theta[1:], space.k))
+        v = differential_log_inverse(positive_eigenvalues(w)[None], u[None], invvecd(theta_v, space.k))
     else:
-        v = theta[1:].reshape((m,) + tuple(space.point_shape))
-    return p, v, {"acceptance": law.acceptance_rate}
+        v = np.asarray(theta_v).reshape((m,) + tuple(space.point_shape))
+    return p, v

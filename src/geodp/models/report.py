@@ -45,8 +45,16 @@ class PrivacyReport(str):
 _BANNER = "CURATOR-ONLY — DO NOT PUBLISH: computed from the private data without noise"
 
 
+class _CuratorFacts:
+    """What every curator-only record offers besides its text."""
+
+    def to_dict(self) -> dict:
+        """The diagnostics as a plain dict."""
+        return asdict(self)
+
+
 @dataclass(frozen=True)
-class CuratorDiagnostics:
+class CuratorDiagnostics(_CuratorFacts):
     """Facts about the private data that only the data curator may see.
 
     Every field is computed from the private records without noise: publishing any of them (or
@@ -87,10 +95,6 @@ class CuratorDiagnostics:
     mean_converged: bool | None
     warnings: tuple = ()
 
-    def to_dict(self) -> dict:
-        """The diagnostics as a plain dict."""
-        return asdict(self)
-
     def __str__(self) -> str:
         lines = [
             _BANNER,
@@ -106,7 +110,7 @@ class CuratorDiagnostics:
 
 
 @dataclass(frozen=True)
-class RegressionDiagnostics:
+class RegressionDiagnostics(_CuratorFacts):
     """Facts about the private data behind a private regression, for the data curator only.
 
     Like :class:`CuratorDiagnostics`, every field is computed from the private records without
@@ -151,10 +155,6 @@ class RegressionDiagnostics:
     sampler_acceptance: float | None
     sampler_ess: float | None
     warnings: tuple = ()
-
-    def to_dict(self) -> dict:
-        """The diagnostics as a plain dict."""
-        return asdict(self)
 
     def __str__(self) -> str:
         lines = [

@@ -262,3 +262,50 @@ def test_bad_data_give_typed_errors():
     fitted = PrivateLinearRegression(random_state=0, **BOUNDS).fit(X, y)
     with pytest.raises(InvalidDataError, match="X has 1 features, but PrivateLinearRegression is expecting 2"):
         fitted.predict(X[:, :1])
+
+
+def test_end_to_end_scale_of_the_release():
+    """Fit the estimator itself many times and KS-test ‖A(θ − θ̂)‖/σ (normalised units) against
+    Gamma(2), with σ computed here from the documented formula (τ = (F + 1)/2, max‖x̃‖ = √(1 + m/4),
+    Δ = 2·max‖x̃‖·τ/n, σ = 2Δ/ε) and not read from the model: σ/2 or 2σ inside fails."""
+    from scipy import stats
+
+    from geodp.models.linear_regression import DOMAIN_FACTOR
+
+    rng = np.random.default_rng(3)
+    n, eps = 200, 50.0
+    x = rng.uniform(0.0, 1.0, n)
+    y = 0.5 + 0.2 * (x - 0.5) + 0.05 * rng.standard_normal(n)
+    tau = (DOMAIN_FACTOR + 1.0) / 2.0
+    sigma = 2.0 * (2.0 * np.sqrt(1.25) * tau / n) / eps
+    design = np.column_stack([np.ones(n), x - 0.5])
+    gram = design.T @ design / n
+    response = np.clip(y, 0.0, 1.0) - 0.5
+    theta_hat = np.linalg.solve(design.T @ design, design.T @ response)
+    radial = []
+    for seed in range(1500):
+        model = PrivateLinearRegression(epsilon=eps, bounds_X=(0.0, 1.0), bounds_y=(0.0, 1.0), random_state=seed)
+        model.fit(x[:, None], y)
+        slope = float(model.coef_[0])
+        theta = np.array([float(model.intercept_) - 0.5 + slope * 0.5, slope])
+        radial.append(np.linalg.norm(gram @ (theta - theta_hat)))
+    radial = np.array(radial)
+    assert stats.kstest(radial / sigma, stats.gamma(2).cdf).pvalue > 0.01
+    assert stats.kstest(radial / (2 * sigma), stats.gamma(2).cdf).pvalue < 1e-6
+    assert stats.kstest(radial / (0.5 * sigma), stats.gamma(2).cdf).pvalue < 1e-6
+
+
+def test_diffprivlib_only_arguments_are_accepted_or_refused_clearly():
+    X = np.random.default_rng(0).uniform(0, 1, (50, 2))
+    y = X @ [1.0, -1.0]
+    model = PrivateLinearRegression(epsilon=1.0, bounds_X=(0, 1), bounds_y=(-1, 1), copy_X=False, random_state=0)
+    model.fit(X, y, sample_weight=None)
+    assert model.get_params()["copy_X"] is False
+    with pytest.raises(InvalidParameterError, match="sample_weight"):
+        model.fit(X, y, sample_weight=np.ones(50))
+
+    class BudgetAccountant:  # a foreign accountant with the same name (diffprivlib's)
+        pass
+
+    with pytest.raises(InvalidTypeError, match="geodp.accountant.BudgetAccountant, got .*BudgetAccountant"):
+        PrivateLinearRegression(epsilon=1.0, bounds_X=(0, 1), bounds_y=(-1, 1), accountant=BudgetAccountant()).fit(X, y)

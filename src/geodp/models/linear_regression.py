@@ -56,8 +56,11 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
     bounds_y : tuple (lower, upper)
         Public bounds of the response(s), scalars or vectors of length n_targets; same rules.
     fit_intercept : bool, default True
-    accountant : BudgetAccountant, optional
-        Charged ε before the data are touched; overspending raises.
+    copy_X : bool, default True
+        Accepted for diffprivlib compatibility and ignored: geodp never writes to ``X``.
+    accountant : geodp.accountant.BudgetAccountant, optional
+        Charged ε before the data are touched; overspending raises. (diffprivlib's accountant
+        is a different class: use geodp's.)
     random_state : None, int or numpy.random.Generator
         ``None`` draws fresh OS entropy (use this in production).
 
@@ -130,11 +133,12 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, *, epsilon=1.0, bounds_X=None, bounds_y=None, fit_intercept=True, accountant=None, random_state=None):
+    def __init__(self, *, epsilon=1.0, bounds_X=None, bounds_y=None, fit_intercept=True, copy_X=True, accountant=None, random_state=None):
         self.epsilon = epsilon
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
         self.fit_intercept = fit_intercept
+        self.copy_X = copy_X
         self.accountant = accountant
         self.random_state = random_state
 
@@ -152,13 +156,16 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         tags.non_deterministic = True
         return tags
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Release private least-squares coefficients.
 
         Parameters
         ----------
         X : array_like, shape (n, n_features)
         y : array_like, shape (n,) or (n, n_targets)
+        sample_weight : None
+            Accepted for diffprivlib compatibility; weights are refused (they would change the
+            sensitivity), where diffprivlib ignores them with a warning.
 
         Returns
         -------
@@ -181,11 +188,19 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         PrivacyLeakWarning
             ``bounds_X`` or ``bounds_y`` is None: bounds are taken from the data.
         """
+        if sample_weight is not None:
+            raise InvalidParameterError(
+                "sample_weight is not supported: weighted records change the sensitivity of the "
+                "release. Drop sample_weight (diffprivlib ignores it with a warning)."
+            )
         epsilon = check_epsilon(self.epsilon)
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise InvalidTypeError(f"fit_intercept must be a bool, got {type(self.fit_intercept).__name__}.")
         if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
-            raise InvalidTypeError(f"accountant must be a BudgetAccountant, got {type(self.accountant).__name__}.")
+            kind = type(self.accountant)
+            raise InvalidTypeError(
+                f"accountant must be a geodp.accountant.BudgetAccountant, got {kind.__module__}.{kind.__qualname__}."
+            )
         rng = as_generator(self.random_state)
         X, y = _as_numeric(X, "X"), _as_numeric(y, "y")
         if X.ndim != 2:
@@ -319,10 +334,14 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             f"n           : {n} records, {m} covariate(s), {d} response(s) (public)",
             f"bounds      : {'taken from the private data (withheld)' if leaked else 'public, in to_dict()'}",
         ]
-        text = (
-            "geodp privacy report: PrivateLinearRegression (publishable: nothing in it is computed "
-            "from the private data)\n" + guarantee.render(details, extra)
+        header = (
+            "geodp privacy report: PrivateLinearRegression — NOT DIFFERENTIALLY PRIVATE (bounds taken "
+            "from the private data: the numbers below may depend on them)"
+            if leaked
+            else "geodp privacy report: PrivateLinearRegression (publishable: nothing in it is computed "
+            "from the private data)"
         )
+        text = header + "\n" + guarantee.render(details, extra)
         data = guarantee.to_dict()
         data["assumptions"] = list(data["assumptions"]) + extra
         data |= {

@@ -113,7 +113,30 @@ def test_exhausted_proposal_budget_raises_a_typed_error_without_data_numbers():
     assert far.acceptance_rate == 0.0
 
 
+def test_singular_gram_is_sampled_exactly_by_uniform_proposals():
+    """A = [[1, 1], [1, 1]]: the density depends on s = θ0 + θ1 only, and on the l1 ball
+    |θ0| + |θ1| ≤ 1 every line s = const has the same length, so s follows a Laplace with scale
+    σ/√2 around b truncated to [−1, 1] (KS test; and it fails at 1.5σ)."""
+    from scipy import stats
+
+    sigma, b = 0.3, 0.2
+    domain = CrossPolytopeDomain(np.ones(2), np.zeros((2, 1)), np.ones(1))
+    law = AffineKNG(np.ones((2, 2)), np.full((2, 1), b), sigma, in_domain=domain)
+    assert law.singular
+    s = law.sample(6000, rng=5)[:, :, 0].sum(axis=1)
+    assert np.all(np.abs(s) <= 1 + 1e-12)
+
+    def cdf(scale):
+        ref = stats.laplace(b, scale / np.sqrt(2))
+        lo, hi = ref.cdf(-1.0), ref.cdf(1.0)
+        return lambda v: (ref.cdf(np.clip(v, -1, 1)) - lo) / (hi - lo)
+
+    assert stats.kstest(s, cdf(sigma)).pvalue > 0.01
+    assert stats.kstest(s, cdf(1.5 * sigma)).pvalue < 1e-6
+
+
 def test_singular_or_ill_conditioned_gram_is_refused():
+    """... when the domain offers no uniform draws."""
     with pytest.raises(InvalidDataError, match="the design is singular: a covariate is constant"):
         AffineKNG(np.array([[1.0, 1.0], [1.0, 1.0]]), np.zeros((2, 1)), 1.0, in_domain=everywhere)
     with pytest.raises(InvalidDataError, match="singular"):

@@ -227,14 +227,17 @@ class AffineKNG(Distribution):
     Parameters
     ----------
     gram : array_like, shape (q, q)
-        ``A``, symmetric positive definite (the design Gram ``X̃ᵀX̃/n``).
+        ``A``, symmetric positive semi-definite (the design Gram ``X̃ᵀX̃/n``). A singular one is
+        accepted only with a bounded domain that offers ``uniform``.
     target : array_like, shape (q, d)
         ``B`` (``X̃ᵀY/n``). The unconstrained mode is ``θ̂ = A⁻¹B``.
     scale : float
         σ > 0.
     in_domain : callable
         ``in_domain(theta) -> bool array``: ``theta`` of shape ``(N, q, d)`` → shape ``(N,)``.
-        Membership in the public convex domain Θ; it must not depend on the private data.
+        Membership in the public convex domain Θ; it must not depend on the private data. If it
+        also has a method ``uniform(m, rng) -> (m, q, d)`` drawing uniformly from Θ (a bounded
+        domain), uniform proposals join the race, and a singular ``gram`` is sampled by them.
     max_proposals : int, default 10_000_000
         Public cap on the proposals of one :meth:`sample` call.
 
@@ -254,8 +257,8 @@ class AffineKNG(Distribution):
     Raises
     ------
     InvalidDataError
-        ``gram`` is not positive definite or is ill-conditioned (condition number beyond
-        ``CONDITION_LIMIT``): the design is singular. Whether this happens depends on the data.
+        ``gram`` is ill-conditioned (condition number beyond ``CONDITION_LIMIT``: the design is
+        singular) and the domain offers no ``uniform``. Whether this happens depends on the data.
 
     Notes
     -----
@@ -295,13 +298,18 @@ class AffineKNG(Distribution):
         self.scale = check_positive(scale, "scale")
         gram = 0.5 * (gram + gram.T)
         eigenvalues = np.linalg.eigvalsh(gram)
-        if not eigenvalues[0] > eigenvalues[-1] / CONDITION_LIMIT:
+        self.singular = not eigenvalues[0] > eigenvalues[-1] / CONDITION_LIMIT
+        samplable = callable(getattr(in_domain, "uniform", None))
+        if self.singular and not samplable:
             raise InvalidDataError(
                 "the design is singular: a covariate is constant (or a linear combination of the "
                 f"others) on these data, so its Gram matrix is not invertible (condition number beyond "
                 f"{CONDITION_LIMIT:.0e}). Drop the constant or redundant covariates."
             )
-        self._factor = linalg.cho_factor(gram, lower=True, check_finite=False)
+        # A singular design leaves the law proper on a bounded domain: sample it by uniform
+        # proposals alone (the Laplace proposal needs A⁻¹).
+        self._factor = None if self.singular else linalg.cho_factor(gram, lower=True, check_finite=False)
+        self._samplable = samplable
         self.gram, self.target = gram, target
         self.q, self.d = q, target.shape[1]
         self.space = Euclidean(q * self.d)
@@ -316,8 +324,9 @@ class AffineKNG(Distribution):
                 "; racing with uniform proposals on the domain and, when the unconstrained mode "
                 "lies outside it, a certified hyperbolic envelope at the constrained minimiser"
                 if structured
-                else ""
+                else "; racing with uniform proposals on the domain" if samplable else ""
             )
+            + " (a singular design uses the uniform proposals alone)" * samplable
             + f" (at most {self.max_proposals:,} proposals)"
         )
 
@@ -325,7 +334,10 @@ class AffineKNG(Distribution):
         return f"AffineKNG(q={self.q}, d={self.d}, scale={self.scale!r})"
 
     def mode(self) -> np.ndarray:
-        """``θ̂ = A⁻¹B``, the unconstrained minimiser (computed from the data: never publish it)."""
+        """``θ̂ = A⁻¹B``, the unconstrained minimiser (computed from the data: never publish it;
+        undefined for a singular design)."""
+        if self._factor is None:
+            raise InvalidDataError("the design is singular: the unconstrained minimiser is not unique.")
         return self._solve(self.target[None])[0]
 
     def _solve(self, rhs):
@@ -353,6 +365,13 @@ class AffineKNG(Distribution):
         z = l2_laplace_noise(self.q * self.d, self.scale, size=(m,), rng=rng).reshape(m, self.q, self.d)
         theta = self._solve(self.target[None] + z)
         return theta, self._inside(theta)
+
+    def _uniform_proposal(self, m, rng):
+        """Uniform on the domain (its ``uniform(m, rng)``), accepted with probability
+        ``exp(−‖Aθ − B‖/σ)``: exact, since the density is at most 1 = exp(0)."""
+        theta = np.asarray(self.in_domain.uniform(m, rng), dtype=float)
+        log_accept = -self._objective(theta) / self.scale
+        return theta, self._inside(theta) & (np.log(rng.random(m)) < log_accept)
 
     def _structured_proposals(self):
         """The hyperbolic-envelope and uniform proposals (certified with the domain's support
@@ -417,9 +436,14 @@ class AffineKNG(Distribution):
         rng = as_generator(rng)
         need = math.prod(shape)
         out = np.empty((need, self.q, self.d))
-        proposals = [self._laplace_proposal]
-        if isinstance(self.in_domain, CrossPolytopeDomain) and need > 0:
-            proposals += self._structured_proposals()
+        if self.singular:
+            proposals = [self._uniform_proposal]
+        else:
+            proposals = [self._laplace_proposal]
+            if isinstance(self.in_domain, CrossPolytopeDomain) and need > 0:
+                proposals += self._structured_proposals()
+            elif self._samplable:
+                proposals.append(self._uniform_proposal)
         filled = proposed = accepted = 0
         best_rate = 0.0
         max_batch = max(16, _BATCH_FLOATS // (self.q * self.d))

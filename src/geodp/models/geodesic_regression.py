@@ -23,6 +23,7 @@ from geodp.errors import (
     InvalidParameterError,
     InvalidTypeError,
     NotOnManifoldError,
+    NumericalWarning,
     PrivacyLeakWarning,
 )
 from geodp.manifolds._matrix import (
@@ -671,15 +672,37 @@ def _exact_flat_release(space, xs, Y, center, radius, velocity, scale, rng):
     gram = design.T @ design / n
     target = design.T @ (coords - c0) / n  # θ relative to the centre: the ball is |θ_0| ≤ r
 
-    def in_domain(theta):
-        return (np.linalg.norm(theta[:, 0], axis=-1) <= radius) & (
-            np.linalg.norm(theta[:, 1:].reshape(len(theta), -1), axis=-1) <= velocity
-        )
-
+    in_domain = _BallPairDomain(radius, velocity, m + 1, coords.shape[1])
     law = AffineKNG(gram, target, scale, in_domain=in_domain)
+    if law.singular:  # curator-only: whether the design is singular depends on the data
+        warnings.warn("the design is singular (a covariate is constant on these data): the release "
+                      "was sampled by uniform proposals", NumericalWarning, stacklevel=2)
     theta = law.sample(rng=rng)
     p, v = _from_chart(space, theta[0] + c0, theta[1:])
     return p, v, {"acceptance": law.acceptance_rate}
+
+
+class _BallPairDomain:
+    """``{θ ∈ R^{(1+m)×D} : |θ_0| ≤ r, ‖θ_{1:}‖_F ≤ V}`` (footpoint ball × velocity ball in the
+    chart, relative to the centre): membership and uniform draws, for :class:`AffineKNG`."""
+
+    def __init__(self, radius, velocity, q, d):
+        self.radius, self.velocity, self.q, self.d = radius, velocity, q, d
+
+    def __call__(self, theta):
+        return (np.linalg.norm(theta[:, 0], axis=-1) <= self.radius) & (
+            np.linalg.norm(theta[:, 1:].reshape(len(theta), -1), axis=-1) <= self.velocity
+        )
+
+    def uniform(self, m, rng):
+        def ball(k, r):
+            g = rng.standard_normal((m, k))
+            g /= np.linalg.norm(g, axis=1, keepdims=True)
+            return g * (r * rng.random((m, 1)) ** (1.0 / k))
+
+        foot = ball(self.d, self.radius)
+        velocity = ball((self.q - 1) * self.d, self.velocity)
+        return np.concatenate([foot[:, None], velocity.reshape(m, self.q - 1, self.d)], axis=1)
 
 
 def _from_chart(space, a, theta_v):

@@ -13,7 +13,7 @@ from sklearn.exceptions import NotFittedError
 from geodp.accountant import BudgetAccountant
 from geodp.distributions.affine_kng import AffineKNG, CrossPolytopeDomain
 from geodp.distributions.base import refuse_non_finite
-from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError, PrivacyLeakWarning
+from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError, NumericalWarning, PrivacyLeakWarning
 from geodp.mechanisms.base import Guarantee
 from geodp.models.report import PrivacyReport, RegressionDiagnostics
 from geodp.validation import as_generator, check_epsilon, check_finite_array
@@ -176,8 +176,10 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         InvalidParameterError, InvalidTypeError
             A parameter is invalid, or the shapes of X, y do not fit (public).
         InvalidDataError
-            X or y holds NaN/inf, or the design is singular (a covariate constant on these data).
-            Raised after the accountant is charged: whether it happens depends on the data.
+            X or y holds NaN/inf. Raised after the accountant is charged: whether it happens
+            depends on the data. (A singular design, e.g. a covariate constant on these data, is
+            not an error: the law is proper on the bounded domain and is sampled by uniform
+            proposals; the curator diagnostics say so.)
         ProposalBudgetExhaustedError
             The law barely meets the parameter domain (data-dependent; charged).
         BudgetExceededError
@@ -279,6 +281,9 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         gram = design.T @ design / n
         target = design.T @ response / n
         law = AffineKNG(gram, target, scale, in_domain=facts["in_domain"])
+        if law.singular:  # curator-only: whether the design is singular depends on the data
+            warnings.warn("the design is singular (a covariate is constant on these data): the "
+                          "release was sampled by uniform proposals", NumericalWarning, stacklevel=2)
         theta = law.sample(rng=rng)
         facts |= {"sensitivity": sensitivity, "scale": scale, "sampler": law.sampler}
         diagnostics = dict(

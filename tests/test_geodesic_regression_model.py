@@ -381,3 +381,32 @@ def test_end_to_end_scale_of_the_exact_release():
     assert stats.kstest(radial / sigma, stats.gamma(2).cdf).pvalue > 0.01
     assert stats.kstest(radial / (2 * sigma), stats.gamma(2).cdf).pvalue < 1e-6
     assert stats.kstest(radial / (0.5 * sigma), stats.gamma(2).cdf).pvalue < 1e-6
+
+
+@pytest.mark.parametrize(
+    "space,center",
+    [
+        (Hyperbolic(2), np.array([math.cosh(20.0), math.sinh(20.0), 0.0])),
+        (SPD(2), np.diag([1e-8, 1e8])),
+    ],
+)
+def test_centres_too_far_to_recentre_accurately_are_refused(space, center):
+    x = np.linspace(0.0, 1.0, 10)
+    Y = np.repeat(center[None], 10, axis=0)
+    with pytest.raises(AssumptionError, match="float64"):
+        _model(space, center=center, radius=0.5).fit(x, Y)
+
+
+def test_recentring_round_trip_on_a_badly_conditioned_spd_centre():
+    """Within the limit, the isometry to the origin and back is accurate and symmetric."""
+    from geodp.models.geodesic_regression import _recentring
+
+    space = SPD(2)
+    center = np.diag([1e-5, 1e5])
+    Y = space.exp(center, space.random_tangent(np.repeat(center[None], 5, axis=0), rng=0) * 0.3)
+    to_origin, from_origin, origin = _recentring(space, center)
+    moved = to_origin(Y)
+    assert np.allclose(moved, np.swapaxes(moved, -1, -2), rtol=0, atol=0)
+    assert np.allclose(space.dist(moved, origin), space.dist(Y, center), atol=1e-8)
+    back, _ = from_origin(moved[0], np.zeros((1, 2, 2)))
+    assert float(space.dist(back, Y[0])) < 1e-8

@@ -60,6 +60,9 @@ _PUBLISHED_WARNING = (
 # the audit measured the gradient-norm error at 1.6e-4·Δ at distance 14 from the origin and
 # 0.92·Δ at 16 on H².
 _REACH_LIMIT = 12.0
+# Largest distance of the public centre from the origin (curvature radii; for affine-invariant
+# SPD, half the spread of its log-eigenvalues) that the recentring isometry keeps accurate.
+_CENTRE_LIMIT = 12.0
 # Relative proposal scale of the velocities: the spread of a slope over that of an intercept
 # when the covariate fills its public range uniformly (√12). A public choice of efficiency only.
 _VELOCITY_STEP = math.sqrt(12.0)
@@ -213,6 +216,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
             raise InvalidTypeError(f"accountant must be a BudgetAccountant, got {type(self.accountant).__name__}.")
         center = space.check_points(self.center, "center", batch_ndim=0)
+        _check_centre_precision(space, center)
         radius = check_radius(space, self.radius)
         lower, upper = _check_bounds(self.x_bounds)
         m = lower.size
@@ -548,6 +552,29 @@ class PrivateGeodesicRegression(BaseEstimator):
 
 
 # ---------------------------------------------------------------------------- helpers
+def _check_centre_precision(space, center) -> None:
+    """Refuse a public centre so far out that the isometry moving it to the origin (see
+    :func:`_recentring`) loses float64's precision (re-audit: at 15 curvature radii on the
+    hyperboloid the image of the centre was 2.4e-4 from the origin, at 20 about 3; for SPD with
+    eigenvalues 1e-8 and 1e8, 0.1 from I)."""
+    if isinstance(space, Hyperbolic):
+        reach = float(space._dist(space.origin, center)) / space.radius
+        if reach > _CENTRE_LIMIT:
+            raise AssumptionError(
+                f"the center is {reach:.4g} curvature radii from the origin of {space!r}: beyond "
+                f"{_CENTRE_LIMIT}, float64 cannot move the data to it accurately. Express the data "
+                "in coordinates whose origin is nearer (apply a Lorentz boost to data and centre)."
+            )
+    elif isinstance(space, SPD) and not space.is_flat:
+        logs = np.log(np.linalg.eigvalsh(center))
+        if float(logs[-1] - logs[0]) > 2.0 * _CENTRE_LIMIT:
+            raise AssumptionError(
+                f"the center's condition number e^{float(logs[-1] - logs[0]):.3g} exceeds e^{2 * _CENTRE_LIMIT:g}: "
+                "float64 cannot move the data to it accurately. Rescale the data (a congruence "
+                "applied to data and centre) or use metric='log-euclidean'."
+            )
+
+
 def _recentring(space, center):
     """``(to_origin, from_origin, origin)``: a public isometry that maps ``center`` to the
     origin (hyperboloid: a Lorentz boost; affine-invariant SPD: the congruence by ``c^(-1/2)``),
@@ -566,8 +593,11 @@ def _recentring(space, center):
                 space.origin)
     if isinstance(space, SPD) and not space.is_flat:
         root, inverse_root = sqrtm_and_invsqrtm(center)
-        return (lambda Y: congruence(inverse_root, Y),
-                lambda p, v: (congruence(root, p), congruence(root, v)),
+        def symmetric(a):
+            return 0.5 * (a + np.swapaxes(a, -1, -2))
+
+        return (lambda Y: symmetric(congruence(inverse_root, Y)),
+                lambda p, v: (symmetric(congruence(root, p)), symmetric(congruence(root, v))),
                 np.eye(space.k))
     return (lambda Y: Y), (lambda p, v: (p, v)), center
 

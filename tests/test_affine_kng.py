@@ -135,6 +135,27 @@ def test_singular_gram_is_sampled_exactly_by_uniform_proposals():
     assert stats.kstest(s, cdf(1.5 * sigma)).pvalue < 1e-6
 
 
+def test_singular_gram_with_a_narrow_law_uses_the_range_kernel_proposal():
+    """Same closed form as above with σ = 0.003: uniform proposals alone would accept about
+    σ·√2 of the time; the range × kernel proposal keeps acceptance high and the law exact
+    (KS test; fails at 1.5σ)."""
+    from scipy import stats
+
+    sigma, b = 0.003, 0.2
+    domain = CrossPolytopeDomain(np.ones(2), np.zeros((2, 1)), np.ones(1))
+    law = AffineKNG(np.ones((2, 2)), np.full((2, 1), b), sigma, in_domain=domain)
+    s = law.sample(6000, rng=6)[:, :, 0].sum(axis=1)
+    assert law.acceptance_rate > 0.2
+    ref = stats.laplace(b, sigma / np.sqrt(2))  # [−1, 1] truncation is negligible here
+    assert stats.kstest(s, ref.cdf).pvalue > 0.01
+    assert stats.kstest(s, stats.laplace(b, 1.5 * sigma / np.sqrt(2)).cdf).pvalue < 1e-6
+    # the kernel coordinate t = θ1 − θ0 is uniform on the slice {θ0 + θ1 = s} of the l1 ball,
+    # which is t ∈ [−1, 1] for every |s| ≤ 1
+    t = np.diff(law.sample(4000, rng=7)[:, :, 0], axis=1)[:, 0]
+    assert stats.kstest(t, stats.uniform(-1.0, 2.0).cdf).pvalue > 0.01
+    assert stats.kstest(t, stats.uniform(-0.8, 1.6).cdf).pvalue < 1e-6
+
+
 def test_singular_or_ill_conditioned_gram_is_refused():
     """... when the domain offers no uniform draws."""
     with pytest.raises(InvalidDataError, match="the design is singular: a covariate is constant"):

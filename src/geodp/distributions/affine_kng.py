@@ -22,6 +22,10 @@ certified with the exact support function of Θ):
   ``L = 0`` when θ̂ ∈ Θ). It is efficient where the law is wide compared with Θ (small n, an
   ill-conditioned design, many covariates).
 
+A singular ``A`` (a covariate constant on the data) leaves the law proper on a bounded domain
+that offers ``uniform`` draws (and ``bounding_ball``): it is sampled by uniform proposals racing
+an l2-Laplace in the range of ``A`` times uniform draws in its kernel.
+
 Each accepted proposal, whatever its kind, is an exact draw from the truncated law, so racing
 them (batch sizes chosen from acceptance counts only) keeps the output law exact.
 """
@@ -117,6 +121,11 @@ class CrossPolytopeDomain:
         vertex[best, cols] -= self.radius * np.sign(direction[best, cols]) / self.weights[best]
         value = float(np.sum(direction * self.center) - np.sum(self.radius * ratio[best, cols]))
         return vertex, value
+
+    def bounding_ball(self):
+        """``(center, radius)`` of a Frobenius ball containing the domain: per column,
+        ``‖θ_k − c_k‖_2 ≤ ‖θ_k − c_k‖_1 ≤ r_k / min_i w_i``."""
+        return self.center, float(np.linalg.norm(self.radius / np.min(self.weights)))
 
     def uniform(self, m: int, rng) -> np.ndarray:
         """``m`` uniform draws, shape (m, q, d): per column, Dirichlet(1, …, 1) magnitudes with
@@ -326,7 +335,7 @@ class AffineKNG(Distribution):
                 if structured
                 else "; racing with uniform proposals on the domain" if samplable else ""
             )
-            + " (a singular design uses the uniform proposals alone)" * samplable
+            + " (a singular design: uniform proposals, racing an l2-Laplace in the range of the Gram times uniform draws in its kernel)" * samplable
             + f" (at most {self.max_proposals:,} proposals)"
         )
 
@@ -372,6 +381,35 @@ class AffineKNG(Distribution):
         theta = np.asarray(self.in_domain.uniform(m, rng), dtype=float)
         log_accept = -self._objective(theta) / self.scale
         return theta, self._inside(theta) & (np.log(rng.random(m)) < log_accept)
+
+    def _range_kernel_proposal(self):
+        """Singular ``A = U_r Λ U_rᵀ``: the density depends on θ only through its range
+        coordinates ρ = U_rᵀθ, ``‖Aθ − B‖² = ‖Λρ − U_rᵀB‖² + c²`` (c = ‖U_kᵀB‖, zero up to
+        rounding). Propose ρ = Λ⁻¹(U_rᵀB + z), z an l2-Laplace of scale σ, and the kernel
+        coordinates uniform in the projection of the domain's bounding ball; accept inside the
+        domain with probability ``exp(−(√(g² + c²) − g)/σ)``, g = ‖Λρ − U_rᵀB‖. The proposal
+        covers the domain and its density is ``exp(−g/σ)`` there, so this is exact."""
+        w, u = np.linalg.eigh(self.gram)
+        keep = w > w[-1] / CONDITION_LIMIT
+        u_r, u_k, lam = u[:, keep], u[:, ~keep], w[keep]
+        b_r = u_r.T @ self.target
+        c = float(np.linalg.norm(u_k.T @ self.target))
+        center, radius = self.in_domain.bounding_ball()
+        k_center = u_k.T @ np.asarray(center, dtype=float)
+        r_dim, k_dim = b_r.size, k_center.size
+
+        def propose(m, rng):
+            z = l2_laplace_noise(r_dim, self.scale, size=(m,), rng=rng).reshape((m,) + b_r.shape)
+            rho = (b_r + z) / lam[:, None]
+            g = np.linalg.norm(z.reshape(m, -1), axis=1)
+            direction = rng.standard_normal((m, k_dim))
+            direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+            kernel = k_center + (direction * (radius * rng.random((m, 1)) ** (1.0 / k_dim))).reshape((m,) + k_center.shape)
+            theta = np.einsum("ij,njk->nik", u_r, rho) + np.einsum("ij,njk->nik", u_k, kernel)
+            log_accept = -(np.sqrt(g * g + c * c) - g) / self.scale
+            return theta, self._inside(theta) & (np.log(rng.random(m)) < log_accept)
+
+        return propose
 
     def _structured_proposals(self):
         """The hyperbolic-envelope and uniform proposals (certified with the domain's support
@@ -438,6 +476,8 @@ class AffineKNG(Distribution):
         out = np.empty((need, self.q, self.d))
         if self.singular:
             proposals = [self._uniform_proposal]
+            if callable(getattr(self.in_domain, "bounding_ball", None)) and need > 0:
+                proposals.append(self._range_kernel_proposal())
         else:
             proposals = [self._laplace_proposal]
             if isinstance(self.in_domain, CrossPolytopeDomain) and need > 0:

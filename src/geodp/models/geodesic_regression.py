@@ -706,7 +706,7 @@ def _exact_flat_release(space, xs, Y, center, radius, velocity, scale, rng):
     law = AffineKNG(gram, target, scale, in_domain=in_domain)
     if law.singular:  # curator-only: whether the design is singular depends on the data
         warnings.warn("the design is singular (a covariate is constant on these data): the release "
-                      "was sampled by uniform proposals", NumericalWarning, stacklevel=2)
+                      "was sampled by the singular-design proposals", NumericalWarning, stacklevel=2)
     theta = law.sample(rng=rng)
     p, v = _from_chart(space, theta[0] + c0, theta[1:])
     return p, v, {"acceptance": law.acceptance_rate}
@@ -723,6 +723,10 @@ class _BallPairDomain:
         return (np.linalg.norm(theta[:, 0], axis=-1) <= self.radius) & (
             np.linalg.norm(theta[:, 1:].reshape(len(theta), -1), axis=-1) <= self.velocity
         )
+
+    def bounding_ball(self):
+        """The Frobenius ball ``‖θ‖ ≤ √(r² + V²)`` contains the domain."""
+        return np.zeros((self.q, self.d)), math.hypot(self.radius, self.velocity)
 
     def uniform(self, m, rng):
         def ball(k, r):

@@ -283,7 +283,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         law = AffineKNG(gram, target, scale, in_domain=facts["in_domain"])
         if law.singular:  # curator-only: whether the design is singular depends on the data
             warnings.warn("the design is singular (a covariate is constant on these data): the "
-                          "release was sampled by uniform proposals", NumericalWarning, stacklevel=2)
+                          "release was sampled by the singular-design proposals", NumericalWarning, stacklevel=2)
         theta = law.sample(rng=rng)
         facts |= {"sensitivity": sensitivity, "scale": scale, "sampler": law.sampler}
         diagnostics = dict(

@@ -476,7 +476,8 @@ class AffineKNG(Distribution):
         out = np.empty((need, self.q, self.d))
         if self.singular:
             proposals = [self._uniform_proposal]
-            if callable(getattr(self.in_domain, "bounding_ball", None)) and need > 0:
+            rank = int(np.count_nonzero(np.linalg.eigvalsh(self.gram) > 0.0))
+            if callable(getattr(self.in_domain, "bounding_ball", None)) and need > 0 and rank > 0:
                 proposals.append(self._range_kernel_proposal())
         else:
             proposals = [self._laplace_proposal]

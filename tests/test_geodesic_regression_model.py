@@ -15,6 +15,7 @@ from geodp.accountant import BudgetAccountant
 from geodp.errors import (
     ApproximateSamplerWarning,
     AssumptionError,
+    BudgetExceededError,
     InvalidDataError,
     InvalidParameterError,
     InvalidTypeError,
@@ -195,7 +196,7 @@ def test_accountant_is_charged_and_clone_keeps_parameters():
     model = PrivateGeodesicRegression(space, epsilon=1.0, center=np.zeros(1), radius=1.0, x_bounds=(0, 1), accountant=accountant, random_state=0)
     model.fit(t, Y)
     assert accountant.total_spent[0] == pytest.approx(1.0)
-    with pytest.raises(Exception, match="budget|Budget"):
+    with pytest.raises(BudgetExceededError):
         clone(model).fit(t, Y)
 
 

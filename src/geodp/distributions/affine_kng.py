@@ -308,6 +308,7 @@ class AffineKNG(Distribution):
         gram = 0.5 * (gram + gram.T)
         eigenvalues = np.linalg.eigvalsh(gram)
         self.singular = not eigenvalues[0] > eigenvalues[-1] / CONDITION_LIMIT
+        self._positive_rank = bool(eigenvalues[-1] > 0.0)  # a zero Gram has no range to propose in
         samplable = callable(getattr(in_domain, "uniform", None))
         if self.singular and not samplable:
             raise InvalidDataError(
@@ -476,8 +477,7 @@ class AffineKNG(Distribution):
         out = np.empty((need, self.q, self.d))
         if self.singular:
             proposals = [self._uniform_proposal]
-            rank = int(np.count_nonzero(np.linalg.eigvalsh(self.gram) > 0.0))
-            if callable(getattr(self.in_domain, "bounding_ball", None)) and need > 0 and rank > 0:
+            if callable(getattr(self.in_domain, "bounding_ball", None)) and need > 0 and self._positive_rank:
                 proposals.append(self._range_kernel_proposal())
         else:
             proposals = [self._laplace_proposal]

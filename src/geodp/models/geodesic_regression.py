@@ -401,7 +401,8 @@ class PrivateGeodesicRegression(BaseEstimator):
         Y, was_clipped = space._clip_to_ball(points, center, radius * (1.0 - 1e-12))
         if self.as_published:
             xs = (clipped_x - lower) / (upper - lower)  # K25: covariates in [0, 1]
-            p, v, info = self._published_release(space, xs, Y, center, radius, velocity, tau * (1.0 - 1e-12), sensitivity, rng)
+            p, v, info = _published_release(space, xs, Y, center, radius, velocity, tau * (1.0 - 1e-12),
+                                            sensitivity, check_epsilon(self.epsilon) / 2.0, rng)
         else:
             xs = (clipped_x - lower) / (upper - lower) - 0.5
             if exact:
@@ -433,50 +434,6 @@ class PrivateGeodesicRegression(BaseEstimator):
         d = result.diagnostics
         return p, v, {"acceptance": d.acceptance_rate, "ess": d.effective_sample_size}
 
-    def _published_release(self, space, xs, Y, center, radius, velocity, tau, sensitivity, rng):
-        """K25's two stages: p̃ with the non-private v̂ held fixed (transported), then ṽ at p̃;
-        each with ε/2 and σ = Δ/(ε/2) from the published bounds. Random-walk MH from p̂."""
-        half = check_epsilon(self.epsilon) / 2.0
-        p_hat, v_hat, info = geodesic_regression(space, xs, Y, return_info=True)
-        p_hat = space._clip_to_ball(p_hat[None], center, radius, last_resort="keep")[0][0]
-        m = xs.shape[1]
-        axis = -1 - len(space.point_shape)
-        sigma_p = sensitivity.footpoint / half
-        sigma_v = sensitivity.velocity / half
-
-        def stage_one(p):
-            v = space._transport(np.expand_dims(p_hat, axis), np.expand_dims(p, axis), v_hat)
-            grad_p, _ = _regression_gradient(space, p, v, xs, Y, residual_bound=tau)
-            value = -np.asarray(space._norm(p, grad_p)) / sigma_p
-            return np.where(np.asarray(space._dist(center, p)) <= radius, value, -np.inf)
-
-        first = random_walk_metropolis(
-            space, stage_one, p_hat[None], burn_in=_BURN_IN // 2, thinning=_THINNING,
-            step_size=min(0.5 * radius, sigma_p * space.dim), rng=rng, progress=True,
-        )
-        p = first.samples[0, 0]
-        bundle = TangentBundle(space, m, footpoint_step=0.0)
-
-        def stage_two(state):
-            q, v = bundle.split(state)
-            _, grad_v = _regression_gradient(space, q, v, xs, Y, residual_bound=tau)
-            value = -np.sqrt(np.sum(np.asarray(space._inner(np.expand_dims(q, axis), grad_v, grad_v)), axis=-1)) / sigma_v
-            return np.where(_velocity_norm(space, q, v) <= velocity, value, -np.inf)
-
-        v_start = space._transport(np.expand_dims(p_hat, axis), np.expand_dims(p, axis), v_hat)
-        second = random_walk_metropolis(
-            bundle, stage_two, bundle.stack(p, v_start)[None], burn_in=_BURN_IN // 2, thinning=_THINNING,
-            step_size=max(sigma_v * bundle.dim, 1e-8), rng=rng, progress=True,
-        )
-        _, v = bundle.split(second.samples[0, 0])
-        # Report the geodesic at the centre of the covariate range, like the sound release.
-        mid = space._exp(p, 0.5 * v.sum(axis=0))
-        v_mid = space._transport(np.expand_dims(p, axis), np.expand_dims(mid, axis), v)
-        return mid, v_mid, {
-            "solver_iterations": info.n_iter, "solver_grad_norm": info.grad_norm, "solver_converged": info.converged,
-            "acceptance": 0.5 * (first.diagnostics.acceptance_rate + second.diagnostics.acceptance_rate),
-        }
-
     # ---------------------------------------------------------------------------- report
     def _sampler_text(self, exact, scale):
         if self.as_published:
@@ -484,7 +441,9 @@ class PrivateGeodesicRegression(BaseEstimator):
                     f"non-private fit; burn-in {_BURN_IN // 2}, {_THINNING} further steps per stage")
         if exact:
             return ("exact: the gradient is affine in (p, v) on this flat space, so the law is an "
-                    "l2-Laplace pushed through the inverse design Gram, truncated to the support by rejection")
+                    "l2-Laplace pushed through the inverse design Gram, truncated to the support by "
+                    "rejection, racing uniform proposals on the support (a singular design: uniform "
+                    "proposals and an l2-Laplace in the Gram's range times uniform draws in its kernel)")
         return (f"Metropolis–Hastings on (p, v), proposal p' = Exp(p, ξ), v' = Γ(v + ζ), started at "
                 f"the public (center, 0); burn-in {_BURN_IN}, then {_THINNING} steps")
 
@@ -641,33 +600,73 @@ def _check_bounds(x_bounds):
 def _covariate_array(x, m, name="x"):
     """``x`` as a float array of shape ``(n, m)``; entries that are not real numbers (None,
     pd.NA, text in an object array) become NaN, so they invalidate only their record."""
-    arr = x if hasattr(x, "toarray") else np.asarray(x, dtype=object if _is_object(x) else None)
-    if getattr(arr, "ndim", 0) == 1:
+    if hasattr(x, "toarray") or hasattr(x, "tocsr"):
+        arr = x  # sparse: refused below with a typed error
+    else:
+        try:
+            arr = np.asarray(x)
+        except (TypeError, ValueError):  # ragged lists: the message quotes no value
+            raise InvalidDataError(f"{name} could not be converted to an array of records.") from None
+    if arr.ndim == 1:
         arr = arr[:, None]
-    if getattr(arr, "ndim", 0) != 2 or arr.shape[1] != m:
-        raise InvalidDataError(f"{name} must have shape (n,) or (n, {m}) to match x_bounds, got {np.shape(x)}.")
+    if arr.ndim != 2 or arr.shape[1] != m:
+        raise InvalidDataError(f"{name} must have shape (n,) or (n, {m}) to match x_bounds, got {arr.shape}.")
     return Euclidean(m)._dataset_array(arr, name).copy()
 
 
-def _is_object(x) -> bool:
-    try:
-        return np.asarray(x).dtype == object
-    except (TypeError, ValueError):
-        return True
-
-
 def _velocity_norm(space, p, v):
+    """``(Σ_j |v_j|²_p)^½`` for ``v`` of shape ``(*batch, m, *point_shape)``."""
     axis = -1 - len(space.point_shape)
-    return np.sqrt(np.sum(np.asarray(space._inner(np.expand_dims(p, axis), v, v)), axis=-1))
+    return np.sqrt(np.maximum(np.sum(np.asarray(space._inner(np.expand_dims(p, axis), v, v)), axis=-1), 0.0))
 
 
 def _joint_gradient_norm(space, p, v, xs, Y, tau):
     grad_p, grad_v = _regression_gradient(space, p, v, xs, Y, residual_bound=tau)
+    return np.hypot(np.asarray(space._norm(p, grad_p)), _velocity_norm(space, p, grad_v))
+
+
+def _published_release(space, xs, Y, center, radius, velocity, tau, sensitivity, half, rng):
+    """K25's two stages: p̃ with the non-private v̂ held fixed (transported), then ṽ at p̃;
+    each with ε/2 and σ = Δ/(ε/2) from the published bounds. Random-walk MH from p̂."""
+    p_hat, v_hat, info = geodesic_regression(space, xs, Y, return_info=True)
+    p_hat = space._clip_to_ball(p_hat[None], center, radius, last_resort="keep")[0][0]
+    m = xs.shape[1]
     axis = -1 - len(space.point_shape)
-    sq = np.asarray(space._inner(p, grad_p, grad_p)) + np.sum(
-        np.asarray(space._inner(np.expand_dims(p, axis), grad_v, grad_v)), axis=-1
+    sigma_p = sensitivity.footpoint / half
+    sigma_v = sensitivity.velocity / half
+
+    def stage_one(p):
+        v = space._transport(np.expand_dims(p_hat, axis), np.expand_dims(p, axis), v_hat)
+        grad_p, _ = _regression_gradient(space, p, v, xs, Y, residual_bound=tau)
+        value = -np.asarray(space._norm(p, grad_p)) / sigma_p
+        return np.where(np.asarray(space._dist(center, p)) <= radius, value, -np.inf)
+
+    first = random_walk_metropolis(
+        space, stage_one, p_hat[None], burn_in=_BURN_IN // 2, thinning=_THINNING,
+        step_size=min(0.5 * radius, sigma_p * space.dim), rng=rng, progress=True,
     )
-    return np.sqrt(np.maximum(sq, 0.0))
+    p = first.samples[0, 0]
+    bundle = TangentBundle(space, m, footpoint_step=0.0)
+
+    def stage_two(state):
+        q, v = bundle.split(state)
+        _, grad_v = _regression_gradient(space, q, v, xs, Y, residual_bound=tau)
+        value = -_velocity_norm(space, q, grad_v) / sigma_v
+        return np.where(_velocity_norm(space, q, v) <= velocity, value, -np.inf)
+
+    v_start = space._transport(np.expand_dims(p_hat, axis), np.expand_dims(p, axis), v_hat)
+    second = random_walk_metropolis(
+        bundle, stage_two, bundle.stack(p, v_start)[None], burn_in=_BURN_IN // 2, thinning=_THINNING,
+        step_size=max(sigma_v * bundle.dim, 1e-8), rng=rng, progress=True,
+    )
+    _, v = bundle.split(second.samples[0, 0])
+    # Report the geodesic at the centre of the covariate range, like the sound release.
+    mid = space._exp(p, 0.5 * v.sum(axis=0))
+    v_mid = space._transport(np.expand_dims(p, axis), np.expand_dims(mid, axis), v)
+    return mid, v_mid, {
+        "solver_iterations": info.n_iter, "solver_grad_norm": info.grad_norm, "solver_converged": info.converged,
+        "acceptance": 0.5 * (first.diagnostics.acceptance_rate + second.diagnostics.acceptance_rate),
+    }
 
 
 def _mcmc_draws(space, xs, Y, center, radius, velocity, tau, scale, rng, n_chains=1):

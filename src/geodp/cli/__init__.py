@@ -366,7 +366,3 @@ def main(argv=None) -> int:
             pass
         return 1
     return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

@@ -1,0 +1,5 @@
+"""``python -m geodp.cli``: the ``geodp`` command."""
+
+from geodp.cli import main
+
+raise SystemExit(main())

@@ -30,6 +30,7 @@ import numpy as np
 
 from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError
 from geodp.manifolds import SPD
+from geodp.manifolds._matrix import rounding_level
 
 __all__ = [
     "Cities",
@@ -90,9 +91,16 @@ def _check_shrinkage_coefficient(value, name: str = "shrinkage") -> float:
 
 
 def _require_spd(matrices: np.ndarray, what: str, fix: str) -> None:
-    bad = int(np.count_nonzero(~SPD(matrices.shape[-1]).belongs(matrices)))
+    """Refuse matrices that are not SPD or whose smallest eigenvalue float64 does not determine
+    (below ``k·eps·max|λ|``: ``SPD.belongs`` accepts those as rounding of a PD matrix)."""
+    w = np.linalg.eigvalsh(matrices)
+    good = SPD(matrices.shape[-1]).belongs(matrices) & (w[:, 0] > rounding_level(w)[:, 0])
+    bad = int(np.count_nonzero(~good))
     if bad:
-        raise InvalidDataError(f"{bad} of {len(matrices)} {what} are not positive definite; {fix}.")
+        raise InvalidDataError(
+            f"{bad} of {len(matrices)} {what} are not positive definite (smallest eigenvalue at the "
+            f"rounding level or below); {fix}."
+        )
 
 
 # ---------------------------------------------------------------------------------------------

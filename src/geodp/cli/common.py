@@ -1,0 +1,231 @@
+"""What every ``geodp`` subcommand shares: the one-line user error, argparse types that check a
+value before any work is done, output checks and atomic writes."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+__all__ = [
+    "CommandError",
+    "HelpFormatter",
+    "atomic_write",
+    "check_new_file",
+    "install_hint",
+    "integer_at_least",
+    "positive_float",
+    "prepare_output_dir",
+    "probability",
+]
+
+
+class CommandError(Exception):
+    """A problem the user can fix (missing extra, unusable output folder, unreadable input file):
+    ``geodp`` prints it as one line, ``geodp: error: <message>``, and exits with code 2.
+
+    Examples
+    --------
+    >>> str(CommandError("--output-dir 'x' is not a folder"))
+    "--output-dir 'x' is not a folder"
+    """
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help text keeps the line breaks of the descriptions and epilogues."""
+
+
+def install_hint(extra: str) -> str:
+    """How to install one of geodp's optional extras, from a checkout or (once published) an index.
+
+    Examples
+    --------
+    >>> print(install_hint("geomstats"))
+    from a checkout of geodp, run pip install -e ".[geomstats]" in the repository root (once geodp is published on a package index: pip install "geodp[geomstats]")
+    """
+    return (f'from a checkout of geodp, run pip install -e ".[{extra}]" in the repository root '
+            f'(once geodp is published on a package index: pip install "geodp[{extra}]")')
+
+
+def integer_at_least(minimum: int, why: str = ""):
+    """An argparse type: an integer >= ``minimum``; ``why`` explains the minimum.
+
+    Examples
+    --------
+    >>> integer_at_least(2)("3")
+    3
+    >>> integer_at_least(2, " (a standard error needs two)")("1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be an integer >= 2 (a standard error needs two), got '1'
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}{why}, got {text!r}")
+        return value
+
+    return parse
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number > 0.
+
+    Examples
+    --------
+    >>> positive_float("0.5")
+    0.5
+    >>> positive_float("inf")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a finite number > 0, got 'inf'
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def probability(text: str) -> float:
+    """An argparse type: a number in [0, 1) (a δ).
+
+    Examples
+    --------
+    >>> probability("1e-6")
+    1e-06
+    >>> probability("1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a number in [0, 1), got '1'
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not 0.0 <= value < 1.0:  # also refuses NaN
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1), got {text!r}")
+    return value
+
+
+def _check_writable(folder: Path, what: str, hint: str) -> None:
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as err:
+        raise CommandError(f"{what} is not writable ({err.strerror or err}); {hint}") from None
+
+
+def prepare_output_dir(path) -> Path:
+    """Create ``path`` (and parents) now and check that a file can be written in it.
+
+    Raises
+    ------
+    CommandError
+        ``path`` is a file, cannot be created or is not writable.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     prepare_output_dir(pathlib.Path(tmp) / "plots").is_dir()
+    True
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise CommandError(f"--output-dir {str(path)!r} exists and is not a folder; choose another --output-dir")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise CommandError(f"--output-dir {str(path)!r} cannot be created ({err.strerror or err}); "
+                           "choose another --output-dir") from None
+    _check_writable(path, f"--output-dir {str(path)!r}", "choose another --output-dir")
+    return path
+
+
+def check_new_file(path, option: str, *, suffix: str, overwrite: bool) -> Path:
+    """Check, before any work, that ``path`` can become a new output file.
+
+    Its name must end with ``suffix``, its folder must exist and be writable, and it must not
+    exist yet unless ``overwrite``.
+
+    Raises
+    ------
+    CommandError
+        One of the conditions fails; the message names ``option``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     check_new_file(pathlib.Path(tmp) / "mean.npy", "--output", suffix=".npy", overwrite=False).name
+    'mean.npy'
+    >>> check_new_file("mean.txt", "--output", suffix=".npy", overwrite=False)
+    Traceback (most recent call last):
+    ...
+    geodp.cli.common.CommandError: --output 'mean.txt' must end with .npy
+    """
+    path = Path(path)
+    if path.suffix.lower() != suffix:
+        raise CommandError(f"{option} {str(path)!r} must end with {suffix}")
+    if path.is_dir():
+        raise CommandError(f"{option} {str(path)!r} is a folder; give a file name ending with {suffix}")
+    if path.exists() and not overwrite:
+        raise CommandError(f"{option} {str(path)!r} exists; choose another name or pass --overwrite")
+    folder = path.parent
+    if not folder.is_dir():
+        raise CommandError(f"{option} {str(path)!r}: the folder {str(folder)!r} does not exist; create it first")
+    _check_writable(folder, f"{option} {str(path)!r}: the folder {str(folder)!r}", "choose another folder")
+    return path
+
+
+def _file_mode(path: Path) -> int:
+    """The permissions ``path`` has, or those a new file gets (0o666 less the umask)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def atomic_write(path, write) -> None:
+    """Write a file all at once: ``write(file)`` fills a temporary file in the target folder,
+    which then replaces ``path`` (``os.replace``); on any error the temporary file is removed
+    and ``path`` is untouched. Readers never see a partial file. The file keeps the permissions
+    of the one it replaces (a new one gets the usual 0o666 less the umask).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     target = pathlib.Path(tmp) / "note.txt"
+    ...     atomic_write(target, lambda f: f.write(b"done"))
+    ...     target.read_bytes()
+    b'done'
+    """
+    path = Path(path)
+    mode = _file_mode(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.chmod(tmp, mode)  # mkstemp made it private (0o600)
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

@@ -1,0 +1,295 @@
+"""Reading records and public points from files, for the ``geodp`` commands.
+
+Formats, told apart by the file name's ending (any case):
+
+- ``.npy``: one array.
+- ``.npz``: one array, or the one named by ``key``.
+- ``.csv``, ``.txt``: one record per line, its values flattened row by row (C order). Values are
+  separated by commas if the first line that is not a comment has a comma, otherwise by
+  whitespace. Blank lines and lines starting with ``#`` are skipped; a first line none of whose
+  fields is a number (``x1,x2,x3``) is a header and is skipped too. ``nan`` and ``inf`` are read
+  as numbers (and then refused as records).
+- ``.mat``: a MATLAB file (``scipy.io.loadmat``, MATLAB formats up to v7; v7.3 is HDF5 and is not
+  read): its one variable, or the one named by ``key``.
+
+Records go along the first axis: an array of shape ``(n, *point_shape)``, or ``(n, size)`` with
+each record flattened row by row (``size`` = the number of values of a point).
+
+The messages of the errors raised here name the file, the record (and the line of a text file)
+and what is wrong. They are meant for the data curator who runs the command, before anything is
+released: they are about the private data, so never publish them.
+"""
+
+from __future__ import annotations
+
+import math
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from geodp.cli.common import CommandError
+from geodp.cli.specs import NAMED_POINTS, named_point, space_spec
+from geodp.errors import GeodpError, InvalidDataError
+from geodp.manifolds import SPD, Hyperbolic, KendallShape, Manifold, Sphere
+
+__all__ = ["FORMATS", "check_records", "read_point", "read_records"]
+
+FORMATS = (".npy", ".npz", ".csv", ".txt", ".mat")
+
+
+def _number(field: str) -> float | None:
+    try:
+        return float(field)
+    except ValueError:
+        return None
+
+
+def _read_text(path: Path, label: str):
+    """A text table as ``(array of shape (n, m), line number of each row)``; ragged rows are refused."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise CommandError(f"{label}: cannot read it as a text table (it is not UTF-8 text)") from None
+    rows, lines, comma = [], [], None
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        first = comma is None
+        if first:
+            comma = "," in line
+        fields = [f.strip() for f in line.split(",")] if comma else line.split()
+        values = [_number(f) for f in fields]
+        if first and all(v is None for v in values):
+            continue  # the header
+        record = f"record {len(rows)} (line {lineno})"
+        bad = [j for j, v in enumerate(values) if v is None]
+        if bad:
+            raise InvalidDataError(f"{label}: {record}: field {bad[0] + 1} is not a number")
+        if rows and len(values) != len(rows[0]):
+            raise InvalidDataError(f"{label}: {record} has {len(values)} values, but record 0 has {len(rows[0])}")
+        rows.append(values)
+        lines.append(lineno)
+    return (np.array(rows, dtype=np.float64) if rows else np.empty((0, 0))), lines
+
+
+def _one_array(arrays: dict, key, label: str, what: str) -> np.ndarray:
+    names = ", ".join(sorted(arrays)) or "none"
+    if key is not None:
+        if key not in arrays:
+            raise CommandError(f"{label}: no {what} named {key!r} (--key); its {what}s: {names}")
+        return arrays[key]
+    if len(arrays) != 1:
+        raise CommandError(f"{label} holds {len(arrays)} {what}s ({names}): name one with --key NAME")
+    return next(iter(arrays.values()))
+
+
+def _read_array(path, key=None):
+    """The array in a file, and the line number of each row for text files (else None)."""
+    path = Path(path)
+    label = str(path)
+    suffix = path.suffix.lower()
+    if path.is_dir():
+        raise CommandError(f"{label}: is a folder, not a file")
+    if suffix not in FORMATS:
+        raise CommandError(f"{label}: unsupported format {path.suffix or '(no ending)'!r}; use one of {', '.join(FORMATS)}")
+    if key is not None and suffix not in (".npz", ".mat"):
+        raise CommandError(f"{label}: --key names an array in a .npz or .mat file; this is a {suffix} file")
+    if not path.is_file():
+        raise CommandError(f"{label}: no such file")
+    try:
+        if suffix in (".csv", ".txt"):
+            return _read_text(path, label)
+        if suffix == ".npy":
+            return np.load(path, allow_pickle=False), None
+        if suffix == ".npz":
+            with np.load(path, allow_pickle=False) as archive:
+                arrays = {name: archive[name] for name in archive.files}
+            return _one_array(arrays, key, label, "array"), None
+        from scipy.io import loadmat
+        from scipy.io.matlab import MatReadError
+
+        try:
+            variables = loadmat(path)
+        except NotImplementedError:  # scipy's answer to v7.3 (HDF5) files
+            raise CommandError(f"{label}: MATLAB v7.3 (HDF5) files cannot be read; in MATLAB, save it with "
+                               "save(FILE, NAME, '-v7')") from None
+        except MatReadError as err:
+            raise CommandError(f"{label}: cannot read it as a .mat file ({err})") from None
+        arrays = {name: value for name, value in variables.items() if not name.startswith("__")}
+        return _one_array(arrays, key, label, "variable"), None
+    except OSError as err:
+        raise CommandError(f"{label}: cannot read it ({err.strerror or err})") from None
+    except (ValueError, EOFError, zipfile.BadZipFile) as err:
+        raise CommandError(f"{label}: cannot read it as a {suffix} file ({err})") from None
+
+
+def _numeric(arr, label: str) -> np.ndarray:
+    arr = np.asarray(arr)
+    if np.iscomplexobj(arr):
+        raise InvalidDataError(f"{label}: holds complex numbers; records must be real")
+    if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise InvalidDataError(f"{label}: holds {arr.dtype} values, not numbers")
+    return arr.astype(np.float64)
+
+
+def _point_size(space: Manifold) -> int:
+    return math.prod(space.point_shape)
+
+
+def _shape_text(space: Manifold) -> str:
+    size = _point_size(space)
+    flat = "" if len(space.point_shape) == 1 else f", or rows of {size} values (row by row)"
+    return f"a point of {space_spec(space)} has shape {space.point_shape}{flat}"
+
+
+def _why_invalid(space: Manifold, record: np.ndarray) -> str:
+    """What is wrong with one record that is not a point of ``space``."""
+    if not np.all(np.isfinite(record)):
+        return "holds NaN or inf"
+    if isinstance(space, SPD):
+        if bool(space.belongs((record + record.T) / 2)):
+            return "is not symmetric"
+        return "is not positive definite"
+    if isinstance(space, Sphere):
+        norm = "1" if space.curvature == 1.0 else f"1/sqrt(K) = {space.radius!r}"
+        return (f"does not have Euclidean norm {norm} (up to a relative 1.5e-8; values written with few "
+                "decimals are not: write them in full or normalise each record)")
+    if isinstance(space, Hyperbolic):
+        return "is not on the upper sheet of the hyperboloid (-x0² + |x_rest|² = -1/|K|, x0 > 0)"
+    if isinstance(space, KendallShape):
+        return "has all its landmarks equal, so it has no shape"
+    return f"is not a point of {space!r}"
+
+
+def check_records(X, space: Manifold, label: str, lines=None, hint: str = "") -> None:
+    """Refuse records that are not points of ``space``, naming the first one and what is wrong.
+
+    Parameters
+    ----------
+    X : numpy.ndarray, shape (n, *space.point_shape)
+    space : Manifold
+    label : str
+        The file the records come from (for the message).
+    lines : list of int, optional
+        The line of each record in a text file.
+    hint : str
+        Appended to the message (what the user can do about it).
+
+    Raises
+    ------
+    InvalidDataError
+        Some record holds NaN or inf or is off the manifold.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geodp.manifolds import SPD
+    >>> X = np.stack([np.eye(2), [[1.0, 2.0], [2.0, 1.0]]])
+    >>> check_records(X, SPD(2), "covs.npy")
+    Traceback (most recent call last):
+    ...
+    geodp.errors.InvalidDataError: covs.npy: record 1 is not positive definite (1 of the 2 records is not a point of spd:2)
+    """
+    invalid = space.invalid_records(X)
+    if not np.any(invalid):
+        return
+    first = int(np.flatnonzero(invalid)[0])
+    where = f"record {first}" + (f" (line {lines[first]})" if lines else "")
+    count = int(np.count_nonzero(invalid))
+    are = "is not a point" if count == 1 else "are not points"
+    raise InvalidDataError(
+        f"{label}: {where} {_why_invalid(space, X[first])} ({count} of the {len(X)} records {are} of "
+        f"{space_spec(space)}){hint}")
+
+
+def read_records(path, space: Manifold, *, key=None):
+    """The records of a file as an array of shape ``(n, *space.point_shape)``.
+
+    The file's format follows from its name (see this module's docstring). The records are not
+    checked for membership here: :func:`check_records` does that.
+
+    Parameters
+    ----------
+    path : str or Path
+    space : Manifold
+    key : str, optional
+        The array of a ``.npz`` file or the variable of a ``.mat`` file that holds the records;
+        needed when the file holds several.
+
+    Returns
+    -------
+    X : numpy.ndarray of float64, shape (n, *space.point_shape)
+    lines : list of int or None
+        The line of each record in a text file; None for other formats.
+
+    Raises
+    ------
+    CommandError
+        The file cannot be read (missing, unsupported format, corrupt, no such ``key``).
+    InvalidDataError
+        It holds no records, non-numbers, or records of the wrong shape.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from geodp.manifolds import SPD
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "covs.csv"
+    ...     _ = path.write_text("a,b,c,d\\n2,0,0,2\\n# a comment\\n1,0.5,0.5,1\\n")
+    ...     X, lines = read_records(path, SPD(2))
+    >>> X.shape, lines
+    ((2, 2, 2), [2, 4])
+    """
+    label = str(path)
+    arr, lines = _read_array(path, key)
+    arr = _numeric(arr, label)
+    if arr.ndim == 0:
+        raise InvalidDataError(f"{label}: holds a single number, not records; {_shape_text(space)}")
+    if arr.shape[0] == 0 or arr.size == 0:
+        raise InvalidDataError(f"{label}: holds no records (an array of shape {arr.shape})")
+    n, rest = arr.shape[0], arr.shape[1:]
+    flat = len(rest) <= 1 and math.prod(rest) == _point_size(space)
+    if rest != space.point_shape and not flat:
+        got = (f"record 0 (line {lines[0]}) has {arr.shape[1]} values" if lines
+               else f"it holds an array of shape {arr.shape} (records go along the first axis)")
+        raise InvalidDataError(f"{label}: wrong shape: {_shape_text(space)}, but {got}")
+    return arr.reshape((n, *space.point_shape)), lines
+
+
+def read_point(value: str, space: Manifold, option: str = "--center") -> np.ndarray:
+    """A public point given by name (``identity``, ``north``, ``origin``) or as a file holding one point.
+
+    A file holds an array of shape ``space.point_shape``, a flat one with the same number of
+    values, or one record (one line of a text file). A Kendall configuration becomes its preshape.
+    A name takes precedence over a file of that name (write ``./north`` for the file).
+
+    Raises
+    ------
+    InvalidParameterError
+        The name does not exist in the space.
+    CommandError, InvalidDataError, NotOnManifoldError
+        The file cannot be read, does not hold one point, or the point is not in the space.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Hyperbolic
+    >>> read_point("origin", Hyperbolic(2)).tolist()
+    [1.0, 0.0, 0.0]
+    """
+    if value in NAMED_POINTS:
+        point = named_point(space, value)
+    else:
+        path = Path(value)
+        if not path.exists():
+            raise CommandError(f"{option} {value!r} is neither a named point ({', '.join(NAMED_POINTS)}) nor an existing file")
+        arr, _ = _read_array(path)
+        arr = _numeric(arr, f"{option} {value}")
+        if arr.shape not in (space.point_shape, (_point_size(space),), (1, *space.point_shape), (1, _point_size(space))):
+            raise InvalidDataError(f"{option} {value}: holds an array of shape {arr.shape}, not one point; {_shape_text(space)}")
+        point = arr.reshape(space.point_shape)
+    try:
+        return space.check_points(point, option, batch_ndim=0)
+    except GeodpError as err:
+        raise type(err)(f"{option} {value}: {err}") from None

@@ -11,18 +11,18 @@ import pytest
 
 pytest.importorskip("geomstats")
 
-from sklearn.covariance import empirical_covariance, ledoit_wolf, oas, shrunk_covariance  # noqa: E402
+from sklearn.covariance import empirical_covariance, ledoit_wolf, oas, shrunk_covariance
 
-from geodp.datasets import (  # noqa: E402
+from geodp.datasets import (
+    geomstats_sets,
     load_cell_shapes,
     load_cities,
     load_connectomes,
     load_emg_covariances,
     load_optical_nerves,
 )
-from geodp.datasets import geomstats_sets  # noqa: E402
-from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError  # noqa: E402
-from geodp.manifolds import SPD, Sphere  # noqa: E402
+from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError
+from geodp.manifolds import SPD, Sphere
 
 
 def _data_file(*parts):
@@ -91,7 +91,8 @@ def test_shrinkage_one_half_is_geomstats_matrices():
 def test_connectome_radius_bounds_the_data_and_the_extreme_correlation(alpha):
     data = load_connectomes(shrinkage=alpha)
     _assert_spd(data.matrices)
-    np.testing.assert_allclose(data.matrices, (1 - alpha) * load_connectomes().matrices + alpha * np.eye(28), atol=1e-15)
+    expected = (1 - alpha) * load_connectomes().matrices + alpha * np.eye(28)
+    np.testing.assert_allclose(data.matrices, expected, atol=1e-15)
     assert data.radius == pytest.approx(math.sqrt(28) * max(-math.log(alpha), math.log(28 - 27 * alpha)), rel=1e-15)
     identity = np.eye(28)
     extreme = (1 - alpha) * np.ones((28, 28)) + alpha * identity  # rank-one correlation: eigenvalues 28, 0, ...
@@ -227,7 +228,8 @@ def test_missing_geomstats_says_how_to_install(monkeypatch, loader):
     geomstats_sets._emg_recording.cache_clear()
     for name in [m for m in sys.modules if m == "geomstats" or m.startswith("geomstats.")] + ["geomstats"]:
         monkeypatch.setitem(sys.modules, name, None)  # makes ``import geomstats...`` fail
-    with pytest.raises(ImportError, match=r'needs the optional dependency geomstats: .*pip install -e "\.\[geomstats\]"'):
+    hint = r'needs the optional dependency geomstats: .*pip install -e "\.\[geomstats\]"'
+    with pytest.raises(ImportError, match=hint):
         loader()
 
 

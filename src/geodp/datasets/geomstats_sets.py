@@ -58,7 +58,8 @@ def _geomstats_datasets(caller: str):
     try:
         return importlib.import_module("geomstats.datasets.utils")
     except ImportError as err:
-        from geodp.cli import install_hint  # geodp.cli imports geodp.datasets: import it late
+        # geodp.cli imports geodp.datasets: import it late
+        from geodp.cli import install_hint
 
         raise ImportError(f"{caller} needs the optional dependency geomstats: {install_hint('geomstats')}") from err
     except Exception as err:
@@ -282,7 +283,8 @@ def _shrunk_covariances(windows: np.ndarray, shrinkage) -> tuple[np.ndarray, np.
     mu = np.trace(cov, axis1=1, axis2=2) / p
     if shrinkage == "ledoit-wolf":
         frobenius2 = np.sum(cov**2, axis=(1, 2))
-        # sklearn: beta = (Σ_t |x_t|⁴ / n − ‖S‖²_F) / (p n), delta = ‖S − μI‖²_F / p, s = min(beta, delta) / delta
+        # sklearn: beta = (Σ_t |x_t|⁴ / n − ‖S‖²_F) / (p n), delta = ‖S − μI‖²_F / p,
+        # s = min(beta, delta) / delta
         beta = (np.mean(np.sum(x**2, axis=2) ** 2, axis=1) - frobenius2) / (p * n)
         delta = np.sum((cov - mu[:, None, None] * np.eye(p)) ** 2, axis=(1, 2)) / p
         beta = np.minimum(beta, delta)
@@ -291,7 +293,8 @@ def _shrunk_covariances(windows: np.ndarray, shrinkage) -> tuple[np.ndarray, np.
         mean_square = np.mean(cov**2, axis=(1, 2))
         numerator = mean_square + mu**2
         denominator = (n + 1) * (mean_square - mu**2 / p)
-        coefficient = np.where(denominator == 0, 1.0, np.minimum(numerator / np.where(denominator == 0, 1.0, denominator), 1.0))
+        ratio = numerator / np.where(denominator == 0, 1.0, denominator)
+        coefficient = np.where(denominator == 0, 1.0, np.minimum(ratio, 1.0))
     else:
         coefficient = np.full(m, float(shrinkage))
     shrunk = (1.0 - coefficient)[:, None, None] * cov + (coefficient * mu)[:, None, None] * np.eye(p)

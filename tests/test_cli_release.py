@@ -6,6 +6,7 @@ import subprocess
 import sys
 import warnings
 
+import jsonschema
 import numpy as np
 import pytest
 
@@ -14,8 +15,6 @@ from geodp.errors import ApproximateSamplerWarning
 from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
 from geodp.models import PrivateFrechetMean
 from geodp.models.report import CuratorDiagnostics
-
-jsonschema = pytest.importorskip("jsonschema")
 
 N = 30
 SEED = 7
@@ -311,6 +310,8 @@ def test_unreadable_files_and_wrong_keys_are_refused(tmp_path, capsys):
     (tmp_path / "covs.xlsx").write_bytes(b"")
     _refused(capsys, tmp_path, args(tmp_path / "covs.xlsx"), "unsupported format '.xlsx'; use one of .npy, .npz")
 
+    np.savez(tmp_path / "none.npz")
+    _refused(capsys, tmp_path, args(tmp_path / "none.npz"), "none.npz: holds no records (no array at all)")
     np.savez(tmp_path / "two.npz", covs=X, labels=np.arange(N))
     _refused(capsys, tmp_path, args(tmp_path / "two.npz"), "two.npz holds 2 arrays (covs, labels): name one with --key")
     _refused(capsys, tmp_path, args(tmp_path / "two.npz", "--key", "cov"), "two.npz: no array named 'cov' (--key); its arrays: covs, labels")

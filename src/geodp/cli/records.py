@@ -75,7 +75,9 @@ def _read_text(path: Path, label: str):
 
 
 def _one_array(arrays: dict, key, label: str, what: str) -> np.ndarray:
-    names = ", ".join(sorted(arrays)) or "none"
+    if not arrays:
+        raise InvalidDataError(f"{label}: holds no records (no {what} at all)")
+    names = ", ".join(sorted(arrays))
     if key is not None:
         if key not in arrays:
             raise CommandError(f"{label}: no {what} named {key!r} (--key); its {what}s: {names}")

@@ -195,7 +195,14 @@ def test_text_tables_skip_comments_and_a_header(tmp_path):
     data = tmp_path / "points.txt"
     data.write_text(f"# exported points\n\nx y z\n{rows}\n# end\n", encoding="utf-8")
     assert main(_args(tmp_path, data, "euclidean:3", "origin", radius)) == 0
-    np.testing.assert_array_equal(np.load(tmp_path / "mean.npy"), _expected_release(space, X, center, radius))
+    expected = _expected_release(space, X, center, radius)
+    np.testing.assert_array_equal(np.load(tmp_path / "mean.npy"), expected)
+    # a header without commas over comma-separated rows, and a byte-order mark
+    data = tmp_path / "points.csv"
+    rows = "\n".join(", ".join(repr(float(v)) for v in row) for row in X)
+    data.write_text(f"\ufeffx y z\n{rows}\n", encoding="utf-8")
+    assert main(_args(tmp_path, data, "euclidean:3", "origin", radius, "--overwrite")) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "mean.npy"), expected)
 
 
 # --- refusals: one line on stderr, exit code 2, no traceback, no output file ---------------------

@@ -4,9 +4,8 @@ Formats, told apart by the file name's ending (any case):
 
 - ``.npy``: one array.
 - ``.npz``: one array, or the one named by ``key``.
-- ``.csv``, ``.txt``: one record per line, its values flattened row by row (C order). Values are
-  separated by commas if the first line that is not a comment has a comma, otherwise by
-  whitespace. Blank lines and lines starting with ``#`` are skipped; a first line none of whose
+- ``.csv``, ``.txt``: one record per line, its values flattened row by row (C order), separated
+  by commas (or, on a line without a comma, by spaces or tabs). Blank lines and lines starting with ``#`` are skipped; a first line none of whose
   fields is a number (``x1,x2,x3``) is a header and is skipped too. ``nan`` and ``inf`` are read
   as numbers (and then refused as records).
 - ``.mat``: a MATLAB file (``scipy.io.loadmat``, MATLAB formats up to v7; v7.3 is HDF5 and is not
@@ -51,18 +50,16 @@ def _read_text(path: Path, label: str):
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise CommandError(f"{label}: cannot read it as a text table (it is not UTF-8 text)") from None
-    rows, lines, comma = [], [], None
+    rows, lines, first = [], [], True
     for lineno, line in enumerate(text.splitlines(), start=1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        first = comma is None
-        if first:
-            comma = "," in line
-        fields = [f.strip() for f in line.split(",")] if comma else line.split()
+        fields = [f.strip() for f in line.split(",")] if "," in line else line.split()
         values = [_number(f) for f in fields]
-        if first and all(v is None for v in values):
-            continue  # the header
+        header, first = first and all(v is None for v in values), False
+        if header:
+            continue
         record = f"record {len(rows)} (line {lineno})"
         bad = [j for j, v in enumerate(values) if v is None]
         if bad:

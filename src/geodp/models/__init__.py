@@ -3,12 +3,14 @@
 from geodp.models.frechet_mean import PrivateFrechetMean
 from geodp.models.geodesic_regression import PrivateGeodesicRegression
 from geodp.models.linear_regression import PrivateLinearRegression
+from geodp.models.mdm import PrivateMDM
 from geodp.models.report import CuratorDiagnostics, PrivacyReport, RegressionDiagnostics
 
 __all__ = [
     "PrivateFrechetMean",
     "PrivateGeodesicRegression",
     "PrivateLinearRegression",
+    "PrivateMDM",
     "PrivacyReport",
     "CuratorDiagnostics",
     "RegressionDiagnostics",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-__all__ = ["PrivacyReport", "CuratorDiagnostics", "RegressionDiagnostics"]
+__all__ = ["PrivacyReport", "CuratorDiagnostics", "RegressionDiagnostics", "PerClassDiagnostics"]
 
 
 class PrivacyReport(str):
@@ -172,4 +172,41 @@ class RegressionDiagnostics(_CuratorFacts):
         if self.sampler_ess is not None:
             lines.append(f"MH effective sample size: {self.sampler_ess:.1f}")
         lines += [f"warning withheld from the caller: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class PerClassDiagnostics(_CuratorFacts):
+    """The curator diagnostics of a model that releases one statistic per class (``PrivateMDM``).
+
+    Every entry of ``per_class`` is computed from the private records of its class without
+    noise; none of them may be published. The class labels themselves are public (the model's
+    privacy assumption).
+
+    Attributes
+    ----------
+    classes : tuple
+        The class labels, in the order of the model's ``classes_``.
+    per_class : tuple of CuratorDiagnostics
+        The diagnostics of each class's release, in the same order.
+
+    Examples
+    --------
+    >>> one = CuratorDiagnostics(n_clipped=1, n_invalid=0, mean_iterations=5,
+    ...                          mean_grad_norm=1e-12, mean_converged=True)
+    >>> d = PerClassDiagnostics(classes=("left", "right"), per_class=(one, one))
+    >>> str(d).splitlines()[:2]
+    ['CURATOR-ONLY — DO NOT PUBLISH: computed from the private data without noise', "class 'left':"]
+    >>> d.to_dict()["per_class"][1]["n_clipped"]
+    1
+    """
+
+    classes: tuple
+    per_class: tuple
+
+    def __str__(self) -> str:
+        lines = [_BANNER]
+        for label, diagnostics in zip(self.classes, self.per_class):
+            lines.append(f"class {label!r}:")
+            lines += [f"  {line}" for line in str(diagnostics).splitlines()[1:]]  # without its banner
         return "\n".join(lines)

@@ -1,0 +1,462 @@
+"""``PrivateMDM``: classification by minimum distance to class means released privately."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.special import softmax
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
+
+from geodp.accountant import BudgetAccountant
+from geodp.errors import ApproximateSamplerWarning, InvalidDataError, InvalidParameterError, InvalidTypeError
+from geodp.manifolds.base import Manifold
+from geodp.models.frechet_mean import PrivateFrechetMean
+from geodp.models.report import PerClassDiagnostics, PrivacyReport
+from geodp.validation import as_generator
+
+__all__ = ["PrivateMDM"]
+
+_ADJACENCY = (
+    "replace-one: one record's point is replaced, its label kept; n, the labels and the class "
+    "counts are public"
+)
+_COMPOSITION = (
+    "parallel: every record is in exactly one class and each class mean is computed from the "
+    "records of its class only, so the class means released at (epsilon, delta) each are "
+    "(epsilon, delta)-DP together (charged once)"
+)
+_LABELS = (
+    "the labels are public by assumption: in BCI and fMRI studies the class of each trial or "
+    "subject is set by the protocol. If they were private, replacing one record could move it "
+    "between classes, change two means and the class counts; this guarantee does not cover that"
+)
+
+
+class _ReachedCharge(Exception):
+    """Raised by :class:`_Rehearsal` at the point where a fit would charge its budget."""
+
+    def __init__(self, epsilon: float, delta: float):
+        super().__init__(epsilon, delta)
+        self.epsilon, self.delta = epsilon, delta
+
+
+class _Rehearsal(BudgetAccountant):
+    """An accountant that stops a fit where it would charge its budget: after every check of the
+    public parameters and before the data are touched (PrivateFrechetMean's documented order).
+    It tells what the release would cost, and which warnings it gives before sampling."""
+
+    def spend(self, epsilon: float, delta: float = 0.0) -> None:
+        raise _ReachedCharge(epsilon, delta)
+
+
+class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
+    """Minimum distance to mean classifier whose class means are released privately.
+
+    pyRiemann's ``MDM`` with private centroids: ``fit`` releases the Fréchet mean of each
+    class's records with :class:`~geodp.models.PrivateFrechetMean` (same space, mechanism,
+    public ball and ε, δ for every class); ``predict`` assigns each point the class of the
+    nearest released mean in the space's geodesic distance. Predicting, transforming and
+    scoring use the released means only (post-processing), so they cost no privacy.
+
+    Parameters
+    ----------
+    space : Manifold
+        Any geodp space: ``SPD(k)`` for pyRiemann's ``metric="riemann"``, ``SPD(k,
+        metric="log-euclidean")`` for ``metric="logeuclid"``, or any other space whose points
+        you classify.
+    epsilon : float
+        Privacy budget of the whole fit, > 0 (each class mean is released at this ε: see the
+        Privacy notes).
+    delta : float, default 0.0
+        Needed (in (0, 1)) by ``"tangent-gaussian"``; the other mechanisms are pure ε-DP.
+    center : array_like, shape space.point_shape
+        Public centre of the data ball, one for all classes. Must not be computed from the
+        private data.
+    radius : float
+        Public radius of the data ball, one for all classes; records outside it are clipped onto
+        its boundary.
+    mechanism : {"laplace", "tangent-gaussian", "kng"}, default "laplace"
+        How each class mean is released (see :class:`~geodp.models.PrivateFrechetMean`).
+    calibration : {"analytic", "classical"}, default "analytic"
+        Gaussian calibration, for ``"tangent-gaussian"``.
+    on_invalid : {"raise", "center"}, default "raise"
+        What to do with a record that is not a point of the space, as in
+        :class:`~geodp.models.PrivateFrechetMean`.
+    project_to_ball : bool, default False
+        Project each released mean onto the public ball (post-processing).
+    classes : array_like or None, default None
+        The public class labels. ``None`` takes the labels that occur in ``y`` (public by
+        assumption). Declared classes must each have at least one record in ``y``, and ``y`` may
+        hold no other label.
+    accountant : BudgetAccountant, optional
+        Charged ``(epsilon, delta)`` once for the whole fit, before any class mean is released.
+    random_state : None, int or numpy.random.Generator
+        ``None`` draws fresh OS entropy (use this in production). One independent child stream
+        is derived per class, in the order of ``classes_``, so the release of one class does not
+        depend on the records of another.
+
+    Attributes
+    ----------
+    classes_ : numpy.ndarray, shape (n_classes,)
+        The class labels, sorted.
+    covmeans_ : numpy.ndarray, shape (n_classes, *space.point_shape)
+        The released class means (pyRiemann's name), in the order of ``classes_``.
+    privacy_report_ : PrivacyReport
+        The **publishable** guarantee of the whole fit: text (``str``) and
+        ``privacy_report_.to_dict()``, with the composition, the adjacency, and each class's n,
+        sensitivity, noise scale and sampler. It holds nothing computed from the private data.
+    curator_diagnostics_ : PerClassDiagnostics
+        **Curator-only** diagnostics of every class's release (records clipped, solver
+        convergence, withheld warnings). Never publish them.
+
+    See Also
+    --------
+    PrivateFrechetMean : the release of each class mean.
+    pyriemann.classification.MDM : the non-private classifier this one mirrors.
+
+    Notes
+    -----
+    **Privacy.** Replace-one adjacency in which the labels are public: a neighbouring dataset
+    replaces the point of one record and keeps its label, so n, the labels and the class
+    counts are public. This fits studies where the protocol sets the class of each trial or
+    subject (a BCI cue, a diagnosis group). If the labels were private, one replacement could
+    move a record between classes, change two means and the counts, and this guarantee would
+    not apply. Under that adjacency each record lies in exactly one class, and each class mean
+    is an (ε, δ)-DP release of its class's records (its sensitivity uses that class's public
+    count). By parallel composition the whole fit is (ε, δ)-DP, and the accountant is charged
+    (ε, δ) once. Every public parameter is checked, and the budget charged, before any record
+    is touched; the warnings that reach the caller are about the samplers (public) or the
+    releases. The labels are public, so error messages about ``y`` may name classes. The
+    running time of a release may depend on the data (docs/guide.md, Pitfalls).
+
+    References: Barachant et al. 2012 for MDM; R21, S22 and U23 for the mechanisms
+    (docs/references.md). The user guide's section "Classifying covariance matrices privately
+    (PrivateMDM)" (docs/guide.md) has measured timings.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geodp.manifolds import SPD
+    >>> space = SPD(2, metric="log-euclidean")
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([space.random_point(40, rng=rng) * s for s in (0.5, 2.0)])
+    >>> y = np.repeat(["rest", "task"], 40)
+    >>> model = PrivateMDM(space, epsilon=1.0, center=np.eye(2), radius=4.0,
+    ...                    random_state=0).fit(X, y)
+    >>> model.classes_.tolist(), model.covmeans_.shape
+    (['rest', 'task'], (2, 2, 2))
+    >>> model.predict(X[:3]).shape, model.predict_proba(X[:3]).sum(axis=1).round(12).tolist()
+    ((3,), [1.0, 1.0, 1.0])
+    >>> print(model.privacy_report_.splitlines()[0])
+    geodp privacy report: PrivateMDM (publishable: nothing in it is computed from the private data)
+    """
+
+    def __init__(
+        self,
+        space,
+        *,
+        epsilon,
+        delta=0.0,
+        center,
+        radius,
+        mechanism="laplace",
+        calibration="analytic",
+        on_invalid="raise",
+        project_to_ball=False,
+        classes=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.space = space
+        self.epsilon = epsilon
+        self.delta = delta
+        self.center = center
+        self.radius = radius
+        self.mechanism = mechanism
+        self.calibration = calibration
+        self.on_invalid = on_invalid
+        self.project_to_ball = project_to_ball
+        self.classes = classes
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = True
+        return tags
+
+    def fit(self, X, y, sample_weight=None):
+        """Release the private mean of each class.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, *space.point_shape)
+        y : array_like, shape (n,)
+            Class labels (public by assumption).
+        sample_weight : None
+            Accepted for pyRiemann compatibility; weights are refused (non-uniform weights
+            change the sensitivity of the means).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        InvalidParameterError, InvalidTypeError, AssumptionError
+            A parameter is invalid (public); raised before anything is charged.
+        InvalidDataError
+            ``X`` does not have shape ``(n, *space.point_shape)``, ``y`` is not one label per
+            record, holds fewer than two classes, or does not match ``classes`` (public).
+        NotOnManifoldError
+            With ``on_invalid="raise"``, some record is not a point of the space. Raised after
+            the accountant is charged (whether it happens depends on the data).
+        BudgetExceededError
+            The accountant cannot pay for the fit (nothing is released, nothing charged).
+
+        Warns
+        -----
+        ApproximateSamplerWarning
+            Once, before sampling, when some class mean will be sampled by MCMC (decided from
+            public quantities: space, scale, ball, class counts).
+        """
+        if sample_weight is not None:
+            raise InvalidParameterError(
+                "sample_weight is not supported: non-uniform weights change the sensitivity of "
+                "the class means. Drop sample_weight (or repeat records in the data instead)."
+            )
+        if not isinstance(self.space, Manifold):
+            raise InvalidTypeError(f"space must be a geodp Manifold, got {type(self.space).__name__}.")
+        if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
+            kind = type(self.accountant)
+            raise InvalidTypeError(
+                f"accountant must be a geodp.accountant.BudgetAccountant, got {kind.__module__}.{kind.__qualname__}."
+            )
+        data = self.space._dataset_array(X, "X")
+        labels, classes = self._check_labels(y, data.shape[0])
+        rng = as_generator(self.random_state)
+        # One independent stream per class, in the order of classes_: a class's release depends
+        # on its own records and on the seed only.
+        streams = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist()).spawn(len(classes))
+        models = [self._class_model(np.random.default_rng(s)) for s in streams]
+        subsets = [data[labels == c] for c in classes]
+
+        costs = self._rehearse(models, subsets, classes)
+        epsilon = costs[0][0]
+        delta = max(d for _, d in costs)
+        if self.accountant is not None:
+            # Charged before the data are touched: an error raised by the data does not refund it.
+            self.accountant.spend(epsilon, delta)
+
+        for label, model, subset in zip(classes, models, subsets):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                model.fit(subset)
+            # PrivateFrechetMean lets through public warnings only; the sampler's is said once.
+            for w in caught:
+                if not issubclass(w.category, ApproximateSamplerWarning):
+                    warnings.warn(f"class {_plain(label)!r}: {w.message}", w.category, stacklevel=2)
+
+        self.classes_ = classes
+        self.covmeans_ = np.stack([model.mean_ for model in models])
+        self.curator_diagnostics_ = PerClassDiagnostics(
+            classes=tuple(_plain(c) for c in classes),
+            per_class=tuple(model.curator_diagnostics_ for model in models),
+        )
+        self.privacy_report_ = self._report(models, classes, epsilon, delta)
+        return self
+
+    def _class_model(self, rng) -> PrivateFrechetMean:
+        return PrivateFrechetMean(
+            self.space,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            center=self.center,
+            radius=self.radius,
+            mechanism=self.mechanism,
+            calibration=self.calibration,
+            on_invalid=self.on_invalid,
+            project_to_ball=self.project_to_ball,
+            random_state=rng,
+        )
+
+    def _check_labels(self, y, n: int):
+        """``y`` as a label array of length n, and the sorted classes (labels are public)."""
+        labels = np.asarray(y)
+        if labels.ndim != 1 or labels.shape[0] != n:
+            raise InvalidDataError(f"y must hold one label per record of X, shape ({n},), got shape {labels.shape}.")
+        try:
+            kind = type_of_target(labels, input_name="y")
+        except ValueError as error:
+            raise InvalidDataError(f"y must hold class labels: {error}") from None
+        if kind not in ("binary", "multiclass"):
+            raise InvalidDataError(f"y must hold class labels, got a target of type {kind!r}.")
+        found = np.unique(labels)
+        if self.classes is None:
+            classes = found
+        else:
+            classes = np.unique(np.asarray(self.classes))
+            unknown = found[~np.isin(found, classes)]
+            if unknown.size:
+                raise InvalidDataError(
+                    f"y holds labels that are not in classes: {unknown.tolist()}. Add them to classes or drop their records."
+                )
+            empty = classes[~np.isin(classes, found)]
+            if empty.size:
+                raise InvalidDataError(
+                    f"classes {empty.tolist()} have no records in y: a class mean cannot be released "
+                    "from no records. Drop them from classes."
+                )
+        if classes.size < 2:
+            raise InvalidDataError(
+                f"y holds a single class ({classes.tolist()[0]!r}): a classifier needs at least two classes."
+            )
+        return labels, classes
+
+    def _rehearse(self, models, subsets, classes) -> list[tuple[float, float]]:
+        """Run each class's fit up to its charge: every public check, no record touched.
+
+        Returns each release's ``(epsilon, delta)``; emits the sampler warning once (for all
+        classes) and any other warning once."""
+        costs, approximate, said = [], [], set()
+        for label, model, subset in zip(classes, models, subsets):
+            model.set_params(accountant=_Rehearsal())
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    model.fit(subset)
+                except _ReachedCharge as charge:
+                    costs.append((charge.epsilon, charge.delta))
+                finally:
+                    model.set_params(accountant=None)
+            for w in caught:
+                if issubclass(w.category, ApproximateSamplerWarning):
+                    approximate.append(_plain(label))
+                elif (w.category, str(w.message)) not in said:
+                    said.add((w.category, str(w.message)))
+                    warnings.warn(w.message, w.category, stacklevel=3)
+        if approximate:
+            warnings.warn(
+                f"The means of classes {approximate} (of {len(classes)}) are sampled by MCMC: DP "
+                "then holds only approximately, and the run can take a while. The reason is in "
+                "the privacy report.",
+                ApproximateSamplerWarning,
+                stacklevel=3,
+            )
+        return costs
+
+    def _report(self, models, classes, epsilon: float, delta: float) -> PrivacyReport:
+        first = models[0].privacy_report_.to_dict()
+        per_class = [dict(model.privacy_report_.to_dict(), label=_plain(c)) for c, model in zip(classes, models)]
+        assumptions = list(dict.fromkeys(a for entry in per_class for a in entry["assumptions"]))
+        n = sum(entry["n_samples"] for entry in per_class)
+        kind = "ε-DP" if delta == 0.0 else "(ε, δ)-DP"
+        lines = [
+            "geodp privacy report: PrivateMDM (publishable: nothing in it is computed from the private data)",
+            f"{kind}: epsilon = {epsilon!r}, delta = {delta!r} for the whole fit ({len(classes)} class means)",
+            f"adjacency   : {_ADJACENCY}",
+            f"composition : {_COMPOSITION}",
+            f"labels      : {_LABELS}",
+            f"n           : {n} records (public)",
+            f"mechanism   : {first['mechanism']} on {first['space']}, one release per class",
+            f"data domain : public geodesic ball of radius {first['radius']!r} around the given center "
+            "(to_dict()['center']); records outside it are clipped onto its boundary",
+            "per class   : each mean released at (epsilon, delta) from its own records:",
+        ]
+        # Facts shared by every class are said once; the others per class.
+        facts = {"bound": "sensitivity_bound", "scale rule": "scale_rule", "sampler": "sampler"}
+        shared = {name: key for name, key in facts.items() if len({entry[key] for entry in per_class}) == 1}
+        for entry in per_class:
+            lines.append(
+                f"  class {entry['label']!r}: n = {entry['n_samples']}, sensitivity = {entry['sensitivity']!r}, "
+                f"noise scale = {entry['scale']!r}"
+            )
+            lines += [f"    {name:<10} : {entry[key]}" for name, key in facts.items() if name not in shared]
+        lines += [f"  {name:<12} : {first[key]} (every class)" for name, key in shared.items()]
+        lines.append("assumptions checked (merged over the classes):")
+        lines += [f"  - {a}" for a in assumptions]
+        data = {
+            "model": "PrivateMDM",
+            "epsilon": epsilon,
+            "delta": delta,
+            "adjacency": _ADJACENCY,
+            "composition": _COMPOSITION,
+            "labels": _LABELS,
+            "n_samples": n,
+            "classes": [entry["label"] for entry in per_class],
+            "class_counts": [entry["n_samples"] for entry in per_class],
+            "mechanism": self.mechanism,
+            "space": first["space"],
+            "center": first["center"],
+            "radius": first["radius"],
+            "exact": all(entry["exact"] for entry in per_class),
+            "assumptions": assumptions,
+            "per_class": per_class,
+        }
+        return PrivacyReport("\n".join(lines), data)
+
+    def transform(self, X):
+        """Distance of each point to each released class mean.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, *space.point_shape)
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, n_classes)
+            Geodesic distances, columns in the order of ``classes_``.
+        """
+        check_is_fitted(self, "covmeans_")
+        points = self.space.check_points(X, "X", batch_ndim=1)
+        return self.space.dist(self.covmeans_[None], points[:, None])
+
+    def predict(self, X):
+        """The class of the nearest released mean.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, *space.point_shape)
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,)
+        """
+        return self.classes_[np.argmin(self.transform(X), axis=1)]
+
+    def predict_proba(self, X):
+        """Softmax of the negative squared distances to the class means (pyRiemann's formula).
+
+        Parameters
+        ----------
+        X : array_like, shape (n, *space.point_shape)
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, n_classes)
+            Rows sum to 1; columns in the order of ``classes_``.
+        """
+        return softmax(-self.transform(X) ** 2, axis=1)
+
+    def fit_predict(self, X, y, sample_weight=None):
+        """Fit, then predict the classes of ``X``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, *space.point_shape)
+        y : array_like, shape (n,)
+        sample_weight : None
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,)
+        """
+        return self.fit(X, y, sample_weight=sample_weight).predict(X)
+
+
+def _plain(label):
+    """A numpy scalar label as the Python scalar it holds (JSON-friendly)."""
+    return label.item() if isinstance(label, np.generic) else label

@@ -125,9 +125,13 @@ def _weights(weights, n: int) -> np.ndarray:
 
 
 def _barzilai_borwein(space, previous, mean, direction) -> float | None:
-    """``1/λ`` with λ the Hessian's Rayleigh quotient along the previous step (None if unusable)."""
+    """``1/λ`` with λ the Hessian's Rayleigh quotient along the previous step (None if unusable,
+    or if the space has no parallel transport, as some wrapped geomstats spaces)."""
     old_mean, old_direction, old_step = previous
-    moved = space._transport(old_mean, mean, old_direction)
+    try:
+        moved = space._transport(old_mean, mean, old_direction)
+    except NotImplementedError:
+        return None
     hessian_times_moved = (moved - direction) / old_step  # −∇F changes by −H·(step·d)
     curvature = float(space._inner(mean, moved, hessian_times_moved))
     norm2 = float(space._inner(mean, moved, moved))

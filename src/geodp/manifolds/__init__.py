@@ -2,6 +2,7 @@
 
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.euclidean import Euclidean
+from geodp.manifolds.geomstats_adapter import GeomstatsSpace, from_geomstats
 from geodp.manifolds.hyperbolic import Hyperbolic
 from geodp.manifolds.kendall import KendallShape
 from geodp.manifolds.spd import SPD, AffineInvariantSPD, LogEuclideanSPD
@@ -16,4 +17,6 @@ __all__ = [
     "SPD",
     "AffineInvariantSPD",
     "LogEuclideanSPD",
+    "GeomstatsSpace",
+    "from_geomstats",
 ]

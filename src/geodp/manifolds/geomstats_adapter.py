@@ -158,7 +158,7 @@ class GeomstatsSpace(Manifold):
         # Scale of random points: E|v|² = min(1, inj/8)² for the tangent v that is exponentiated.
         self._spread = min(1.0, self.injectivity_radius / 8.0) / math.sqrt(self.dim)
         self._length = self._length_scale()
-        self._long_short_steps = False  # set by the short-step check
+        self._detour_short_steps = False  # set by the short-step check
         self._check_frame()
         self._no_transport = self._probe_transport()
         self.checks = self._plausibility(int(n_checks))
@@ -171,7 +171,8 @@ class GeomstatsSpace(Manifold):
         )
 
     def __eq__(self, other) -> bool:
-        """The same geomstats object with the same declarations and base point."""
+        """The same geomstats object with the same declarations and base point (geomstats
+        spaces have no value equality, so a pickled or deep-copied space compares unequal)."""
         return type(other) is type(self) and other.geomstats_space is self.geomstats_space and other._key() == self._key()
 
     def __hash__(self) -> int:
@@ -219,7 +220,7 @@ class GeomstatsSpace(Manifold):
         ``v`` shorter than ``1e-3·ℓ`` goes instead along a longer geodesic through ``x``:
         with ``y = exp_x(L v/|v|)``, ``exp_x(v) = exp_y((1 − |v|/L) log_y x)``."""
         out = self._call("exp", lambda x, v: self._metric.exp(v, x), x, v)
-        if not self._long_short_steps:
+        if not self._detour_short_steps:
             return out
         x, v = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(v, dtype=np.float64))
         norm = np.asarray(self._norm(x, v))
@@ -399,11 +400,10 @@ class GeomstatsSpace(Manifold):
     def _plausibility(self, n_checks: int) -> dict:
         rng = np.random.default_rng(0)
         points = self.random_point(n_checks, rng=rng)
-        ell = self._length
-        checks = {"n_points": n_checks, "length_scale": ell}
+        checks = {"n_points": n_checks, "length_scale": self._length}
         checks.update(self._check_short_steps(points, rng))
-        checks.update(self._check_curvature(points, ell, rng))
-        checks.update(self._check_injectivity(points, ell, rng))
+        checks.update(self._check_curvature(points, rng))
+        checks.update(self._check_injectivity(points, rng))
         return checks
 
     def _check_short_steps(self, points, rng) -> dict:
@@ -423,7 +423,7 @@ class GeomstatsSpace(Manifold):
         try:
             if error() <= 1.0:
                 return {"short_steps": "geomstats' exp"}
-            self._long_short_steps = True
+            self._detour_short_steps = True
             failure = None if error() <= 1.0 else f"exp and log of {self._description} disagree, even along a longer geodesic."
         except AssumptionError as err:  # geomstats raised at a short distance
             failure = str(err)
@@ -435,7 +435,7 @@ class GeomstatsSpace(Manifold):
             )
         return {"short_steps": f"along a geodesic of length {_LONG_STEP * self._length:.3g} below {_SHORT_STEP * self._length:.3g}"}
 
-    def _check_curvature(self, points, ell, rng) -> dict:
+    def _check_curvature(self, points, rng) -> dict:
         """Sectional curvature from small geodesic triangles, compared with the declared bounds.
 
         For orthonormal ``u, v`` at ``p``, ``ρ²(exp_p(tu), exp_p(tv)) = 2t² − (K/3)t⁴ + O(t⁵)``.
@@ -450,18 +450,15 @@ class GeomstatsSpace(Manifold):
         z[:, 1] -= np.sum(z[:, 1] * z[:, 0], axis=-1, keepdims=True) * z[:, 0]
         z[:, 1] /= np.linalg.norm(z[:, 1], axis=-1, keepdims=True)
         u, v = self._combine(z[:, 0], frame), self._combine(z[:, 1], frame)
-        k = len(self.point_shape)
-        t = _CURVATURE_STEP * ell * np.array([1.0, -1.0, 0.5, -0.5]).reshape((4, 1) + (1,) * k)
-        ends_u = self._exp(points[None], t * u[None])
-        ends_v = self._exp(points[None], t * v[None])
-        sq = self._dist(ends_u, ends_v) ** 2  # (4, n)
-        step = _CURVATURE_STEP * ell
+        step = _CURVATURE_STEP * self._length
+        t = step * np.array([1.0, -1.0, 0.5, -0.5]).reshape((4, 1) + (1,) * len(self.point_shape))
+        sq = self._dist(self._exp(points[None], t * u[None]), self._exp(points[None], t * v[None])) ** 2  # (4, n)
         estimate_t = 3.0 * (2.0 * step**2 - 0.5 * (sq[0] + sq[1])) / step**4
         half = 0.5 * step
         estimate_half = 3.0 * (2.0 * half**2 - 0.5 * (sq[2] + sq[3])) / half**4
         estimates = (4.0 * estimate_half - estimate_t) / 3.0
         kappa_min, kappa_max = self.curvature_bounds
-        tolerance = _CURVATURE_RTOL * max(abs(kappa_min), abs(kappa_max), 1.0 / ell**2)
+        tolerance = _CURVATURE_RTOL * max(abs(kappa_min), abs(kappa_max), 1.0 / self._length**2)
         low, high = float(np.min(estimates)), float(np.max(estimates))
         if not (np.all(np.isfinite(estimates)) and low >= kappa_min - tolerance and high <= kappa_max + tolerance):
             raise AssumptionError(
@@ -475,13 +472,13 @@ class GeomstatsSpace(Manifold):
             )
         return {"curvature_estimates": (low, high), "curvature_tolerance": tolerance, "triangle_side": step}
 
-    def _check_injectivity(self, points, ell, rng) -> dict:
+    def _check_injectivity(self, points, rng) -> dict:
         """``log_p(exp_p(v)) = v`` for ``|v|`` just below the declared injectivity radius (or at
         a few lengths of order ℓ when it is infinite)."""
         if math.isfinite(self.injectivity_radius):
             lengths = [(1.0 - _INJECTIVITY_MARGIN) * self.injectivity_radius]
         else:
-            lengths = [c * ell for c in _INFINITE_RADIUS_PROBES]
+            lengths = [c * self._length for c in _INFINITE_RADIUS_PROBES]
         directions = self._random_unit_tangent(points, rng=rng)
         worst = 0.0
         for length in lengths:

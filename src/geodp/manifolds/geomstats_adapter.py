@@ -147,10 +147,7 @@ class GeomstatsSpace(Manifold):
         self.point_shape = tuple(int(s) for s in space.shape)
         self.curvature_bounds = _curvature_bounds(curvature_bounds)
         self.injectivity_radius = _injectivity_radius(injectivity_radius, self.curvature_bounds[0])
-        self._description = (
-            f"{type(space).__name__.lstrip('_')}(dim={self.dim}, shape={self.point_shape}) "
-            f"with {type(metric).__name__}"
-        )
+        self._description = f"{type(space).__name__.lstrip('_')}(dim={self.dim}) with {type(metric).__name__}"
         self.base_point = np.array(self.check_points(
             self._default_base_point() if base_point is None else base_point, "base_point", batch_ndim=0))
         self.base_point.flags.writeable = False
@@ -167,7 +164,7 @@ class GeomstatsSpace(Manifold):
         kappa_min, kappa_max = self.curvature_bounds
         return (
             f"GeomstatsSpace({self._description}; user-declared curvature_bounds=({kappa_min!r}, "
-            f"{kappa_max!r}) and injectivity_radius={self.injectivity_radius!r}, checked by sampling)"
+            f"{kappa_max!r}), injectivity_radius={self.injectivity_radius!r}; checked by sampling)"
         )
 
     def __eq__(self, other) -> bool:

@@ -221,7 +221,7 @@ def test_truncated_laplace_below_the_floor_warns_and_exact_releases_do_not():
     texts = [release_warnings(lambda eta=eta: slow.randomise(eta, rng=31))
              for eta in (center, space.exp(center, 0.04 * space.random_unit_tangent(center, rng=32)))]
     assert len(texts[0]) == 1 and texts[0] == texts[1]
-    assert "restricted to the ball" in texts[0][0] and "public estimate" in texts[0][0]
+    assert "restricted to the ball" in texts[0][0] and "public lower bound" in texts[0][0]
     # exact cases: not a single ApproximateSamplerWarning
     north = np.array([0.0, 0.0, 1.0])
     with warnings.catch_warnings():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import warnings
@@ -12,6 +13,7 @@ import numpy as np
 
 from geodp.errors import (
     ApproximateSamplerWarning,
+    AssumptionError,
     InvalidDataError,
     InvalidParameterError,
     InvalidTypeError,
@@ -89,7 +91,8 @@ def approximate_sampler_notice(law: str, sampler: str, reason: str) -> str:
     )
 
 
-def rejection_sample(propose, need: int, item_shape, rate_guess: float, rng, max_batch: int = 1_000_000):
+def rejection_sample(propose, need: int, item_shape, rate_guess: float, rng, max_batch: int = 1_000_000,
+                     min_rate: float | None = None):
     """Vectorised rejection sampling: the one loop every exact sampler in geodp shares.
 
     Parameters
@@ -103,6 +106,13 @@ def rejection_sample(propose, need: int, item_shape, rate_guess: float, rng, max
     rate_guess : float
         Expected acceptance, used to size the first batch; later batches use the observed rate.
     rng : numpy.random.Generator
+    max_batch : int
+        Largest batch of proposals.
+    min_rate : float, optional
+        A proven lower bound on the acceptance rate. The loop then stops with
+        :class:`~geodp.errors.AssumptionError` after ``(2·need + 400)/min_rate`` proposals, which
+        a sampler that honours its bound reaches with probability below e^−50 (Chernoff): a wrong
+        bound raises instead of hanging.
 
     Returns
     -------
@@ -121,7 +131,14 @@ def rejection_sample(propose, need: int, item_shape, rate_guess: float, rng, max
     """
     out = np.empty((need,) + tuple(item_shape))
     filled = proposed = accepted = 0
+    budget = math.inf if min_rate is None else (2 * need + 400) / min_rate
     while filled < need:
+        if proposed > budget:
+            raise AssumptionError(
+                f"a rejection sampler used up its budget of {math.ceil(budget)} proposals for {need} "
+                f"draws, which its proven acceptance bound {min_rate:.3g} makes impossible in practice "
+                "(probability < e^-50): please report this bug."
+            )
         rate = accepted / proposed if accepted else rate_guess / (1 + proposed)
         m = int(min(max(1.25 * (need - filled) / max(rate, 1e-12), 16), max_batch))
         x, log_accept = propose(m, rng)

@@ -7,6 +7,7 @@ import functools
 import math
 
 import numpy as np
+from scipy import special
 
 from geodp.distributions.base import (
     Distribution,
@@ -25,11 +26,20 @@ from geodp.manifolds.euclidean import Euclidean
 from geodp.manifolds.spd import AffineInvariantSPD
 from geodp.validation import as_generator, check_positive
 
-__all__ = ["l2_laplace_noise", "laplace_normalisability", "RiemannianLaplace", "ACCEPTANCE_FLOOR"]
+__all__ = [
+    "l2_laplace_noise",
+    "laplace_normalisability",
+    "RiemannianLaplace",
+    "ACCEPTANCE_FLOOR",
+    "ball_acceptance_bound",
+    "direction_share",
+]
 
 #: Below this expected acceptance rate a rejection sampler is deemed impractical and the law is
 #: sampled by MH instead (recorded in the sampler description and the guarantee).
 ACCEPTANCE_FLOOR = 1e-3
+
+_BALL_GRID = 33  # distances ρ(η, m0) ∈ [0, r] at which the truncation bound is evaluated
 
 
 def l2_laplace_noise(dim: int, scale: float, size=(), rng=None) -> np.ndarray:
@@ -83,6 +93,83 @@ def _spd_ball_rate(k: int, scale: float, t_max: float, radius: float) -> float:
     return float(np.mean(np.linalg.norm(np.linalg.eigvalsh(law.sample_symmetric(2000, rng=0)), axis=-1) <= radius))
 
 
+def _log_sn(x, kappa):
+    """``log sn_κ(x)`` for ``x > 0`` without the ``1/√|κ|`` factor (it cancels in ratios)."""
+    if kappa > 0:
+        return np.log(np.sin(math.sqrt(kappa) * x))
+    if kappa < 0:
+        z = math.sqrt(-kappa) * x
+        return z + np.log(-np.expm1(-2.0 * z)) - math.log(2.0)  # log sinh z, finite for every z > 0
+    return np.log(x)
+
+
+def direction_share(t, s, radius, kappa, dim):
+    """Share of uniform directions ``u`` at η with ``exp_η(t u)`` inside ``B_radius(m0)`` when
+    ``ρ(η, m0) = s ≤ radius``, on the model space of constant curvature κ (a lower bound on
+    spaces of curvature ≥ κ; docs/math.md §5).
+
+    By the law of cosines the point is inside iff ``cos θ ≥ 1 − 2Q`` with θ the angle between
+    ``u`` and the direction of ``m0``, ``Q = sn((r + t − s)/2) sn((r − t + s)/2) / (sn t sn s)``;
+    ``(1 + cos θ)/2 ~ Beta((d − 1)/2, (d − 1)/2)``, so the share is ``I_Q((d − 1)/2, (d − 1)/2)``.
+
+    Examples
+    --------
+    >>> round(float(direction_share(1e-9, 1.0, 1.0, 0.0, 3)), 6)  # a tiny step from the boundary
+    0.5
+    >>> float(direction_share(0.5, 0.0, 1.0, 1.0, 10)), float(direction_share(1.5, 0.0, 1.0, 1.0, 10))
+    (1.0, 0.0)
+    """
+    t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
+    alpha, beta = (radius + t - s) / 2.0, (radius - t + s) / 2.0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        log_q = _log_sn(alpha, kappa) + _log_sn(np.abs(beta), kappa) - _log_sn(t, kappa) - _log_sn(s, kappa)
+        q = np.where(beta > 0, np.exp(np.minimum(log_q, 1.0)), 0.0)
+    q = np.where(np.isnan(q), 0.0, np.clip(q, 0.0, 1.0))
+    if dim == 1:  # u = ±(direction of m0)
+        share = 0.5 * (beta >= 0) + 0.5 * (q >= 1.0)
+    else:
+        share = q.copy()  # I_0 = 0 and I_1 = 1: the incomplete beta only strictly in between
+        between = (q > 0) & (q < 1)
+        share[between] = special.betainc((dim - 1) / 2.0, (dim - 1) / 2.0, q[between])
+    share = np.where(s == 0, (t <= radius).astype(float), share)
+    return np.where(t == 0, 1.0, share)
+
+
+@functools.lru_cache(maxsize=64)
+def ball_acceptance_bound(space, scale: float, radius: float) -> float:
+    """A lower bound, over **every** footpoint η in ``B_radius(m0)``, on the chance that a draw of
+    the Laplace law at η (radius restricted to ``[0, 2 radius]``) lands in the ball: the
+    acceptance of the truncation step, from public quantities only (docs/math.md §5).
+
+    For isotropic and flat spaces, with κ the lower curvature bound: the share of directions
+    (:func:`direction_share`) is non-increasing in ``t`` and, in ``s = ρ(η, m0)``, smallest at an
+    end of every interval of ``s``, so ``min_s E_t[share(t, s)]`` is bounded below by using, on
+    each cell of a quantile grid of ``t`` and of a grid of ``s``, the cell's worst corner. Needs
+    ``radius·√κ ≤ π/2`` when κ > 0; returns 0 otherwise (no bound: the law uses MH) and for
+    other spaces.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Sphere
+    >>> b = ball_acceptance_bound(Sphere(2), 0.05, 0.5)  # η on the boundary: about half inside
+    >>> 0.4 < b < 0.5
+    True
+    """
+    polar = Euclidean(space.dim) if space.is_flat else space
+    if not is_isotropic(polar):
+        return 0.0
+    kappa = float(polar.curvature_bounds[0])
+    if kappa > 0 and radius * math.sqrt(kappa) > math.pi / 2:
+        return 0.0
+    law = _radial_law(polar, scale, 2.0 * radius)
+    # cells of t: quantiles (they carry equal mass) and a uniform grid (steep shares), merged
+    t = np.unique(np.concatenate([law.quantile(np.linspace(0.0, 1.0, 1025)), np.linspace(0.0, law.upper, 513)]))
+    mass = np.diff(law.cdf(t))
+    s = np.linspace(0.0, radius, _BALL_GRID)
+    share = direction_share(t[1:, None], s[None, :], radius, kappa, space.dim)  # right ends: worst in t
+    return float(max(np.min(mass @ np.minimum(share[:, :-1], share[:, 1:])), 0.0))
+
+
 def laplace_normalisability(space, scale) -> tuple[bool, str]:
     """Is ``exp(−ρ(η, x)/σ)`` integrable over the whole space (docs/math.md §4)? Returns the answer
     and the reason, as written into guarantees.
@@ -123,9 +210,12 @@ class RiemannianLaplace(Distribution):
     * any other space: random-walk MH (:func:`~geodp.distributions.mcmc.random_walk_metropolis`).
 
     Truncation to ``B_r(m0)`` redraws until inside (every draw is then within ``2r`` of η, so the
-    radial law is first restricted to ``[0, 2r]``); when the expected acceptance, evaluated at
-    ``η = m0`` from public quantities only, is below :data:`ACCEPTANCE_FLOOR`, MH restricted to
-    the ball is used instead. :attr:`exact` and :attr:`sampler` record the choice.
+    radial law is first restricted to ``[0, 2r]``). Its acceptance depends on where η lies in the
+    ball; the sampler is chosen from a public quantity instead: on flat and isotropic spaces
+    :func:`ball_acceptance_bound`, a lower bound over **every** footpoint in the ball (which also
+    caps the loop), on affine-invariant SPD a fixed-seed estimate at ``η = m0``. Below
+    :data:`ACCEPTANCE_FLOOR`, MH restricted to the ball is used instead. :attr:`exact` and
+    :attr:`sampler` record the choice.
 
     MH chains start at a public point, never at η: the centre ``m0`` of the ball, or, untruncated,
     ``space.random_point(rng=0)`` (a generic space has no canonical origin; this fixed-seed point
@@ -184,17 +274,21 @@ class RiemannianLaplace(Distribution):
     # ----------------------------------------------------------- sampler choice
     def _choose_sampler(self, t_max):
         space, trunc = self.space, ""
+        ball_bound = None  # proven lower bound on the truncation step's acceptance, when one is known
         if space.is_flat or is_isotropic(space):
             polar = Euclidean(space.dim) if space.is_flat else space
             self._radial = _radial_law(polar, self.scale, t_max)
-            rate = self._radial.acceptance_rate
             self._method = "chart" if space.is_flat else "radial"
             where = f"in the isometric chart of {space!r}" if space.is_flat else f"on {space!r}"
             description = (
-                f"exact: radius by rejection ({self._radial.envelope} envelope, acceptance "
-                f"{rate:.3g}), uniform direction, {where}"
+                f"exact: radius by rejection from a {self._radial.envelope_text} (acceptance "
+                f"{self._radial.acceptance_rate:.3g}), uniform direction, {where}"
             )
-            ball_rate = float(self._radial.cdf(self.radius)) if self.truncated else 1.0
+            if self.truncated:
+                ball_bound = ball_rate = ball_acceptance_bound(space, self.scale, self.radius)
+                # Sizes the first batch only: the share at footpoint = center, where it is largest.
+                self._ball_acceptance = max(float(self._radial.cdf(self.radius)), ball_bound)
+                estimate = f"public lower bound over every footpoint in the ball: {ball_bound:.1e}"
         elif isinstance(space, AffineInvariantSPD):
             self._eigen = _eigenvalue_law(space.k, self.scale, t_max)
             rate = self._eigen.acceptance_rate
@@ -212,9 +306,11 @@ class RiemannianLaplace(Distribution):
                 f"the exact eigenvalue rejection sampler at σ = {self.scale:.6g} accepts {rate:.1e} < "
                 f"{ACCEPTANCE_FLOOR} (a fixed-seed pilot: a function of k, σ and the public radius only)",
             )
-            ball_rate = _spd_ball_rate(space.k, self.scale, t_max, self.radius) if self.truncated else 1.0
+            if self.truncated:
+                self._ball_acceptance = ball_rate = _spd_ball_rate(space.k, self.scale, t_max, self.radius)
+                estimate = f"public estimate at footpoint = center: {ball_rate:.1e}"
         else:
-            self._method, ball_rate = "mcmc", 1.0
+            self._method = "mcmc"
             description = (
                 f"MH random walk (no exact sampler for {space!r}), started at space.random_point(rng=0); "
                 f"burn-in {self.burn_in}"
@@ -224,23 +320,27 @@ class RiemannianLaplace(Distribution):
                 f"burn-in {self.burn_in}, thinning {self.thinning}",
                 f"no exact sampler is known for {space!r}",
             )
-        if self.truncated:
+        if self.truncated and self._method == "mcmc":
+            trunc = f"; restricted to B_{self.radius!r}(center)"
+        elif self.truncated:
             if ball_rate < ACCEPTANCE_FLOOR:
                 self._method = "mcmc"
                 description = (
                     f"MH restricted to the ball, started at its center: exact sampling with rejection "
-                    f"into B_{self.radius!r} would accept below {ACCEPTANCE_FLOOR} (estimated at "
-                    f"footpoint = center: {ball_rate:.1e}); burn-in {self.burn_in}"
+                    f"into B_{self.radius!r} could accept below {ACCEPTANCE_FLOOR} ({estimate}); "
+                    f"burn-in {self.burn_in}"
                 )
                 mh = (
                     f"random-walk Metropolis–Hastings restricted to the ball B_{self.radius!r}(center), "
                     f"started at the public center, burn-in {self.burn_in}, thinning {self.thinning}",
-                    f"exact rejection into the ball would accept below {ACCEPTANCE_FLOOR} (public "
-                    f"estimate at footpoint = center: {ball_rate:.1e})",
+                    f"exact rejection into the ball could accept below {ACCEPTANCE_FLOOR} ({estimate})",
                 )
+            elif ball_bound is not None:
+                trunc = (f"; truncated to B_{self.radius!r}(center) by rejection (acceptance ≥ {ball_bound:.3g} "
+                         "at every footpoint in the ball)")
             else:
                 trunc = f"; truncated to B_{self.radius!r}(center) by rejection (acceptance ≈ {ball_rate:.3g} at the center)"
-        self._ball_acceptance = ball_rate  # first-batch guess for the truncation rejection
+        self._ball_bound = ball_bound
         self.exact = self._method in ("chart", "radial", "spd-eigen")
         self.sampler = description + trunc
         # Public: (space, σ, ball, settings) only. Kept for KNG, whose proposal this law may be.
@@ -315,7 +415,8 @@ class RiemannianLaplace(Distribution):
                 x = self._draw(k, rng)
                 return x, np.where(self.space._dist(self.center, x) <= self.radius, 0.0, -np.inf)
 
-            x, _ = rejection_sample(propose, m, self.space.point_shape, self._ball_acceptance, rng)
+            x, _ = rejection_sample(propose, m, self.space.point_shape, self._ball_acceptance, rng,
+                                    min_rate=self._ball_bound)
         else:
             x = self._draw(m, rng)
         return x.reshape(shape + self.space.point_shape)
@@ -336,7 +437,8 @@ class RiemannianLaplace(Distribution):
                 z = self._draw_coordinates(k, rng)
                 return z, np.where(np.linalg.norm(z - c, axis=-1) <= self.radius, 0.0, -np.inf)
 
-            y, _ = rejection_sample(propose, m, (self.space.dim,), self._ball_acceptance, rng)
+            y, _ = rejection_sample(propose, m, (self.space.dim,), self._ball_acceptance, rng,
+                                    min_rate=self._ball_bound)
         return y.reshape(shape + (self.space.dim,))
 
     def log_density(self, x):

@@ -425,7 +425,8 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         -------
         numpy.ndarray, shape (n,)
         """
-        return self.classes_[np.argmin(self.transform(X), axis=1)]
+        distances = self.transform(X)
+        return self.classes_[np.argmin(distances, axis=1)]
 
     def predict_proba(self, X):
         """Softmax of the negative squared distances to the class means (pyRiemann's formula).

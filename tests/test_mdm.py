@@ -275,6 +275,13 @@ def test_release_warnings_name_their_class():
         _model(space, epsilon=1e-4, radius=3.0).fit(X, y)
     numerical = sorted(str(w.message)[:10] for w in caught if issubclass(w.category, NumericalWarning))
     assert numerical == ["class 'a':", "class 'b':"]
+    # An invalid record in class 'b': fit raises, and class 'a''s warning must not say first
+    # that the record is elsewhere.
+    X[-1] = np.nan
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(NotOnManifoldError):
+        warnings.simplefilter("always")
+        _model(space, epsilon=1e-4, radius=3.0).fit(X, y)
+    assert not [w for w in caught if issubclass(w.category, NumericalWarning)]
 
 
 # ------------------------------------------------------------------ sklearn contract and bad input

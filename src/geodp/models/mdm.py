@@ -251,14 +251,18 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             # Charged before the data are touched: an error raised by the data does not refund it.
             self.accountant.spend(epsilon, delta)
 
+        released = []
         for label, model, subset in zip(classes, models, subsets):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 model.fit(subset)
-            # PrivateFrechetMean lets through public warnings only; the sampler's is said once.
-            for w in caught:
-                if not issubclass(w.category, ApproximateSamplerWarning):
-                    warnings.warn(f"class {_plain(label)!r}: {w.message}", w.category, stacklevel=2)
+            released += [(label, w) for w in caught]
+        # PrivateFrechetMean lets through public warnings only; the sampler's was said once. They
+        # are said after every class is released: a record that makes a later class raise must
+        # not reveal, through the warnings of earlier classes, which class it is in.
+        for label, w in released:
+            if not issubclass(w.category, ApproximateSamplerWarning):
+                warnings.warn(f"class {_plain(label)!r}: {w.message}", w.category, stacklevel=2)
 
         self.classes_ = classes
         self.covmeans_ = np.stack([model.mean_ for model in models])

@@ -284,6 +284,21 @@ def test_release_warnings_name_their_class():
     assert not [w for w in caught if issubclass(w.category, NumericalWarning)]
 
 
+def test_a_release_beyond_float64_still_classifies_through_its_coordinates():
+    # At small ε on log-Euclidean SPD the released means overflow the matrix exponential; predict
+    # must use their exact chart coordinates (a function of the release only) instead of failing.
+    space = SPD(2, metric="log-euclidean")
+    X, y = space.random_point(8, rng=0), np.repeat(["a", "b"], 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumericalWarning)
+        model = _model(space, epsilon=1e-4, radius=3.0).fit(X, y)
+    assert not np.all(np.isfinite(model.covmeans_))
+    coords = np.stack([np.linalg.norm(space.to_coordinates(X)[:, None] - model._mean_coordinates[None], axis=-1)])[0]
+    np.testing.assert_allclose(model.transform(X), coords)
+    np.testing.assert_array_equal(model.predict(X), model.classes_[np.argmin(coords, axis=1)])
+    np.testing.assert_allclose(model.predict_proba(X).sum(axis=1), 1.0)
+
+
 # ------------------------------------------------------------------ sklearn contract and bad input
 def test_sklearn_contract():
     X, y = _spd_classes(3, 20, 2, 0.5, 0.5, seed=1)

@@ -1,9 +1,10 @@
 """The ``geodp`` command: ``geodp demo`` releases private means of real covariance descriptors;
-``geodp shapes`` compares private mean shapes of real cells; ``geodp release`` writes the private
-Fréchet mean of the records in a file, with its publishable guarantee.
+``geodp shapes`` compares private mean shapes of real cells; ``geodp mdm`` classifies real
+covariance matrices by private class means; ``geodp release`` writes the private Fréchet mean of
+the records in a file, with its publishable guarantee.
 
 One module per subcommand (:mod:`~geodp.cli.demo`, :mod:`~geodp.cli.shapes`,
-:mod:`~geodp.cli.release`) over shared parts: :mod:`~geodp.cli.specs` (the one parser of space
+:mod:`~geodp.cli.mdm`, :mod:`~geodp.cli.release`) over shared parts: :mod:`~geodp.cli.specs` (the one parser of space
 specs such as ``spd:8``), :mod:`~geodp.cli.records` (reading records and points from files),
 :mod:`~geodp.cli.ledger` (a budget kept in a file) and :mod:`~geodp.cli.common`.
 """
@@ -14,7 +15,7 @@ import argparse
 import os
 import sys
 
-from geodp.cli import demo, release, shapes
+from geodp.cli import demo, mdm, release, shapes
 from geodp.cli.common import CommandError, HelpFormatter, install_hint
 from geodp.cli.demo import DEMO_CLASSES, DEMO_EPSILONS, MECHANISMS, run_demo
 from geodp.cli.release import guarantee_schema
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n"
                "  geodp demo                       # about 10 s; table + geodp-demo/error_vs_epsilon.png\n"
                "  geodp shapes --releases 10       # quick run of the cell-shape study\n"
+               "  geodp mdm --quick                # private MDM on real EMG and fMRI covariances\n"
                "  geodp release covs.npy --space spd:8 --center identity --radius 2 --epsilon 1 \\\n"
                "      --output mean.npy --guarantee mean.json\n"
                "  geodp <command> --help           # the options of a command and their defaults",
@@ -53,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"geodp {geodp.__version__}",
                         help="print the version of geodp and exit")
     sub = parser.add_subparsers(dest="command", required=True, title="commands")
-    for command in (demo, shapes, release):
+    for command in (demo, shapes, release, mdm):
         command.add_parser(sub)
     return parser
 

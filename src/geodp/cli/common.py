@@ -4,6 +4,7 @@ value before any work is done, output checks and atomic writes."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import os
 import stat
@@ -20,6 +21,7 @@ __all__ = [
     "positive_float",
     "prepare_output_dir",
     "probability",
+    "require_geomstats",
 ]
 
 
@@ -229,3 +231,20 @@ def atomic_write(path, write) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def require_geomstats(what: str) -> None:
+    """Raise :class:`CommandError` with an install hint unless geomstats' data sets import.
+
+    Examples
+    --------
+    >>> require_geomstats("the shapes command")  # geomstats is installed with the test extra
+    """
+    try:
+        importlib.import_module("geomstats.datasets.utils")
+    except ImportError:
+        raise CommandError(f"{what} needs the optional dependency geomstats: " + install_hint("geomstats")) from None
+    except Exception as err:  # an installed geomstats that does not import (e.g. numpy >= 2.4)
+        raise CommandError(
+            f"geomstats is installed but does not import ({type(err).__name__}: {err}); the [geomstats] "
+            f"extra pins geomstats==2.8.0 with numpy<2.4: {install_hint('geomstats')}") from None

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import textwrap
 import time
 
-from geodp.cli.common import CommandError, HelpFormatter, install_hint, integer_at_least, positive_float, prepare_output_dir
+from geodp.cli.common import HelpFormatter, install_hint, integer_at_least, positive_float, prepare_output_dir, require_geomstats
 
 __all__ = ["SHAPES_LANDMARKS", "add_parser"]
 
@@ -27,20 +26,8 @@ def _shape_radius(text: str) -> float:
     return value
 
 
-def _require_geomstats() -> None:
-    try:
-        importlib.import_module("geomstats.datasets.utils")
-    except ImportError:
-        raise CommandError("the shapes command needs the optional dependency geomstats: "
-                           + install_hint("geomstats")) from None
-    except Exception as err:  # an installed geomstats that does not import (e.g. numpy >= 2.4)
-        raise CommandError(
-            f"geomstats is installed but does not import ({type(err).__name__}: {err}); the [geomstats] "
-            f"extra pins geomstats==2.8.0 with numpy<2.4: {install_hint('geomstats')}") from None
-
-
 def _run_command(args) -> None:
-    _require_geomstats()
+    require_geomstats("the shapes command")
     output_dir = None if args.no_plot else prepare_output_dir(args.output_dir)
     from geodp.experiments import run_cell_shapes
 

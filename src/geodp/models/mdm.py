@@ -266,6 +266,9 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
 
         self.classes_ = classes
         self.covmeans_ = np.stack([model.mean_ for model in models])
+        # On flat spaces the release is exact in the isometric chart; a release too far out for
+        # float64 matrices (small ε on log-Euclidean SPD) still classifies through its coordinates.
+        self._mean_coordinates = np.stack([model.mean_coordinates_ for model in models]) if self.space.is_flat else None
         self.curator_diagnostics_ = PerClassDiagnostics(
             classes=tuple(_plain(c) for c in classes),
             per_class=tuple(model.curator_diagnostics_ for model in models),
@@ -416,6 +419,9 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "covmeans_")
         points = self.space.check_points(X, "X", batch_ndim=1)
+        if self.space.is_flat:
+            offsets = self.space.to_coordinates(points)[:, None] - self._mean_coordinates[None]
+            return np.linalg.norm(offsets, axis=-1)
         return self.space.dist(self.covmeans_[None], points[:, None])
 
     def predict(self, X):

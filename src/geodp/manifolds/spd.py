@@ -110,8 +110,9 @@ class SPD(Manifold):
         """
         # Scale each matrix by a power of two first: entries near the float64 limit would
         # overflow in the norms and the symmetric part (eigvalsh then fails to converge).
+        # (ldexp scales exactly, without forming 2^e: 2^1070 for a subnormal matrix overflows.)
         peak = np.max(np.abs(x), axis=(-2, -1), keepdims=True)
-        x = x * np.exp2(-np.floor(np.log2(np.where(peak > 0, peak, 1.0))))
+        x = np.ldexp(x, -np.frexp(np.where(peak > 0, peak, 1.0))[1])
         scale = np.linalg.norm(x, axis=(-2, -1))
         symmetric = np.linalg.norm(x - np.swapaxes(x, -1, -2), axis=(-2, -1)) <= rtol * scale
         w = np.linalg.eigvalsh(mf.sym(x))
@@ -119,7 +120,8 @@ class SPD(Manifold):
         unit = max(rtol * rtol, np.finfo(np.float64).eps)
         # Entries beyond 1e150 overflow the products every matrix function forms: not a point
         # float64 can work with (their log-eigenvalues exceed max_representable_radius anyway).
-        representable = peak[..., 0, 0] <= 1e150
+        # Below 1e-150 (down to subnormals) likewise: no such matrix survives a product.
+        representable = (peak[..., 0, 0] <= 1e150) & (peak[..., 0, 0] >= 1e-150)
         return representable & symmetric & (w[..., -1] > 0) & (w[..., 0] > -_ROUNDING_FACTOR * self.k * unit * top)
 
     def project(self, x):

@@ -59,7 +59,10 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
     class's records with :class:`~geodp.models.PrivateFrechetMean` (same space, mechanism,
     public ball and ε, δ for every class); ``predict`` assigns each point the class of the
     nearest released mean in the space's geodesic distance. Predicting, transforming and
-    scoring use the released means only (post-processing), so they cost no privacy.
+    scoring use the released means only, so they cost the *training* records no privacy
+    (post-processing); their outputs are functions of the ``X`` (and ``y``) you pass, so
+    ``fit_predict``, or ``score`` on the training records, is not private: publish only what
+    is computed from the released means and public data.
 
     Parameters
     ----------

@@ -54,7 +54,8 @@ class BudgetAccountant:
     def remaining(self) -> tuple[float, float]:
         """Budget left, ``(ε, δ)``, rounded to 12 significant digits for display."""
         eps, delta = self.total_spent
-        return (float(f"{self.epsilon - eps:.12g}"), float(f"{self.delta - delta:.12g}"))
+        # A budget spent exactly can leave a rounding residue below zero (0.3 - 0.1 - 0.2): show 0.
+        return (max(0.0, float(f"{self.epsilon - eps:.12g}")), max(0.0, float(f"{self.delta - delta:.12g}")))
 
     def check(self, epsilon: float, delta: float = 0.0) -> None:
         """Raise :class:`BudgetExceededError` if spending ``(epsilon, delta)`` would overspend."""

@@ -240,7 +240,8 @@ def run_mdm_study(datasets=DATASETS, *, epsilons=None, repeats: int = 3, metrics
                                accuracy=float(np.mean(scores)), accuracy_se=se, non_private=oracle, chance=chance,
                                exact=exact, seconds_per_fit=seconds)
                     rows.append(row)
-                    print(f"{metric:>13} {mechanism:>16} {eps:>8g} {row['accuracy']:>8.3f} {se:>6.3f} {oracle:>11.3f} "
+                    se_text = "—" if repeats == 1 else f"{se:.3f}"
+                    print(f"{metric:>13} {mechanism:>16} {eps:>8g} {row['accuracy']:>8.3f} {se_text:>6} {oracle:>11.3f} "
                           f"{'yes' if exact else 'MH':>5} {seconds:>6.2f}", file=out)
     finally:
         bar.close()
@@ -277,9 +278,9 @@ def _write_csv(rows: list[dict], path: Path, out) -> None:
     print(f"\ntable written to {path}", file=out)
 
 
-_STYLE = {("affine", "laplace"): ("tab:blue", "-"), ("affine", "kng"): ("tab:purple", "-"),
-          ("log-euclidean", "laplace"): ("tab:blue", "--"), ("log-euclidean", "kng"): ("tab:purple", "--"),
-          ("log-euclidean", "tangent-gaussian"): ("tab:orange", "--")}
+_STYLE = {("affine", "laplace"): ("tab:blue", "-", "o"), ("affine", "kng"): ("tab:purple", "-", "s"),
+          ("log-euclidean", "laplace"): ("tab:green", "--", "^"), ("log-euclidean", "kng"): ("tab:red", "--", "v"),
+          ("log-euclidean", "tangent-gaussian"): ("tab:orange", "--", "D")}
 
 
 def _plot(rows: list[dict], path: Path, out) -> None:
@@ -295,14 +296,20 @@ def _plot(rows: list[dict], path: Path, out) -> None:
     fig, axes = plt.subplots(1, len(names), figsize=(6.0 * len(names), 4.4), squeeze=False)
     for ax, name in zip(axes[0], names):
         sub = [r for r in rows if r["dataset"] == name]
+        marked = False
         for (metric, mechanism) in dict.fromkeys((r["metric"], r["mechanism"]) for r in sub):
             cell = [r for r in sub if (r["metric"], r["mechanism"]) == (metric, mechanism)]
-            color, line = _STYLE[(metric, mechanism)]
-            eps = [r["epsilon"] for r in cell]
+            color, line, marker = _STYLE[(metric, mechanism)]
+            eps = np.array([r["epsilon"] for r in cell])
             acc = np.array([r["accuracy"] for r in cell])
             se = np.nan_to_num(np.array([r["accuracy_se"] for r in cell]))
-            ax.errorbar(eps, acc, yerr=se, color=color, linestyle=line, marker="o", ms=3, capsize=2,
+            mcmc = ~np.array([r["exact"] for r in cell], dtype=bool)
+            ax.errorbar(eps, acc, yerr=se, color=color, linestyle=line, marker=marker, ms=4, capsize=2,
                         label=f"private, {metric}, {mechanism}")
+            if mcmc.any():  # hollow rings: sampled by MCMC, DP only approximately
+                ax.plot(eps[mcmc], acc[mcmc], linestyle="none", marker="o", ms=10, mfc="none", mec="black",
+                        label="sampled by MCMC (approximate)" if not marked else None)
+                marked = True
         for metric, line in (("affine", "-"), ("log-euclidean", "--")):
             oracle = [r["non_private"] for r in sub if r["metric"] == metric]
             if oracle:
@@ -316,7 +323,7 @@ def _plot(rows: list[dict], path: Path, out) -> None:
         ax.set_title({"emg": "EMG hand signs, SPD(8), 4 classes", "connectomes": "fMRI connectomes, SPD(28), 2 classes"}[name])
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
-    fig.suptitle("PrivateMDM: test accuracy of private class means against epsilon")
+    fig.suptitle("PrivateMDM: test accuracy of private class means against epsilon (mean ± s.e. over releases)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)

@@ -98,7 +98,7 @@ class TangentGaussianMechanism(Mechanism):
             scale=self._sigma,
             scale_rule=rule,
             space=space,
-            sampler="exact: Gaussian in the isometric chart (log-Euclidean coordinates)",
+            sampler=f"exact: Gaussian in the isometric chart of {space}",
             exact=True,
             assumptions=(
                 "space is flat with a global isometric chart, so the privacy loss is that of the "

@@ -103,12 +103,35 @@ def _write_outputs(release: np.ndarray, record: dict, output: Path, guarantee: P
                            "charged, the release is lost") from None
 
 
+def _curator_notes(facts, path, n: int) -> None:
+    """Tell the curator (stderr, and ``--diagnostics`` if given) what the public report must not
+    say: how many records were clipped onto the ball or replaced by the centre. A ball that
+    clips most records (data in other units than the centre, say) is then noticed."""
+    moved = [f"{count} of the {n} records were {what}" for count, what in
+             ((facts.n_clipped, "outside the public ball and clipped onto it"),
+              (facts.n_invalid, "invalid and replaced by the centre")) if count]
+    if moved:
+        print(f"geodp: curator-only (do not publish): {'; '.join(moved)}", file=sys.stderr)
+    if path is not None:
+        text = json.dumps({"curator_only": "DO NOT PUBLISH: computed from the private data without noise",
+                           **facts.to_dict()}, indent=2, default=str) + "\n"
+        try:
+            atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+        except OSError as err:
+            raise CommandError(f"--diagnostics {str(path)!r} could not be written ({err.strerror or err}); the "
+                               "release and its guarantee were written") from None
+
+
 def _run_command(args) -> None:
     space = parse_space(args.space)
     spec = space_spec(space)
     center = read_point(args.center, space)
     output = check_new_file(args.output, "--output", suffix=".npy", overwrite=args.overwrite)
     guarantee = check_new_file(args.guarantee, "--guarantee", suffix=".json", overwrite=args.overwrite)
+    diagnostics = (None if args.diagnostics is None
+                   else check_new_file(args.diagnostics, "--diagnostics", suffix=".json", overwrite=args.overwrite))
+    if diagnostics is not None and diagnostics.resolve() in (output.resolve(), guarantee.resolve()):
+        raise CommandError("--diagnostics must differ from --output and --guarantee (it must never be published)")
     for path, option in ((args.input, "INPUT"), (args.budget_file, "--budget-file")):
         if path is not None and Path(path).resolve() in (output.resolve(), guarantee.resolve()):
             raise CommandError(f"{option} {str(path)!r} is also an output file; choose other --output/--guarantee names")
@@ -132,6 +155,7 @@ def _run_command(args) -> None:
         _write_outputs(model.mean_, record, output, guarantee)
     print(model.privacy_report_)
     print(f"\nrelease   : {args.output} (shape {model.mean_.shape})\nguarantee : {args.guarantee}")
+    _curator_notes(model.curator_diagnostics_, diagnostics, len(X))
     if accountant is not None:
         eps, delta = (float(f"{x:.12g}") for x in accountant.total_spent)
         r_eps, r_delta = accountant.remaining
@@ -196,5 +220,9 @@ def add_parser(sub) -> None:
     release.add_argument("--on-invalid", choices=("raise", "center"), default="raise",
                          help="a record that is not a point of the space: refuse the file (raise) or replace the "
                               "record by the public centre (center) (default: %(default)s)")
-    release.add_argument("--overwrite", action="store_true", help="replace existing --output and --guarantee files")
+    release.add_argument("--diagnostics", metavar="CURATOR.json",
+                         help="also write the curator-only diagnostics (records clipped or replaced, the mean's "
+                              "convergence) to this .json file: computed from the private data, never publish it")
+    release.add_argument("--overwrite", action="store_true",
+                         help="replace existing --output, --guarantee and --diagnostics files")
     release.set_defaults(handler=_run_command)

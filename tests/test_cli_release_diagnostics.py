@@ -1,0 +1,42 @@
+"""``geodp release`` tells the curator, apart from the publishable outputs, how many records the
+public ball clipped or the centre replaced (a new user's volts² data were silently all clipped)."""
+
+import json
+
+import numpy as np
+
+from geodp.cli import main
+from geodp.manifolds import SPD
+
+
+def _release(tmp_path, records, *extra):
+    np.save(tmp_path / "covs.npy", records)
+    return main(["release", str(tmp_path / "covs.npy"), "--space", "spd:3", "--center", "identity",
+                 "--radius", "3", "--epsilon", "1", "--seed", "0", "--output", str(tmp_path / "m.npy"),
+                 "--guarantee", str(tmp_path / "g.json"), *extra])
+
+
+def test_clipped_records_are_told_to_the_curator_only(tmp_path, capsys):
+    records = SPD(3).random_point(50, rng=0)
+    expected = int(np.count_nonzero(SPD(3).dist(np.eye(3), records * 1e-10) > 3))  # independent count
+    assert _release(tmp_path, records * 1e-10, "--diagnostics", str(tmp_path / "d.json")) == 0
+    captured = capsys.readouterr()
+    assert f"curator-only (do not publish): {expected} of the 50 records were outside" in captured.err
+    assert "curator-only" not in captured.out and "of the 50 records" not in captured.out  # stdout: publishable
+    facts = json.loads((tmp_path / "d.json").read_text())
+    assert facts["n_clipped"] == expected == 50 and facts["curator_only"].startswith("DO NOT PUBLISH")
+    guarantee = json.loads((tmp_path / "g.json").read_text())
+    assert not {"n_clipped", "n_invalid", "curator_only"} & set(json.dumps(guarantee).replace('"', " ").split())
+
+
+def test_nothing_is_said_when_no_record_moved(tmp_path, capsys):
+    records = SPD(3).random_point(50, rng=0)
+    inside = records[SPD(3).dist(np.eye(3), records) < 3]
+    assert _release(tmp_path, inside) == 0
+    assert "curator-only" not in capsys.readouterr().err
+
+
+def test_diagnostics_file_must_not_be_an_output(tmp_path, capsys):
+    records = SPD(3).random_point(10, rng=0)
+    assert _release(tmp_path, records, "--diagnostics", str(tmp_path / "g.json"), "--overwrite") == 2
+    assert "--diagnostics must differ" in capsys.readouterr().err

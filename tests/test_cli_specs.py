@@ -57,7 +57,7 @@ def test_space_spec_refuses_a_space_without_a_spec():
     ("euclidean:", "D must be an integer >= 1"),
     ("kendall:2", "K must be an integer >= 3"),
     ("spd:0", "K must be an integer >= 1"),
-    ("spd:3:riemann", "the SPD metric must be affine or log-euclidean, got 'riemann'"),
+    ("spd:3:euclid", "the SPD metric must be affine (pyRiemann's riemann) or log-euclidean"),
     ("spd:3:affine:1", "too many fields for spd"),
     ("euclidean:3:1", "too many fields for euclidean"),
     ("kendall:4:2", "too many fields for kendall"),
@@ -111,3 +111,8 @@ def test_a_named_point_the_space_lacks_is_refused(space, name, tail):
 def test_an_unknown_name_is_refused():
     with pytest.raises(InvalidParameterError, match="'south' is not a named point; the named points are identity, north, origin"):
         named_point(Sphere(2), "south")
+
+
+def test_pyriemann_metric_names_are_aliases():
+    assert parse_space("spd:4:riemann") == SPD(4) and parse_space("spd:4:logeuclid") == SPD(4, metric="log-euclidean")
+    assert space_spec(parse_space("spd:4:logeuclid")) == "spd:4:log-euclidean"

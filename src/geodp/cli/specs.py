@@ -10,6 +10,7 @@ spec                        space
 ``sphere:D[:K]``            ``Sphere(D, curvature=K)`` (K > 0, default 1), unit vectors of R^(D+1)
 ``hyperbolic:D[:K]``        ``Hyperbolic(D, curvature=K)`` (K < 0, default -1), hyperboloid points
 ``spd:K[:METRIC]``          ``SPD(K, metric=METRIC)``: ``affine`` (default) or ``log-euclidean``
+                            (pyRiemann's ``riemann`` and ``logeuclid`` are aliases)
 ``kendall:K``               ``KendallShape(K)``: K >= 3 planar landmarks, points of shape ``(K, 2)``
 ==========================  ===================================================================
 """
@@ -26,6 +27,8 @@ from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Manifold, 
 
 __all__ = ["NAMED_POINTS", "SPACE_GRAMMAR", "named_point", "parse_space", "space_spec"]
 
+# pyRiemann's names of the same metrics, accepted as aliases
+_PYRIEMANN_METRICS = {"riemann": "affine", "logeuclid": "log-euclidean"}
 SPACE_GRAMMAR = ("euclidean:D | sphere:D[:K] | hyperbolic:D[:K] | spd:K[:affine|:log-euclidean] | "
                  "kendall:K (e.g. spd:8, spd:8:log-euclidean, sphere:2, hyperbolic:2, kendall:8, euclidean:5)")
 
@@ -107,8 +110,10 @@ def parse_space(spec: str) -> Manifold:
         return KendallShape(size)
     if kind == "spd":
         metric = fields[1] if len(fields) == 2 else "affine"
+        metric = _PYRIEMANN_METRICS.get(metric, metric)
         if metric not in ("affine", "log-euclidean"):
-            raise _refuse(spec, f"the SPD metric must be affine or log-euclidean, got {metric!r}")
+            raise _refuse(spec, f"the SPD metric must be affine (pyRiemann's riemann) or log-euclidean (pyRiemann's "
+                                f"logeuclid), got {metric!r}")
         return SPD(size, metric=metric)
     if kind == "sphere":
         return Sphere(size, curvature=_curvature(spec, kind, fields[1]) if len(fields) == 2 else 1.0)

@@ -138,5 +138,7 @@ def require_flat(space: Manifold, what: str) -> None:
         raise InvalidParameterError(
             f"{what} is only available on flat spaces (Euclidean, SPD log-Euclidean) so far; "
             f"got {space!r}."
+            + (f" Use SPD({space.k}, metric='log-euclidean') (spec spd:{space.k}:log-euclidean)."
+               if getattr(space, "metric", None) == "affine" else "")
         )
 

@@ -114,7 +114,7 @@ KS_CASES = [
     (Sphere(1000), 0.02, math.inf),
     (Sphere(1000), 1e-7, math.inf),
     (Sphere(200), 0.01, 0.8),
-    (Hyperbolic(10), 0.05, math.inf),
+    (Hyperbolic(10, curvature=-4.0), 0.02, math.inf),
     (Hyperbolic(100), 0.006, math.inf),  # the 0.01 is not normalisable at ×1.5
     (Hyperbolic(1000), 0.0005, math.inf),
     (KendallShape(5), 0.2, math.inf),

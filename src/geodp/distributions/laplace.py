@@ -112,6 +112,22 @@ def direction_share(t, s, radius, kappa, dim):
     ``u`` and the direction of ``m0``, ``Q = sn((r + t − s)/2) sn((r − t + s)/2) / (sn t sn s)``;
     ``(1 + cos θ)/2 ~ Beta((d − 1)/2, (d − 1)/2)``, so the share is ``I_Q((d − 1)/2, (d − 1)/2)``.
 
+    Parameters
+    ----------
+    t, s : array_like
+        Distance of the draw from η, and of η from the centre ``m0`` (broadcast together).
+    radius : float
+        Radius of the ball.
+    kappa : float
+        Curvature of the model space.
+    dim : int
+        Dimension of the space.
+
+    Returns
+    -------
+    numpy.ndarray
+        The share, in ``[0, 1]``.
+
     Examples
     --------
     >>> round(float(direction_share(1e-9, 1.0, 1.0, 0.0, 3)), 6)  # a tiny step from the boundary
@@ -148,6 +164,19 @@ def ball_acceptance_bound(space, scale: float, radius: float) -> float:
     ``radius·√κ ≤ π/2`` when κ > 0; returns 0 otherwise (no bound: the law uses MH) and for
     other spaces.
 
+    Parameters
+    ----------
+    space : Manifold
+    scale : float
+        σ > 0 of the Laplace law.
+    radius : float
+        Radius > 0 of the ball.
+
+    Returns
+    -------
+    float
+        The bound, in ``[0, 1]``.
+
     Examples
     --------
     >>> from geodp.manifolds import Sphere
@@ -155,6 +184,7 @@ def ball_acceptance_bound(space, scale: float, radius: float) -> float:
     >>> 0.4 < b < 0.5
     True
     """
+    scale, radius = check_positive(scale, "scale"), check_positive(radius, "radius")
     polar = Euclidean(space.dim) if space.is_flat else space
     if not is_isotropic(polar):
         return 0.0

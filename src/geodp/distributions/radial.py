@@ -84,7 +84,8 @@ class _SecantHat:
         x, gx = np.asarray(nodes, dtype=float), np.asarray(values, dtype=float)
         K = len(x)
         self.nodes = x
-        self.slopes = s = np.diff(gx) / np.diff(x)
+        with np.errstate(over="ignore"):
+            self.slopes = s = np.diff(gx) / np.diff(x)
         k = np.arange(K + 1)  # interval k: [0, x_0], [x_{k−1}, x_k], [x_{K−1}, upper]
         left, right = k - 2, k.copy()
         left[0] = right[0] = 0
@@ -109,16 +110,17 @@ class _SecantHat:
         self.sign = np.where(rising, -1.0, 1.0)
         self.anchor = np.where(rising, self.hi, self.lo)
         self.rate = np.abs(slope)
-        self.top = gx[line] + slope * (self.anchor - x[line])
         self.width = self.hi - self.lo
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            self.top = gx[line] + slope * (self.anchor - x[line])
             z = self.rate * self.width
             log_phi = np.where(z > 0, np.log(-np.expm1(-z) / z), 0.0)  # log of (1 − e^−z)/z
             log_mass = np.where(
                 np.isinf(self.width), self.top - np.log(self.rate), self.top + np.log(self.width) + log_phi
             )
         self.log_mass = np.where(self.width > 0, log_mass, -np.inf)
-        self.mass = np.exp(self.log_mass)
+        with np.errstate(over="ignore"):
+            self.mass = np.exp(self.log_mass)  # inf only for a non-integrable hat, refused later
         self._cumulative = np.cumsum(self.mass)
 
     def distance(self, j, y):
@@ -170,18 +172,23 @@ def _concavity_violation(hat, magnitudes):
     return int(bad[0]) if bad.size else None
 
 
-def _build_hat(raw, magnitude, upper, name):
-    """Secant hat for ``raw`` (concave, finite inside ``(0, upper)``, in the unit of length in
-    which its mode and spread are of order 1 so that slopes stay finite; ``magnitude(t)`` bounds
-    the terms it sums), with nodes chosen from public quantities only. Returns the hat, the shift
+def _build_hat(raw, magnitude, upper, unit, name):
+    """Secant hat for ``raw`` (concave, finite inside ``(0, upper)``; ``magnitude`` bounds the
+    terms it sums), both functions of ``u = t/unit`` with ``unit`` a length near the mode so that
+    slopes stay finite; nodes chosen from public quantities only. Returns the hat, the shift
     (``raw − shift`` is ≤ ~0 at the nodes) and the per-piece integrals of ``exp(raw − shift)``."""
     grid = 2.0 ** (np.arange(-80, 81) / 2.0)
     grid = grid[grid < upper]
     if math.isfinite(upper):
         grid = np.append(grid, upper)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         values = raw(grid)
     grid, values = grid[np.isfinite(values)], values[np.isfinite(values)]
+    if len(grid) < 2:
+        raise AssumptionError(
+            f"the radial log-density of {name} is not finite in float64 around t = {unit:.3g}: "
+            "no exact radial sampler at this scale; choose a scale within a few hundred decades of 1."
+        )
     shift = float(np.max(values))
 
     def g(t):
@@ -205,7 +212,7 @@ def _build_hat(raw, magnitude, upper, name):
         bad = _concavity_violation(hat, magnitude(nodes))
         if bad is not None:
             raise AssumptionError(
-                f"the radial log-density of {name} is not concave near t = {nodes[bad + 1]:.6g}: "
+                f"the radial log-density of {name} is not concave near t = {unit * nodes[bad + 1]:.6g}: "
                 "the secant hat would not dominate it, so no exact radial sampler is available."
             )
         pieces = hat.piece_integrals(g)
@@ -304,13 +311,14 @@ class RadialLaw:
         self._hat, self._shift, pieces = _build_hat(
             lambda u: self._log_density(unit * u),
             lambda u: np.abs(self.space.radial_log_jacobian(unit * u)) + unit * u / self.scale,
-            self.upper / unit, repr(space),
+            self.upper / unit, unit, repr(space),
         )
         self.log_normaliser = math.log(pieces.sum() * unit) + self._shift
         rates = {"secant": min(float(pieces.sum() / self._hat.mass.sum()), 1.0)}
         if math.isfinite(self._gamma_scale):
             log_gamma = special.gammaln(self.dim) + self.dim * math.log(self._gamma_scale)
             rates["gamma"] = min(math.exp(self.log_normaliser - log_gamma), 1.0)
+        rates = {k: v if v == v else 0.0 for k, v in rates.items()}  # NaN (float64 exhausted): unusable
         self.envelope, self.acceptance_rate = max(rates.items(), key=lambda kv: kv[1])
         if self.acceptance_rate < MIN_RADIAL_ACCEPTANCE:
             raise AssumptionError(

@@ -285,11 +285,18 @@ def test_a_degenerate_kendall_configuration_is_refused(tmp_path, capsys):
     ("", ["covs.csv: holds no records"]),
     ("# only a comment\n\n", ["holds no records"]),
     ("a,b,c,d,e,f,g,h,i\n", ["holds no records"]),  # a header alone
-    ("1,0,0,0,1,0,0,0,1\n1,0,0,0,1,0,0,0\n", ["covs.csv: record 1 (line 2) has 8 values, but record 0 has 9"]),
+    ("1,0,0,0,1,0,0,0,1\n1,0,0,0,1,0,0,0\n", ["covs.csv: record 1 (line 2) has 8 values, but a point of spd:3 has "
+                                              "shape (3, 3), or rows of 9 values", "1 of the 2 records"]),
+    ("1,0,0,0,1,0,0,0,1,0\n1,0,0,0,1,0,0,0,1\n", ["covs.csv: record 0 (line 1) has 10 values, but a point of spd:3"]),
     ("1,0,0,0,1,0,0,0\n1,0,0,0,1,0,0,0\n", ["wrong shape: a point of spd:3 has shape (3, 3), or rows of 9 values",
-                                            "record 0 (line 1) has 8 values"]),
+                                            "all 2 records have 8 values"]),
+    ("1,0,0,0,1,0,0,0\n", ["wrong shape: a point of spd:3", "record 0 (line 1) has 8 values"]),
+    ("x1,x2,x3\n1,0,0,0,1,0,0,0,1\n", ["wrong shape: a point of spd:3", "the header (line 1) names 3 columns"]),
     ("# c\n1,0,0,0,1,0,0,0,1\n1,0,0,0,NA,0,0,0,1\n", ["covs.csv: record 1 (line 3): field 5 is not a number"]),
-    ("1,0,0,0,1,0,0,0,1,\n", ["record 0 (line 1): field 10 is not a number"]),
+    ("1,0,0,0,1,0,0,0,1,\n", ["record 0 (line 1): field 10 is empty"]),
+    ("NA,NA,NA,NA,NA,NA,NA,NA,NA\n1,0,0,0,1,0,0,0,1\n", ["record 0 (line 1): field 1 is not a number",
+                                                         "1 of the 2 records"]),  # a record, not a header
+    ("1,0,0,0,1,0,0,0,1\n#N/A,0,0,0,1,0,0,0,1\n", ["record 1 (line 2): field 1 is not a number"]),  # not a comment
     ("1,0,0,0,1,0,0,0,1\n1,0,0,0,nan,0,0,0,1\n", ["covs.csv: record 1 (line 2) holds NaN or inf"]),
     ("1,0,0,0,1,0,0,0,1\n1,2,0,2,1,0,0,0,1\n", ["covs.csv: record 1 (line 2) is not positive definite"]),
 ])
@@ -297,6 +304,68 @@ def test_bad_csv_files_are_refused(content, needles, tmp_path, capsys):
     data = tmp_path / "covs.csv"
     data.write_text(content, encoding="utf-8")
     _refused(capsys, tmp_path, _args(tmp_path, data, "spd:3", "identity", 1.5), *needles)
+
+
+# One record of a CSV file replaced by each of these rows (bytes: some are not UTF-8). None keeps it.
+_ONE_BAD_ROW = {
+    "valid": None,
+    "nan": b"nan,0,0,0,1,0,0,0,1",
+    "NA-row": b"NA,NA,NA,NA,NA,NA,NA,NA,NA",  # was taken as a header when first: n changed
+    "repeated-word": b"x,x,x,x,x,x,x,x,x",
+    "all-empty": b",,,,,,,,",
+    "empty-field": b"1,0,0,0,,0,0,0,1",
+    "word": b"1,0,0,0,one,0,0,0,1",
+    "short": b"1,0,0,0,1,0,0,0",
+    "long": b"1,0,0,0,1,0,0,0,1,0",
+    "one-field": b"?",
+    "spreadsheet-error": b"#N/A,0,0,0,1,0,0,0,1",  # was a comment line: n changed
+    "form-feed": b"1,0,0,0,1\x0c2,0,0,0,1",  # was split into two lines
+    "line-separator": "1,0,0,0,1\u20282,0,0,0,1".encode(),
+    "latin-1": b"1,0,0,0,\xe9,0,0,0,1",  # was: the whole file is not UTF-8
+}
+
+
+@pytest.mark.parametrize("where", [0, 13])
+@pytest.mark.parametrize("name", _ONE_BAD_ROW)
+def test_under_center_no_single_csv_record_decides_the_release_or_n(name, where, tmp_path, capsys):
+    """With --on-invalid center a row that cannot be a record is an invalid record, replaced by the
+    centre like any other: the release happens, with the same n, whatever one record holds (the
+    first one too: it is never taken for a header). With raise it is refused, naming it."""
+    space, _, center, radius = SPACES["spd:3"]
+    X = _spd_records()
+    rows = [",".join("%.17g" % v for v in record.ravel()).encode() for record in X]
+    row = _ONE_BAD_ROW[name]
+    expected_X = X.copy()
+    if row is not None:
+        rows[where] = row
+        expected_X[where] = np.nan
+    data = tmp_path / "covs.csv"
+    data.write_bytes(b"\n".join(rows) + b"\n")
+    assert main(_args(tmp_path, data, "spd:3", "identity", radius, "--on-invalid", "center")) == 0, capsys.readouterr()
+    err = capsys.readouterr().err  # at most the curator-only line on the records replaced
+    assert all(line.startswith("geodp: curator-only (do not publish): ") for line in err.splitlines()), err
+    _check_guarantee(tmp_path / "mean.json", spec="spd:3", epsilon=1.0, delta=0.0, n=N, radius=radius,
+                     mechanism="laplace")
+    np.testing.assert_array_equal(np.load(tmp_path / "mean.npy"),
+                                  _expected_release(space, expected_X, center, radius, on_invalid="center"))
+    if row is not None:
+        _refused(capsys, tmp_path, _args(tmp_path, data, "spd:3", "identity", radius, out="raised"),
+                 f"covs.csv: record {where} (line {where + 1})", "1 of the 30 records is not a point of spd:3",
+                 out="raised")
+
+
+def test_a_header_is_never_guessed_from_a_record(tmp_path, capsys):
+    """A first line is a header only if every field is a distinct column name; then it is skipped."""
+    space, _, center, radius = SPACES["euclidean:3"]
+    X = _records(space, center, radius, np.random.default_rng(11))
+    rows = "\n".join(",".join(repr(float(v)) for v in row) for row in X)
+    for first, n in (("x1,x2,x3", N), ("lat, lon, height", N), ("NA,NA,NA", N + 1), ("n/a,null,none", N + 1),
+                     ("x,x,x", N + 1), (",,", N + 1), ("?,?,?", N + 1), ("#N/A,#N/A,#N/A", N + 1)):
+        data = tmp_path / "points.csv"
+        data.write_text(f"{first}\n{rows}\n", encoding="utf-8")
+        assert main(_args(tmp_path, data, "euclidean:3", "origin", radius, "--on-invalid", "center", "--overwrite")) == 0
+        assert json.loads((tmp_path / "mean.json").read_text())["report"]["n_samples"] == n, first
+    capsys.readouterr()
 
 
 def test_unreadable_files_and_wrong_keys_are_refused(tmp_path, capsys):
@@ -313,7 +382,7 @@ def test_unreadable_files_and_wrong_keys_are_refused(tmp_path, capsys):
     np.save(tmp_path / "pickled.npy", np.array([X[0], None], dtype=object), allow_pickle=True)
     _refused(capsys, tmp_path, args(tmp_path / "pickled.npy"), "cannot read it as a .npy file")
     (tmp_path / "latin1.csv").write_bytes("é,1\n".encode("latin-1"))
-    _refused(capsys, tmp_path, args(tmp_path / "latin1.csv"), "it is not UTF-8 text")
+    _refused(capsys, tmp_path, args(tmp_path / "latin1.csv"), "latin1.csv: record 0 (line 1) is not UTF-8 text")
     (tmp_path / "covs.xlsx").write_bytes(b"")
     _refused(capsys, tmp_path, args(tmp_path / "covs.xlsx"), "unsupported format '.xlsx'; use one of .npy, .npz")
 
@@ -331,7 +400,7 @@ def test_unreadable_files_and_wrong_keys_are_refused(tmp_path, capsys):
     _refused(capsys, tmp_path, args(tmp_path / "covs.npy", "--key", "covs"), "--key names an array in a .npz or .mat file")
 
 
-@pytest.mark.parametrize("spec", ["sphere", "spd:3:riemann", "torus:2", "spd:0"])
+@pytest.mark.parametrize("spec", ["sphere", "spd:3:bures", "torus:2", "spd:0"])
 def test_a_wrong_space_spec_is_one_line(spec, tmp_path, capsys):
     np.save(tmp_path / "covs.npy", _spd_records())
     _refused(capsys, tmp_path, _args(tmp_path, tmp_path / "covs.npy", spec, "identity", 1.5),
@@ -501,6 +570,14 @@ def test_the_ledger_charges_delta(tmp_path, capsys):
     ('{"epsilon": 1, "spends": {}}', '"spends" must be a list'),
     ('{"epsilon": 1, "spends": [{"epsilon": 0.5}]}', 'spend 0 must be an object with numbers'),
     ('{"epsilon": 1, "spends": [{"epsilon": -0.5, "delta": 0}]}', 'spend 0 must be an object with numbers'),
+    # integers beyond float's range (math.isfinite raised OverflowError: a traceback)
+    ('{"epsilon": 1' + "0" * 400 + "}", '"epsilon" must be a number > 0, got 10000000000000000000...'),
+    ('{"epsilon": 1, "delta": -1' + "0" * 400 + "}", '"delta" must be a number in [0, 1), got -1000'),
+    ('{"epsilon": 1, "spends": [{"epsilon": 1' + "0" * 400 + ', "delta": 0}]}', "spend 0 must be an object with numbers"),
+    # a key given twice (the last one won: a budget raised, the spends erased)
+    ('{"epsilon": 1.5, "epsilon": 100}', "the key 'epsilon' appears twice in one object"),
+    ('{"epsilon": 1, "spends": [{"epsilon": 1, "delta": 0}], "spends": []}', "the key 'spends' appears twice"),
+    ('{"epsilon": 1, "spends": [{"epsilon": 1, "epsilon": 0, "delta": 0}]}', "the key 'epsilon' appears twice"),
 ])
 def test_a_corrupt_ledger_is_one_line(content, needle, tmp_path, capsys):
     np.save(tmp_path / "covs.npy", _spd_records())
@@ -566,3 +643,136 @@ def test_two_concurrent_releases_cannot_overspend(tmp_path):
     assert [s["output"] for s in spends] == [str(tmp_path / f"{won}.npy")]
     assert (tmp_path / f"{won}.npy").exists() and (tmp_path / f"{won}.json").exists()
     assert not (tmp_path / f"{lost}.npy").exists() and not (tmp_path / f"{lost}.json").exists()
+
+
+def test_a_symlink_to_the_ledger_is_the_same_budget(tmp_path, capsys):
+    """A release through a symbolic link charges the ledger it names (the link stays a link, one
+    lock file): a second release through the real name sees the first one's spend."""
+    np.save(tmp_path / "covs.npy", _spd_records())
+    ledger = tmp_path / "budget.json"
+    ledger.write_text('{"epsilon": 1.5}')
+    alias = tmp_path / "alias.json"
+    alias.symlink_to("budget.json")
+    assert main(_ledger_args(tmp_path, alias, "a")) == 0
+    assert alias.is_symlink() and os.readlink(alias) == "budget.json"
+    assert [s["output"] for s in json.loads(ledger.read_text())["spends"]] == [str(tmp_path / "a.npy")]
+    assert (tmp_path / "budget.json.lock").exists() and not (tmp_path / "alias.json.lock").exists()
+    capsys.readouterr()
+    _refused(capsys, tmp_path, _ledger_args(tmp_path, ledger, "b"), "would exceed the budget", out="b")
+    _refused(capsys, tmp_path, _ledger_args(tmp_path, alias, "c"), "would exceed the budget", out="c")
+    assert len(json.loads(alias.read_text())["spends"]) == 1
+
+
+def test_a_hard_linked_ledger_is_refused(tmp_path, capsys):
+    """Two hard links are two names of one ledger with two lock files, and a rewrite through one
+    name splits them into two budgets: such a ledger is refused before anything is charged."""
+    np.save(tmp_path / "covs.npy", _spd_records())
+    ledger = tmp_path / "budget.json"
+    ledger.write_text('{"epsilon": 1.5}')
+    os.link(ledger, tmp_path / "hard.json")
+    for name, out in (("hard.json", "a"), ("budget.json", "b")):
+        _refused(capsys, tmp_path, _ledger_args(tmp_path, tmp_path / name, out), f"--budget-file '{tmp_path / name}' has 2 "
+                 "names (hard links); a ledger must have one", "remove the other links", out=out)
+    assert ledger.read_text() == '{"epsilon": 1.5}' and (tmp_path / "hard.json").read_text() == '{"epsilon": 1.5}'
+    (tmp_path / "hard.json").unlink()
+    assert main(_ledger_args(tmp_path, ledger, "c")) == 0
+
+
+def test_a_removed_lock_file_cannot_lose_a_spend(tmp_path):
+    """The lock file is removed while command A holds it: command B takes a fresh one and spends.
+    A's spend reads the ledger again, so it sees B's and is refused instead of overwriting it."""
+    pytest.importorskip("fcntl")
+    from geodp.cli.ledger import open_ledger
+    from geodp.errors import BudgetExceededError
+
+    ledger = tmp_path / "budget.json"
+    ledger.write_text('{"epsilon": 1.5}')
+    with open_ledger(ledger, {"output": "a"}) as a:
+        (tmp_path / "budget.json.lock").unlink()
+        with open_ledger(ledger, {"output": "b"}) as b:  # no wait: its lock file is a new one
+            b.spend(1.0)
+        with pytest.raises(BudgetExceededError, match="would exceed the budget"):
+            a.spend(1.0)
+    assert [s["output"] for s in json.loads(ledger.read_text())["spends"]] == ["b"]
+
+
+def _in_thread(target):
+    import threading
+
+    outcome = {}
+
+    def run():
+        try:
+            outcome["result"] = target()
+        except BaseException as err:  # noqa: BLE001 (handed to the test)
+            outcome["error"] = err
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
+
+
+def test_a_lock_on_a_removed_lock_file_is_taken_again(tmp_path, capsys):
+    """A command waits on the lock file; it is removed and another command takes a new one; the
+    old one is let go. The waiter must not go on with a lock on a file that no longer has the
+    name: it waits for the new one."""
+    import threading
+    import time
+
+    fcntl = pytest.importorskip("fcntl")
+    from geodp.cli.ledger import open_ledger
+
+    ledger = tmp_path / "budget.json"
+    ledger.write_text('{"epsilon": 1.5}')
+    lock = tmp_path / "budget.json.lock"
+    old = open(lock, "w")  # noqa: SIM115 (closed below)
+    fcntl.flock(old, fcntl.LOCK_EX)
+    entered = threading.Event()
+
+    def waiter():
+        with open_ledger(ledger, {"output": "w"}) as accountant:
+            entered.set()
+            accountant.spend(1.0)
+
+    thread, outcome = _in_thread(waiter)
+    time.sleep(0.5)  # the waiter has opened the old lock file and waits for it
+    lock.unlink()
+    new = open(lock, "w")  # noqa: SIM115 (closed below)
+    fcntl.flock(new, fcntl.LOCK_EX)
+    old.close()
+    try:
+        assert not entered.wait(1.0), "went on while another command held the ledger's lock"
+    finally:
+        new.close()
+    thread.join(30)
+    assert entered.is_set() and "error" not in outcome, outcome
+    assert [s["output"] for s in json.loads(ledger.read_text())["spends"]] == ["w"]
+    assert "waiting for another command" in capsys.readouterr().err
+
+
+def test_a_spend_waits_for_the_ledger_file_and_reads_it_again(tmp_path):
+    """A spend locks the ledger file itself while it reads, checks and rewrites it: a command that
+    got past a removed lock file and is rewriting the ledger is waited for, and its spend counted."""
+    import time
+
+    fcntl = pytest.importorskip("fcntl")
+    from geodp.cli.ledger import open_ledger
+    from geodp.errors import BudgetExceededError
+
+    ledger = tmp_path / "budget.json"
+    ledger.write_text('{"epsilon": 1.5}')
+    with open_ledger(ledger, {"output": "a"}) as accountant:
+        other = open(ledger, "rb")  # noqa: SIM115 (closed below): another command, mid-spend
+        fcntl.flock(other, fcntl.LOCK_EX)
+        thread, outcome = _in_thread(lambda: accountant.spend(1.0))
+        time.sleep(0.5)
+        try:
+            assert thread.is_alive(), f"did not wait for the ledger's lock: {outcome}"
+            new = tmp_path / "new.json"
+            new.write_text('{"epsilon": 1.5, "spends": [{"epsilon": 1.0, "delta": 0.0, "output": "other"}]}')
+            os.replace(new, ledger)  # the other command's spend
+        finally:
+            other.close()
+        thread.join(30)
+    assert isinstance(outcome.get("error"), BudgetExceededError), outcome
+    assert [s["output"] for s in json.loads(ledger.read_text())["spends"]] == ["other"]

@@ -6,9 +6,14 @@ overspend is refused before anything is released. Basic sequential composition: 
 δ's add (:class:`geodp.accountant.BudgetAccountant`).
 
 Concurrent commands cannot overspend: a command holds an exclusive lock (``fcntl.flock`` on the
-sidecar file ``LEDGER.lock``, e.g. ``budget.json.lock``) from before it reads the ledger until its
-release is written, and the ledger is rewritten atomically (a temporary file, then
-``os.replace``). Platforms without ``fcntl`` (Windows) are refused.
+sidecar file ``LEDGER.lock``, e.g. ``budget.json.lock``, next to the file the ledger's name
+resolves to) from before it reads the ledger until its release is written; a lock file removed
+meanwhile is noticed (the lock is taken again on the file that has the name). Each spend reads the
+ledger again and checks it, holding a lock on the ledger file itself, and rewrites it atomically (a
+temporary file, then ``os.replace``), so no spend is ever lost even if the sidecar was removed. A
+symbolic link to a ledger is followed (the ledger is the file it names, and the link stays); a
+ledger with several names (hard links) is refused, since a rewrite through one name would split it
+into two budgets. Platforms without ``fcntl`` (Windows) are refused.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ except ImportError:  # Windows
 __all__ = ["LedgerAccountant", "open_ledger"]
 
 _FORM = '{"epsilon": E, "delta": D, "spends": [...]}'
+_NO_FCNTL = ("--budget-file needs file locking (fcntl), which this platform lacks: run releases against a ledger "
+             "on Linux or macOS, or without --budget-file")
 
 
 def _refuse(path: Path, problem: str) -> CommandError:
@@ -40,33 +47,47 @@ def _refuse(path: Path, problem: str) -> CommandError:
 
 
 def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond float's range
+        return False
 
 
 def _no_constant(name: str):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def _read(path: Path) -> dict:
-    """The ledger's content, checked."""
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list) -> dict:
+    data = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKey(key)
+        data[key] = value
+    return data
+
+
+def _parse(text: str, path: Path) -> dict:
+    """The ledger's content, checked (``path``, as the user gave it, names it in messages)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CommandError(f"--budget-file {str(path)!r} does not exist; start a budget by writing "
-                           '{"epsilon": E, "delta": D} to it') from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise CommandError(f"--budget-file {str(path)!r} cannot be read ({getattr(err, 'strerror', None) or err})") from None
-    try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as err:
+        raise _refuse(path, f"the key {_show(err.args[0])} appears twice in one object, so which one counts is "
+                            "ambiguous") from None
     except ValueError as err:
         raise _refuse(path, f"not JSON: {err}") from None
     if not isinstance(data, dict):
         raise _refuse(path, f"a JSON {type(data).__name__}, not an object")
     epsilon, delta = data.get("epsilon"), data.get("delta", 0.0)
     if not (_number(epsilon) and epsilon > 0):
-        raise _refuse(path, f'"epsilon" must be a number > 0, got {epsilon!r}')
+        raise _refuse(path, f'"epsilon" must be a number > 0, got {_show(epsilon)}')
     if not (_number(delta) and 0 <= delta < 1):
-        raise _refuse(path, f'"delta" must be a number in [0, 1), got {delta!r}')
+        raise _refuse(path, f'"delta" must be a number in [0, 1), got {_show(delta)}')
     spends = data.get("spends", [])
     if not isinstance(spends, list):
         raise _refuse(path, '"spends" must be a list')
@@ -76,18 +97,96 @@ def _read(path: Path) -> dict:
     return data | {"epsilon": float(epsilon), "delta": float(delta), "spends": spends}
 
 
+def _show(value) -> str:
+    """``repr`` of a ledger value for a message, short."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-10:]} ({len(text)} characters)"
+
+
+def _resolve(path: Path) -> Path:
+    """The file a ledger name stands for: symbolic links followed, so that every name of a ledger
+    locks and rewrites the same file (and a link is never replaced by a copy)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as err:  # a loop of links
+        raise CommandError(f"--budget-file {str(path)!r} cannot be resolved ({getattr(err, 'strerror', None) or err})") from None
+
+
+def _lock(path: Path, flags: int, waiting: str = "") -> int:
+    """Open ``path`` with ``flags``, lock it exclusively (``flock``) and return the descriptor, once
+    the lock is held on the file ``path`` names *now*: a file removed or replaced while this
+    waited (its lock is worth nothing) is let go and the one that has the name is locked instead.
+    ``waiting`` is said on stderr (once) if the lock is taken. OSError if ``path`` cannot be opened."""
+    if fcntl is None:
+        raise CommandError(_NO_FCNTL)
+    said = False
+    while True:
+        fd = os.open(path, flags, 0o666)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if waiting and not said:
+                    print(waiting, file=sys.stderr)
+                    said = True
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            try:
+                named = os.stat(path)
+            except FileNotFoundError:
+                named = None
+            if named is not None and (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino):
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+@contextmanager
+def _locked_content(real: Path, path: Path):
+    """Lock the ledger file ``real`` itself and yield its checked content; the lock is held until
+    the ``with`` block ends (a rewrite inside it replaces the file, and a command waiting for the
+    old one then reads the new one)."""
+    try:
+        fd = _lock(real, os.O_RDONLY)
+    except FileNotFoundError:
+        raise CommandError(f"--budget-file {str(path)!r} does not exist; start a budget by writing "
+                           '{"epsilon": E, "delta": D} to it') from None
+    except OSError as err:
+        raise CommandError(f"--budget-file {str(path)!r} cannot be read ({err.strerror or err})") from None
+    try:
+        links = os.fstat(fd).st_nlink
+        if links > 1:
+            raise CommandError(f"--budget-file {str(path)!r} has {links} names (hard links); a ledger must have one, "
+                               "or a release through one name would split it into two budgets: remove the other links")
+        try:
+            with open(fd, "rb", closefd=False) as f:
+                text = f.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise CommandError(f"--budget-file {str(path)!r} cannot be read ({getattr(err, 'strerror', None) or err})") from None
+        yield _parse(text, path)
+    finally:
+        os.close(fd)
+
+
 class LedgerAccountant(BudgetAccountant):
     """A :class:`~geodp.accountant.BudgetAccountant` over a ledger file: each spend is written to
     the file (atomically) before it counts, with the facts in ``entry`` and the UTC time.
 
-    Use it through :func:`open_ledger`, which holds the ledger's lock.
+    Each spend reads the ledger again, under a lock on the ledger file, checks it and the spend
+    against it, and rewrites it before the lock is let go: a spend written meanwhile by another
+    command is counted, never overwritten. A symbolic link is followed (the file it names is
+    rewritten, the link stays); a ledger with several hard links is refused.
+
+    Use it through :func:`open_ledger`, which holds the ledger's lock for the whole release.
 
     Parameters
     ----------
     path : Path
         The ledger file.
     data : dict
-        Its checked content.
+        Its checked content when the release began (the spends so far, for :meth:`check`).
     entry : dict
         What each spend records besides ε, δ and the time (e.g. the output file).
 
@@ -96,6 +195,7 @@ class LedgerAccountant(BudgetAccountant):
     >>> import json, pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = pathlib.Path(tmp) / "budget.json"
+    ...     _ = path.write_text('{"epsilon": 1.0}')
     ...     acc = LedgerAccountant(path, {"epsilon": 1.0, "delta": 0.0, "spends": []}, {"output": "a.npy"})
     ...     acc.spend(0.4)
     ...     [(s["epsilon"], s["output"]) for s in json.loads(path.read_text())["spends"]]
@@ -105,9 +205,14 @@ class LedgerAccountant(BudgetAccountant):
     def __init__(self, path, data: dict, entry: dict):
         super().__init__(epsilon=data["epsilon"], delta=data["delta"])
         self.path = Path(path)
+        self._real = _resolve(self.path)
+        self._load(data)
+        self._entry = dict(entry)
+
+    def _load(self, data: dict) -> None:
+        self.epsilon, self.delta = data["epsilon"], data["delta"]
         self.spent = [(float(s["epsilon"]), float(s["delta"])) for s in data["spends"]]
         self._data = data
-        self._entry = dict(entry)
 
     def check(self, epsilon: float, delta: float = 0.0) -> None:
         """Like :meth:`BudgetAccountant.check`, the message naming the ledger."""
@@ -117,34 +222,38 @@ class LedgerAccountant(BudgetAccountant):
             raise BudgetExceededError(f"--budget-file {str(self.path)!r}: {err} Nothing was released.") from None
 
     def spend(self, epsilon: float, delta: float = 0.0) -> None:
-        """Check the spend, write it to the ledger, then count it."""
-        self.check(epsilon, delta)
-        time = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-        spend = {"epsilon": float(epsilon), "delta": float(delta), "time": time, **self._entry}
-        data = self._data | {"spends": [*self._data["spends"], spend]}
-        text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-        try:
-            atomic_write(self.path, lambda f: f.write(text.encode("utf-8")))
-        except OSError as err:
-            raise CommandError(f"--budget-file {str(self.path)!r} cannot be written ({err.strerror or err}); "
-                               "nothing was charged or released") from None
-        self._data = data
-        super().spend(epsilon, delta)
+        """Read the ledger again, check the spend against it, write it to the ledger, then count it."""
+        with _locked_content(self._real, self.path) as data:
+            self._load(data)
+            self.check(epsilon, delta)
+            time = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+            spend = {"epsilon": float(epsilon), "delta": float(delta), "time": time, **self._entry}
+            data = data | {"spends": [*data["spends"], spend]}
+            text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+            try:
+                atomic_write(self._real, lambda f: f.write(text.encode("utf-8")))
+            except OSError as err:
+                raise CommandError(f"--budget-file {str(self.path)!r} cannot be written ({err.strerror or err}); "
+                                   "nothing was charged or released") from None
+            self._data = data
+            super().spend(epsilon, delta)
 
 
 @contextmanager
 def open_ledger(path, entry: dict):
     """Lock the ledger at ``path`` and yield a :class:`LedgerAccountant` over it.
 
-    The exclusive lock (on the sidecar ``path + ".lock"``) is held until the ``with`` block ends:
-    put the whole release inside it, so that no other command reads the ledger between this
-    one's check and its release. A command that finds the lock taken says so on stderr and waits.
+    The exclusive lock (on the sidecar ``LEDGER.lock`` next to the file ``path`` resolves to) is
+    held until the ``with`` block ends: put the whole release inside it, so that no other command
+    reads the ledger between this one's check and its release. A command that finds the lock taken
+    says so on stderr and waits.
 
     Raises
     ------
     CommandError
         The platform has no ``fcntl`` (Windows); the ledger or its lock cannot be read or
-        created; the ledger is not valid JSON of the form ``{"epsilon": E, "delta": D, "spends": [...]}``.
+        created; the ledger has several names (hard links); it is not valid JSON of the form
+        ``{"epsilon": E, "delta": D, "spends": [...]}`` (with each key once).
 
     Examples
     --------
@@ -159,20 +268,18 @@ def open_ledger(path, entry: dict):
     """
     path = Path(path)
     if fcntl is None:
-        raise CommandError("--budget-file needs file locking (fcntl), which this platform lacks: run releases "
-                           "against a ledger on Linux or macOS, or without --budget-file")
-    lock = path.with_name(path.name + ".lock")
+        raise CommandError(_NO_FCNTL)
+    real = _resolve(path)
+    lock = real.with_name(real.name + ".lock")
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        fd = _lock(lock, os.O_RDWR | os.O_CREAT,
+                   f"geodp: waiting for another command that holds the lock on {str(path)!r}")
     except OSError as err:
         raise CommandError(f"--budget-file {str(path)!r}: its lock file {str(lock)!r} cannot be opened "
                            f"({err.strerror or err})") from None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"geodp: waiting for another command that holds the lock on {str(path)!r}", file=sys.stderr)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield LedgerAccountant(path, _read(path), entry)
+        with _locked_content(real, path) as data:
+            pass
+        yield LedgerAccountant(path, data, entry)
     finally:
         os.close(fd)  # releases the lock

@@ -5,9 +5,15 @@ Formats, told apart by the file name's ending (any case):
 - ``.npy``: one array.
 - ``.npz``: one array, or the one named by ``key``.
 - ``.csv``, ``.txt``: one record per line, its values flattened row by row (C order), separated
-  by commas (or, on a line without a comma, by spaces or tabs). Blank lines and lines starting with ``#`` are skipped; a first line none of whose
-  fields is a number (``x1,x2,x3``) is a header and is skipped too. ``nan`` and ``inf`` are read
-  as numbers (and then refused as records).
+  by commas (or, on a line without a comma, by spaces or tabs). Blank lines and lines starting
+  with ``#`` are skipped (but not one starting with a spreadsheet's error value such as ``#N/A``:
+  that is a record). The first remaining line is a header, and skipped, only if every field
+  of it is a column name: not a number, not a missing-value marker (``NA``, ``n/a``, ``null``,
+  ``none``, ``missing``, an empty field, ...), holding a letter, and all of them distinct
+  (``x1,x2,x3``); any other line is a record, so a record never passes for a header. ``nan``
+  and ``inf`` are read as numbers. In :func:`read_records`, a row with a field that is not a
+  number (or is empty) or with the wrong number of values becomes a record of NaN, so that it
+  makes only its own record invalid (:func:`check_records` names it and says why).
 - ``.mat``: a MATLAB file (``scipy.io.loadmat``, MATLAB formats up to v7; v7.3 is HDF5 and is not
   read): its one variable, or the one named by ``key``.
 
@@ -22,6 +28,7 @@ released: they are about the private data, so never publish them.
 from __future__ import annotations
 
 import math
+import re
 import zipfile
 from pathlib import Path
 
@@ -44,31 +51,88 @@ def _number(field: str) -> float | None:
         return None
 
 
-def _read_text(path: Path, label: str):
-    """A text table as ``(array of shape (n, m), line number of each row)``; ragged rows are refused."""
+# Spreadsheets' error values: a line starting with one is a record, not a "#" comment.
+_SPREADSHEET_ERRORS = frozenset({"#n/a", "#na", "#value!", "#div/0!", "#ref!", "#name?", "#num!", "#null!", "#spill!",
+                                 "#calc!", "#field!", "#getting_data", "#blocked!", "#connect!", "#busy!", "#unknown!"})
+# Fields that stand for a missing value, never for a column name (compared in lower case).
+_MISSING = frozenset({"na", "n/a", "n.a.", "<na>", "nan", "null", "none", "nil", "missing", "nat"}) | _SPREADSHEET_ERRORS
+
+
+def _is_header(fields: list[str]) -> bool:
+    """Whether a first line is a header: every field a distinct column name (not a number, not a
+    missing-value marker, holding a letter). A record, however broken, is never taken for one
+    unless it looks like this, e.g. ``x1,x2,x3``.
+
+    >>> _is_header(["x1", "x2", "x3"]), _is_header(["NA", "NA", "NA"]), _is_header(["a", "", "c"])
+    (True, False, False)
+    >>> _is_header(["x", "x"]), _is_header(["x1", "2", "x3"]), _is_header(["?", "-", "."])
+    (False, False, False)
+    """
+    names = [f for f in fields if _number(f) is None and f.lower() not in _MISSING and any(c.isalpha() for c in f)]
+    return len(names) == len(fields) and len(set(names)) == len(names)
+
+
+class _TextLines(list):
+    """The line of each record read from a text table (a list of int), with the rows that could
+    not be read as records: ``problems`` maps a record's index to what is wrong with its row (it
+    was read as NaN), ``widths`` the index of a row of the wrong length to its number of values."""
+
+    def __init__(self, lines, problems, widths):
+        super().__init__(lines)
+        self.problems = problems
+        self.widths = widths
+
+
+def _read_text(path: Path, label: str, width: int | None = None, space_text: str = ""):
+    """A text table as ``(array of shape (n, m), line number of each row)``.
+
+    Without ``width`` (a public point's file), a file that is not UTF-8, or a row with a field
+    that is not a number or with another length than the first, is refused. With ``width``
+    (records), such a row becomes a row of NaN (an invalid record; the reasons are kept in the
+    returned lines, a :class:`_TextLines`), so that no single record decides whether the file is
+    read or how many records it holds. Lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only (a
+    form feed or a Unicode line separator inside a record does not split it), and a line starting
+    with a spreadsheet's error value (``#N/A``, ``#VALUE!``, ...) is a record, not a comment.
+    """
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = path.read_bytes().decode("utf-8-sig", errors="strict" if width is None else "surrogateescape")
     except UnicodeDecodeError:
         raise CommandError(f"{label}: cannot read it as a text table (it is not UTF-8 text)") from None
-    rows, lines, first = [], [], True
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    rows, lines, problems, widths, first = [], [], {}, {}, True
+    for lineno, line in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
         line = line.strip()
-        if not line or line.startswith("#"):
-            continue
         fields = [f.strip() for f in line.split(",")] if "," in line else line.split()
-        values = [_number(f) for f in fields]
-        header, first = first and all(v is None for v in values), False
-        if header:
+        if not line or (line.startswith("#") and fields[0].lower() not in _SPREADSHEET_ERRORS):
             continue
+        if first:
+            first = False
+            if _is_header(fields):
+                if width is not None and len(fields) != width:
+                    raise InvalidDataError(f"{label}: wrong shape: {space_text}, but the header (line {lineno}) "
+                                           f"names {len(fields)} columns")
+                continue
         record = f"record {len(rows)} (line {lineno})"
-        bad = [j for j, v in enumerate(values) if v is None]
-        if bad:
-            raise InvalidDataError(f"{label}: {record}: field {bad[0] + 1} is not a number")
-        if rows and len(values) != len(rows[0]):
-            raise InvalidDataError(f"{label}: {record} has {len(values)} values, but record 0 has {len(rows[0])}")
+        values = [_number(f) for f in fields]
+        bad = next((j for j, v in enumerate(values) if v is None), None)
+        expected = width if width is not None else len(rows[0]) if rows else len(values)
+        if any("\udc80" <= c <= "\udcff" for c in line):  # bytes that are not UTF-8 (surrogateescape)
+            problem = " is not UTF-8 text"
+        elif bad is not None:
+            problem = f": field {bad + 1} is {'empty' if fields[bad] == '' else 'not a number'}"
+        elif len(values) != expected:
+            problem = f" has {len(values)} values, but " + (space_text if width is not None else f"record 0 has {expected}")
+            widths[len(rows)] = len(values)
+        else:
+            problem = None
+        if problem is not None:
+            if width is None:
+                raise InvalidDataError(f"{label}: {record}{problem}")
+            problems[len(rows)] = problem
+            values = [math.nan] * width
         rows.append(values)
         lines.append(lineno)
-    return (np.array(rows, dtype=np.float64) if rows else np.empty((0, 0))), lines
+    arr = np.array(rows, dtype=np.float64) if rows else np.empty((0, 0))
+    return arr, (_TextLines(lines, problems, widths) if width is not None else lines)
 
 
 def _one_array(arrays: dict, key, label: str, what: str) -> np.ndarray:
@@ -84,8 +148,9 @@ def _one_array(arrays: dict, key, label: str, what: str) -> np.ndarray:
     return next(iter(arrays.values()))
 
 
-def _read_array(path, key=None):
-    """The array in a file, and the line number of each row for text files (else None)."""
+def _read_array(path, key=None, width=None, space_text=""):
+    """The array in a file, and the line number of each row for text files (else None); ``width``
+    and ``space_text``: see :func:`_read_text`."""
     path = Path(path)
     label = str(path)
     suffix = path.suffix.lower()
@@ -99,7 +164,7 @@ def _read_array(path, key=None):
         raise CommandError(f"{label}: no such file")
     try:
         if suffix in (".csv", ".txt"):
-            return _read_text(path, label)
+            return _read_text(path, label, width, space_text)
         if suffix == ".npy":
             return np.load(path, allow_pickle=False), None
         if suffix == ".npz":
@@ -118,6 +183,8 @@ def _read_array(path, key=None):
             raise CommandError(f"{label}: cannot read it as a .mat file ({err})") from None
         arrays = {name: value for name, value in variables.items() if not name.startswith("__")}
         return _one_array(arrays, key, label, "variable"), None
+    except InvalidDataError:  # a text table's own message (a ValueError)
+        raise
     except OSError as err:
         raise CommandError(f"{label}: cannot read it ({err.strerror or err})") from None
     except (ValueError, EOFError, zipfile.BadZipFile) as err:
@@ -172,7 +239,8 @@ def check_records(X, space: Manifold, label: str, lines=None, hint: str = "") ->
     label : str
         The file the records come from (for the message).
     lines : list of int, optional
-        The line of each record in a text file.
+        The line of each record in a text file, as :func:`read_records` returns it (with the rows
+        it could not read as records: their message says why, e.g. a field that is not a number).
     hint : str
         Appended to the message (what the user can do about it).
 
@@ -194,13 +262,18 @@ def check_records(X, space: Manifold, label: str, lines=None, hint: str = "") ->
     invalid = space.invalid_records(X)
     if not np.any(invalid):
         return
+    problems, widths = getattr(lines, "problems", {}), getattr(lines, "widths", {})
+    if len(widths) == len(X) and len(set(widths.values())) == 1:  # every row: a table for another space
+        got = (f"record 0 (line {lines[0]}) has {widths[0]} values" if len(X) == 1
+               else f"all {len(X)} records have {widths[0]} values")
+        raise InvalidDataError(f"{label}: wrong shape: {_shape_text(space)}, but {got}")
     first = int(np.flatnonzero(invalid)[0])
     where = f"record {first}" + (f" (line {lines[first]})" if lines else "")
+    why = problems.get(first) or f" {_why_invalid(space, X[first])}"
     count = int(np.count_nonzero(invalid))
     are = "is not a point" if count == 1 else "are not points"
     raise InvalidDataError(
-        f"{label}: {where} {_why_invalid(space, X[first])} ({count} of the {len(X)} records {are} of "
-        f"{space_spec(space)}){hint}")
+        f"{label}: {where}{why} ({count} of the {len(X)} records {are} of {space_spec(space)}){hint}")
 
 
 def read_records(path, space: Manifold, *, key=None):
@@ -217,18 +290,25 @@ def read_records(path, space: Manifold, *, key=None):
         The array of a ``.npz`` file or the variable of a ``.mat`` file that holds the records;
         needed when the file holds several.
 
+    A row of a text table that cannot be a record (a field that is not a number or is empty, too
+    few or too many values) is read as a record of NaN, an invalid record like any other: it
+    makes only its own record invalid, never the whole file, so that with ``--on-invalid center``
+    no single record decides whether a release happens (or its n). :func:`check_records` names it.
+
     Returns
     -------
     X : numpy.ndarray of float64, shape (n, *space.point_shape)
     lines : list of int or None
-        The line of each record in a text file; None for other formats.
+        The line of each record in a text file (with the rows read as NaN and why, for
+        :func:`check_records`); None for other formats.
 
     Raises
     ------
     CommandError
         The file cannot be read (missing, unsupported format, corrupt, no such ``key``).
     InvalidDataError
-        It holds no records, non-numbers, or records of the wrong shape.
+        It holds no records, an array of non-numbers or of the wrong shape, or a text header of
+        the wrong length.
 
     Examples
     --------
@@ -242,7 +322,7 @@ def read_records(path, space: Manifold, *, key=None):
     ((2, 2, 2), [2, 4])
     """
     label = str(path)
-    arr, lines = _read_array(path, key)
+    arr, lines = _read_array(path, key, width=_point_size(space), space_text=_shape_text(space))
     arr = _numeric(arr, label)
     if arr.ndim == 0:
         raise InvalidDataError(f"{label}: holds a single number, not records; {_shape_text(space)}")

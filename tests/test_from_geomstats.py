@@ -15,9 +15,12 @@ import pytest
 
 pytest.importorskip("geomstats")
 
+from geomstats.geometry.euclidean import Euclidean  # noqa: E402
 from geomstats.geometry.hypersphere import Hypersphere  # noqa: E402
 from geomstats.geometry.poincare_ball import PoincareBall  # noqa: E402
+from geomstats.geometry.product_manifold import ProductManifold  # noqa: E402
 from geomstats.geometry.special_orthogonal import SpecialOrthogonal  # noqa: E402
+from geomstats.geometry.spd_matrices import SPDBuresWassersteinMetric, SPDMatrices  # noqa: E402
 from manifold_contract import ManifoldContract  # noqa: E402
 
 from geodp import frechet_mean  # noqa: E402
@@ -29,6 +32,7 @@ from geodp.errors import (  # noqa: E402
     NotOnManifoldError,
 )
 from geodp.manifolds import GeomstatsSpace, Sphere, from_geomstats  # noqa: E402
+from geodp.manifolds import geomstats_adapter  # noqa: E402
 from geodp.models import PrivateFrechetMean  # noqa: E402
 from geodp.sensitivity import frechet_mean_sensitivity, max_radius  # noqa: E402
 
@@ -126,6 +130,97 @@ def test_wrong_curvature_bounds_are_caught(geomstats_space, bounds):
         from_geomstats(geomstats_space, curvature_bounds=bounds, injectivity_radius=1.0, n_checks=8)
 
 
+# S²×S² has κ_max = 1 on the planes inside one factor only; random planes there gave estimates
+# in [0.018, 0.757] only, so κ_max = 0.8 was accepted (r* 0.878 instead of π/4, Δ about halved).
+S2xS2 = ProductManifold([Hypersphere(2), Hypersphere(2)])
+
+
+@pytest.mark.parametrize("kappa_max", [0.8, 0.9])
+def test_product_of_spheres_with_understated_kappa_max_is_refused(kappa_max):
+    with pytest.raises(AssumptionError, match=r"is 1 on the planes inside its factor Hypersphere\(dim=2\)"):
+        from_geomstats(S2xS2, curvature_bounds=(0.0, kappa_max), injectivity_radius=np.pi)
+
+
+@pytest.mark.parametrize(
+    "factors, kappa_max",
+    [([Hypersphere(2), Hypersphere(2)], 0.8), ([Hypersphere(2), Hypersphere(2)], 0.9),
+     ([Hypersphere(2), Euclidean(11)], 0.9)],  # dim 13: 66 of the 78 coordinate planes per point
+    ids=["S2xS2-0.8", "S2xS2-0.9", "S2xR11-0.9"],
+)
+def test_coordinate_planes_catch_an_understated_kappa_max_without_the_product_rule(monkeypatch, factors, kappa_max):
+    # the sampled probes alone, as on a product whose factors are not recognised
+    monkeypatch.setattr(geomstats_adapter, "_product_curvatures", lambda metric: None)
+    with pytest.raises(AssumptionError, match=r"outside the declared curvature_bounds .* first on a coordinate plane"):
+        from_geomstats(ProductManifold(factors), curvature_bounds=(0.0, kappa_max), injectivity_radius=np.pi)
+
+
+def test_product_of_spheres_with_its_true_bounds_is_accepted_and_the_probes_see_them():
+    space = from_geomstats(S2xS2, curvature_bounds=(0.0, 1.0), injectivity_radius=np.pi)
+    low, high = space.checks["curvature_estimates"]
+    assert low == pytest.approx(0.0, abs=1e-6) and high == pytest.approx(1.0, rel=1e-6)
+    assert max_radius(space) == pytest.approx(math.pi / 4)
+    assert "6 coordinate planes" in space.checks["curvature_planes"]
+
+
+def test_the_coordinate_basis_is_orthonormal_with_each_vector_inside_one_factor():
+    space = from_geomstats(ProductManifold([Hypersphere(2), Euclidean(3)]), curvature_bounds=(0.0, 1.0),
+                           injectivity_radius=np.pi, n_checks=4)
+    x = space._check_points(6, np.random.default_rng(1))
+    frame = space._coordinate_frame(x)  # (6, 5, 6): S² coordinates first, then R³
+    gram = space.inner(x[:, None, None], frame[:, :, None], frame[:, None, :])
+    np.testing.assert_allclose(gram, np.broadcast_to(np.eye(5), gram.shape), atol=1e-12)
+    inside = np.minimum(np.linalg.norm(frame[..., :3], axis=-1), np.linalg.norm(frame[..., 3:], axis=-1))
+    assert np.max(inside) < 1e-12
+
+
+def test_product_rule_refuses_a_kappa_min_above_the_mixed_planes():
+    # planes across the two factors have curvature 0
+    with pytest.raises(AssumptionError, match="is 0 on the planes spanned by vectors of two different factors"):
+        from_geomstats(S2xS2, curvature_bounds=(0.5, 1.0), injectivity_radius=np.pi)
+
+
+def _bures_wasserstein_spd2():
+    space = SPDMatrices(2, equip=False)
+    space.equip_with_metric(SPDBuresWassersteinMetric)
+    return space
+
+
+def test_bounds_right_only_near_the_base_point_are_refused_over_the_checked_region():
+    # Bures–Wasserstein curvature grows as eigenvalues shrink: 1.5 at the identity, about 1.8 at
+    # distance 0.25. κ_max = 1.6 holds within 0.05 of I; the default region (inj/2 = 0.25) sees
+    # where it fails. (Before, the checks sampled near I only and accepted it.)
+    spd2, identity = _bures_wasserstein_spd2(), np.eye(2)
+    with pytest.raises(AssumptionError, match=r"within geodesic distance 0\.25 of base_point.*outside the declared"):
+        from_geomstats(spd2, curvature_bounds=(0.0, 1.6), injectivity_radius=0.5, base_point=identity)
+    near = from_geomstats(spd2, curvature_bounds=(0.0, 1.6), injectivity_radius=0.5, base_point=identity,
+                          check_radius=0.05)
+    assert near.check_radius == 0.05 and "within geodesic distance 0.05 of its base_point" in repr(near)
+    # Takatsu: K <= 3/tr(Σ) on 2x2 (1.5 at I); tr(Σ) >= 2(1 - 0.25/√2)² over B(I, 0.25): K <= 2.22
+    wide = from_geomstats(spd2, curvature_bounds=(0.0, 2.5), injectivity_radius=0.5, base_point=identity)
+    assert wide.check_radius == 0.25 and 1.7 < wide.checks["curvature_estimates"][1] < 2.5
+
+
+def test_the_checked_region_is_recorded_and_spread_to_its_edge():
+    assert S2.check_radius == pytest.approx(np.pi / 2)  # inj/2: covers every admissible ball at the base point
+    assert BALL.check_radius == pytest.approx(3.0)  # 3ℓ where inj = ∞
+    assert S2.checks["check_radius"] == S2.check_radius and "geodesic ball of radius 1.5708" in S2.checks["checked_region"]
+    assert "checked by sampling only within geodesic distance 1.5708 of its base_point" in repr(S2)
+    points = S2._check_points(8, np.random.default_rng(0))
+    np.testing.assert_allclose(S2.dist(S2.base_point, points), np.linspace(0.0, np.pi / 2, 8), atol=1e-12)
+    assert S2.checks_cover(S2.base_point, 1.5) and not S2.checks_cover(S2.base_point, 1.6)
+    assert not S2.checks_cover(points[-1], 0.1)
+
+
+@pytest.mark.parametrize(
+    "check_radius, error, match",
+    [(-1.0, InvalidParameterError, "finite and > 0"), (math.inf, InvalidParameterError, "finite and > 0"),
+     (3.14, InvalidParameterError, "at most"), ("1", InvalidTypeError, "real number")],
+)
+def test_bad_check_radius_is_refused(check_radius, error, match):
+    with pytest.raises(error, match=match):
+        from_geomstats(Hypersphere(2), curvature_bounds=(1.0, 1.0), injectivity_radius=np.pi, check_radius=check_radius)
+
+
 def test_too_large_injectivity_radius_is_caught():
     # κ ∈ [0.5, 1] allows inj up to π/√0.5 = 4.44 (Bonnet–Myers); the unit sphere's is π.
     with pytest.raises(AssumptionError, match="injectivity_radius=3.3 is too large"):
@@ -205,6 +300,7 @@ def test_private_frechet_mean_on_the_poincare_ball():
     report = model.privacy_report_.to_dict()
     assert report["exact"] is False
     assert "user-declared" in report["space"] and "checked by sampling" in str(model.privacy_report_)
+    assert "only within geodesic distance 3 of its base_point" in report["space"]  # the ball: radius 1.5
     assert model.sensitivity_ == pytest.approx(2 * 1.5 / 40, rel=1e-6)  # 2r/n for κ_max ≤ 0
     assert float(BALL.dist(model.mean_, m)) < 0.02  # σ = 2Δ/ε = 7.5e-4
     assert elapsed < 60

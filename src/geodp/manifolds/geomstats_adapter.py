@@ -27,8 +27,9 @@ _CURVATURE_RTOL = 1e-3
 _INJECTIVITY_MARGIN = 1e-3
 # ...where log(exp(p, v)) must give back v to this relative accuracy.
 _ROUND_TRIP_RTOL = 1e-6
-# Lengths (in units of ℓ) at which log∘exp is checked when the declared radius is infinite.
-_INFINITE_RADIUS_PROBES = (1.0, 3.0, 10.0)
+# Lengths (in units of ℓ) at which log∘exp is checked when the declared radius is infinite,
+# besides twice the radius of the checked region (its diameter).
+_INFINITE_RADIUS_PROBES = (1.0, 3.0)
 # Short steps: log(exp(p, v)) must return v to 1e-6·|v| + 1e-12·ℓ (rounding of the point's
 # coordinates) at these lengths (units of ℓ). geomstats' PoincareBall.exp fails below 1e-8: it
 # replaces the norm of shorter vectors by 1e-6. Where exp fails, vectors shorter than
@@ -38,6 +39,12 @@ _SHORT_STEP = 1e-3
 _LONG_STEP = 0.1
 # Gram eigenvalues below this share of the largest are a null direction of the tangent frame.
 _RANK_RTOL = 1e-8
+# Every coordinate plane is probed up to this dimension (66 planes at dim 12); above it, this
+# many seeded coordinate planes plus up to half as many planes of a second, random basis.
+_ALL_PLANES_MAX_DIM = 12
+_MAX_COORDINATE_PLANES = 66
+# Default radius of the checked region, in units of ℓ, when half the injectivity radius is larger.
+_CHECK_RADIUS_LENGTHS = 3.0
 
 
 def _real(value, name: str) -> float:
@@ -85,6 +92,62 @@ def _injectivity_radius(value, kappa_min: float) -> float:
     return radius
 
 
+def _check_radius(value, injectivity_radius: float, length: float) -> float:
+    """The radius of the checked region: ``min(inj/2, 4ℓ)`` by default; a declared one must be
+    finite, > 0 and below the injectivity radius (the check points are ``exp`` of vectors of at
+    most that length, which must be minimising)."""
+    if value is None:
+        return min(0.5 * injectivity_radius, _CHECK_RADIUS_LENGTHS * length)
+    radius = _real(value, "check_radius")
+    if not (math.isfinite(radius) and radius > 0):
+        raise InvalidParameterError(f"check_radius must be finite and > 0, got {value!r}.")
+    limit = (1.0 - _INJECTIVITY_MARGIN) * injectivity_radius
+    if radius > limit:
+        raise InvalidParameterError(
+            f"check_radius={value!r} must be at most (1 - {_INJECTIVITY_MARGIN:g})·injectivity_radius "
+            f"= {limit!r}: beyond it, exp of the base point no longer reaches points at that distance."
+        )
+    return radius
+
+
+# Sectional curvature of the metrics of geomstats' constant-curvature spaces (exact classes only:
+# a subclass or a rescaled metric is not recognised).
+_CONSTANT_CURVATURE_METRICS = {
+    ("geomstats.geometry.hypersphere", "HypersphereMetric"): 1.0,
+    ("geomstats.geometry.poincare_ball", "PoincareBallMetric"): -1.0,
+    ("geomstats.geometry.hyperboloid", "HyperboloidMetric"): -1.0,
+    ("geomstats.geometry.poincare_half_space", "PoincareHalfSpaceMetric"): -1.0,
+    ("geomstats.geometry.euclidean", "EuclideanMetric"): 0.0,
+}
+
+
+def _product_curvatures(metric) -> list[tuple[float, str]] | None:
+    """Sectional curvatures that a geomstats Riemannian product certainly attains, each with
+    the planes that attain it, or None when ``metric`` is not a ``ProductRiemannianMetric``.
+
+    On a Riemannian product, a plane inside a factor has that factor's curvature, and a plane
+    spanned by vectors of two different factors has curvature 0. Factors whose metric is not
+    recognised contribute only the mixed planes.
+    """
+    from geomstats.geometry.product_manifold import ProductRiemannianMetric
+
+    if type(metric) is not ProductRiemannianMetric:
+        return None
+    factors = list(getattr(metric, "factors", None) or [])
+    attained = []
+    for factor in factors:
+        kappa = _CONSTANT_CURVATURE_METRICS.get((type(factor).__module__, type(factor).__name__))
+        space = getattr(factor, "_space", None)
+        dim = getattr(space, "dim", None)
+        if kappa is not None and isinstance(dim, numbers.Integral) and dim >= 2:
+            name = f"{type(space).__name__.lstrip('_')}(dim={dim}) with {type(factor).__name__}"
+            attained.append((kappa, f"the planes inside its factor {name}"))
+    dims = [getattr(getattr(factor, "_space", None), "dim", 1) for factor in factors]
+    if sum(1 for dim in dims if not isinstance(dim, numbers.Integral) or dim >= 1) >= 2:
+        attained.append((0.0, "the planes spanned by vectors of two different factors"))
+    return attained
+
+
 class GeomstatsSpace(Manifold):
     """A geomstats space with its metric, seen as a geodp :class:`~geodp.manifolds.Manifold`.
 
@@ -100,10 +163,14 @@ class GeomstatsSpace(Manifold):
     geomstats_space : geomstats Manifold
         The wrapped space (its ``metric`` does the geometry).
     base_point : numpy.ndarray, shape point_shape
-        Public point around which :meth:`random_point` draws and the checks sample.
+        Public point around which :meth:`random_point` draws; centre of the checked region.
+    check_radius : float
+        Radius of the checked region ``B(base_point, check_radius)``: the checks sampled points
+        up to this geodesic distance from ``base_point`` and nothing beyond it.
     checks : dict
-        What the plausibility checks measured (public: a function of the space and the
-        declarations only).
+        What the plausibility checks measured and where (public: a function of the space and
+        the declarations only). They are evidence, not proof: a wrong declaration that they miss
+        silently voids the privacy guarantee.
 
     Examples
     --------
@@ -121,7 +188,8 @@ class GeomstatsSpace(Manifold):
     is_homogeneous = False
     is_flat = False
 
-    def __init__(self, space, *, curvature_bounds, injectivity_radius, base_point=None, n_checks: int = 32):
+    def __init__(self, space, *, curvature_bounds, injectivity_radius, base_point=None, n_checks: int = 32,
+                 check_radius=None):
         try:
             from geomstats.geometry.manifold import Manifold as GeomstatsManifold
         except ImportError as err:  # pragma: no cover - exercised only without geomstats
@@ -139,14 +207,19 @@ class GeomstatsSpace(Manifold):
                 f"the geomstats space {type(space).__name__} has no metric: create it with "
                 "equip=True or call space.equip_with_metric(...) first."
             )
-        if isinstance(n_checks, bool) or not isinstance(n_checks, (int, np.integer)) or n_checks < 1:
-            raise InvalidParameterError(f"n_checks must be a positive integer, got {n_checks!r}.")
+        if isinstance(n_checks, bool) or not isinstance(n_checks, (int, np.integer)) or n_checks < 2:
+            raise InvalidParameterError(
+                f"n_checks must be an integer >= 2 (the base point and the edge of the checked "
+                f"region), got {n_checks!r}."
+            )
         self.geomstats_space = space
         self._metric = metric
         self.dim = int(space.dim)
         self.point_shape = tuple(int(s) for s in space.shape)
         self.curvature_bounds = _curvature_bounds(curvature_bounds)
         self.injectivity_radius = _injectivity_radius(injectivity_radius, self.curvature_bounds[0])
+        self._length = self._length_scale()
+        self.check_radius = _check_radius(check_radius, self.injectivity_radius, self._length)
         self._description = f"{type(space).__name__.lstrip('_')}(dim={self.dim}) with {type(metric).__name__}"
         self.base_point = np.array(self.check_points(
             self._default_base_point() if base_point is None else base_point, "base_point", batch_ndim=0))
@@ -154,18 +227,40 @@ class GeomstatsSpace(Manifold):
         self._projection = self._probe_projection()
         # Scale of random points: E|v|² = min(1, inj/8)² for the tangent v that is exponentiated.
         self._spread = min(1.0, self.injectivity_radius / 8.0) / math.sqrt(self.dim)
-        self._length = self._length_scale()
         self._detour_short_steps = False  # set by the short-step check
         self._check_frame()
         self._no_transport = self._probe_transport()
+        self._check_product_structure()
         self.checks = self._plausibility(int(n_checks))
 
     def __repr__(self) -> str:
         kappa_min, kappa_max = self.curvature_bounds
         return (
             f"GeomstatsSpace({self._description}; user-declared curvature_bounds=({kappa_min!r}, "
-            f"{kappa_max!r}), injectivity_radius={self.injectivity_radius!r}; checked by sampling)"
+            f"{kappa_max!r}), injectivity_radius={self.injectivity_radius!r}; checked by sampling "
+            f"only within geodesic distance {self.check_radius:.6g} of its base_point)"
         )
+
+    def checks_cover(self, center, radius) -> bool:
+        """Whether the ball ``B(center, radius)`` lies inside the region the checks sampled,
+        ``B(base_point, check_radius)`` (by the triangle inequality: ``d(base_point, center) +
+        radius <= check_radius``). A release on a ball that is not covered rests on the
+        declarations alone.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from geomstats.geometry.hypersphere import Hypersphere
+        >>> space = from_geomstats(Hypersphere(2), curvature_bounds=(1.0, 1.0),
+        ...                        injectivity_radius=np.pi, base_point=[0.0, 0.0, 1.0])
+        >>> space.check_radius == np.pi / 2
+        True
+        >>> space.checks_cover([0.0, 0.0, 1.0], 0.7), space.checks_cover([1.0, 0.0, 0.0], 0.7)
+        (True, False)
+        """
+        center = self.check_points(center, "center", batch_ndim=0)
+        radius = _real(radius, "radius")
+        return bool(float(self._dist(self.base_point, center)) + radius <= self.check_radius)
 
     def __eq__(self, other) -> bool:
         """The same geomstats object with the same declarations and base point (geomstats
@@ -176,7 +271,7 @@ class GeomstatsSpace(Manifold):
         return hash((id(self.geomstats_space), self._key()))
 
     def _key(self):
-        return (self.curvature_bounds, self.injectivity_radius, self.base_point.tobytes())
+        return (self.curvature_bounds, self.injectivity_radius, self.check_radius, self.base_point.tobytes())
 
     # ----------------------------------------------------------- geomstats calls
     def _call(self, name: str, function, *arrays, point_output: bool = True) -> np.ndarray:
@@ -318,6 +413,44 @@ class GeomstatsSpace(Manifold):
         frame = np.einsum("...kj,...ka->...ja", coefficients, spanning.reshape(gram.shape))
         return frame.reshape(batch + (self.dim,) + self.point_shape)
 
+    def _coordinate_frame(self, x) -> np.ndarray:
+        """Orthonormal basis of ``T_x M`` aligned with the ambient coordinates, shape
+        ``(n, dim) + point_shape`` for points ``x`` of shape ``(n,) + point_shape``: Gram–Schmidt
+        in the metric on the projected ambient unit vectors of :meth:`_spanning_gram`, taking
+        at each step the one with the largest residual (pivoted Cholesky of their Gram matrix).
+        A vector that ``to_tangent`` keeps inside one factor of a product stays there, so the
+        planes of pairs of this basis include the planes inside each factor.
+
+        Raises
+        ------
+        InvalidParameterError
+            ``to_tangent`` spans fewer than ``dim`` dimensions at a point.
+        """
+        spanning, gram = self._spanning_gram(x)
+        n, ambient = gram.shape[0], gram.shape[-1]
+        rows = np.arange(n)
+        residual = np.array(np.diagonal(gram, axis1=-2, axis2=-1), copy=True)
+        floor = _RANK_RTOL * np.max(residual, axis=-1)
+        factor = np.zeros((n, ambient, self.dim))
+        pivots = np.zeros((n, self.dim), dtype=int)
+        for k in range(self.dim):
+            pivot = np.argmax(residual, axis=-1)
+            size = residual[rows, pivot]
+            if not np.all(size > floor):
+                raise InvalidParameterError(
+                    f"to_tangent of {self._description} spans fewer than dim = {self.dim} "
+                    "dimensions at a check point: this space cannot be wrapped."
+                )
+            column = gram[rows, :, pivot] - np.einsum("nak,nk->na", factor[:, :, :k], factor[rows, pivot, :k])
+            factor[:, :, k] = column / np.sqrt(size)[:, None]
+            residual -= factor[:, :, k] ** 2
+            residual[rows, pivot] = -np.inf
+            pivots[:, k] = pivot
+        # basis = L_P⁻¹ s_P, with L_P the pivot rows of the Cholesky factor (lower triangular)
+        coefficients = np.linalg.inv(factor[rows[:, None], pivots, :])
+        chosen = spanning.reshape((n, ambient, -1))[rows[:, None], pivots]
+        return np.einsum("nkj,nja->nka", coefficients, chosen).reshape((n, self.dim) + self.point_shape)
+
     def _combine(self, z, frame):
         """``Σ_j z_j e_j`` for coefficients ``z`` (batch, dim) and a frame (batch, dim, *shape)."""
         k = len(self.point_shape)
@@ -394,14 +527,46 @@ class GeomstatsSpace(Manifold):
         scale = min(candidates)
         return scale if math.isfinite(scale) else 1.0
 
+    def _check_points(self, n_checks: int, rng) -> np.ndarray:
+        """``exp`` at the base point of vectors in seeded random directions with lengths
+        ``check_radius · j/(n_checks − 1)``, ``j = 0, …, n_checks − 1``: the base point itself,
+        points spread along radii, and points at the edge of the checked region."""
+        radii = self.check_radius * np.linspace(0.0, 1.0, n_checks)
+        directions = self._random_unit_tangent(np.broadcast_to(self.base_point, (n_checks,) + self.point_shape), rng=rng)
+        k = len(self.point_shape)
+        return self.project(self._exp(self.base_point, radii.reshape((-1,) + (1,) * k) * directions))
+
     def _plausibility(self, n_checks: int) -> dict:
         rng = np.random.default_rng(0)
-        points = self.random_point(n_checks, rng=rng)
-        checks = {"n_points": n_checks, "length_scale": self._length}
+        points = self._check_points(n_checks, rng)
+        checks = {
+            "n_points": n_checks,
+            "length_scale": self._length,
+            "check_radius": self.check_radius,
+            "checked_region": (
+                f"geodesic ball of radius {self.check_radius:.6g} around base_point: {n_checks} points "
+                f"at distances 0 to {self.check_radius:.6g} in seeded random directions"
+            ),
+        }
         checks.update(self._check_short_steps(points, rng))
         checks.update(self._check_curvature(points, rng))
         checks.update(self._check_injectivity(points, rng))
         return checks
+
+    def _check_product_structure(self) -> None:
+        """On a geomstats Riemannian product, the curvatures that recognised factors attain
+        (their constant curvature on planes inside them, 0 on mixed planes) must lie within the
+        declared bounds: a proof, not a sample."""
+        attained = _product_curvatures(self._metric)
+        kappa_min, kappa_max = self.curvature_bounds
+        for kappa, planes in attained or ():
+            if not kappa_min <= kappa <= kappa_max:
+                raise AssumptionError(
+                    f"the sectional curvature of {self._description} is {kappa:g} on {planes} "
+                    f"(a Riemannian product), outside the declared curvature_bounds "
+                    f"{self.curvature_bounds!r}. Declare bounds that contain "
+                    f"[{min(k for k, _ in attained):g}, {max(k for k, _ in attained):g}]."
+                )
 
     def _check_short_steps(self, points, rng) -> dict:
         """``log_p(exp_p(v)) = v`` for very short ``v`` (the last steps of the Karcher flow):
@@ -432,8 +597,35 @@ class GeomstatsSpace(Manifold):
             )
         return {"short_steps": f"along a geodesic of length {_LONG_STEP * self._length:.3g} below {_SHORT_STEP * self._length:.3g}"}
 
+    def _sectional_estimates(self, points, u, v) -> np.ndarray:
+        """Estimated sectional curvature of the planes of orthonormal ``u, v`` (shape
+        ``(n, P) + point_shape``) at ``points`` (shape ``(n,) + point_shape``), shape ``(n, P)``."""
+        k = len(self.point_shape)
+        step = _CURVATURE_STEP * self._length
+        t = step * np.array([1.0, -1.0, 0.5, -0.5]).reshape((4, 1, 1) + (1,) * k)
+        base = points[None, :, None]
+        sq = self._dist(self._exp(base, t * u[None]), self._exp(base, t * v[None])) ** 2  # (4, n, P)
+        estimate_t = 3.0 * (2.0 * step**2 - 0.5 * (sq[0] + sq[1])) / step**4
+        half = 0.5 * step
+        estimate_half = 3.0 * (2.0 * half**2 - 0.5 * (sq[2] + sq[3])) / half**4
+        return (4.0 * estimate_half - estimate_t) / 3.0
+
+    def _plane_pairs(self, n: int, rng) -> tuple[np.ndarray, int]:
+        """Index pairs of the coordinate planes probed at each of ``n`` points, shape
+        ``(n, P, 2)``: all of them when ``dim <= 12``, else 66 seeded ones drawn afresh at every
+        point (so that together the points see most coordinate planes); and the number of
+        planes of a second, random basis (0 when ``dim <= 12``, else ``min(dim // 2, 33)``)."""
+        first, second = np.triu_indices(self.dim, k=1)
+        if self.dim <= _ALL_PLANES_MAX_DIM:
+            return np.broadcast_to(np.stack([first, second], axis=-1), (n, first.size, 2)), 0
+        chosen = np.sort(np.argsort(rng.random((n, first.size)), axis=-1)[:, :_MAX_COORDINATE_PLANES], axis=-1)
+        return np.stack([first[chosen], second[chosen]], axis=-1), min(self.dim // 2, _MAX_COORDINATE_PLANES // 2)
+
     def _check_curvature(self, points, rng) -> dict:
-        """Sectional curvature from small geodesic triangles, compared with the declared bounds.
+        """Sectional curvature from small geodesic triangles, compared with the declared bounds,
+        on three families of planes at every check point: one random plane, the coordinate
+        planes (pairs of :meth:`_coordinate_frame`; a seeded subset above dim 12), and above dim
+        12 disjoint planes of a second, random orthonormal basis.
 
         For orthonormal ``u, v`` at ``p``, ``ρ²(exp_p(tu), exp_p(tv)) = 2t² − (K/3)t⁴ + O(t⁵)``.
         Averaging ``±t`` removes the odd orders, so ``K(t) = 3(2t² − ρ̄²)/t⁴ = K + a t² + O(t⁴)``,
@@ -441,41 +633,64 @@ class GeomstatsSpace(Manifold):
         """
         if self.dim < 2:
             return {"curvature_estimates": None}
+        n = points.shape[0]
         frame = self._frame(points)  # (n, dim, *shape)
-        z = rng.standard_normal((points.shape[0], 2, self.dim))
+        z = rng.standard_normal((n, 2, self.dim))
         z[:, 0] /= np.linalg.norm(z[:, 0], axis=-1, keepdims=True)
         z[:, 1] -= np.sum(z[:, 1] * z[:, 0], axis=-1, keepdims=True) * z[:, 0]
         z[:, 1] /= np.linalg.norm(z[:, 1], axis=-1, keepdims=True)
-        u, v = self._combine(z[:, 0], frame), self._combine(z[:, 1], frame)
-        step = _CURVATURE_STEP * self._length
-        t = step * np.array([1.0, -1.0, 0.5, -0.5]).reshape((4, 1) + (1,) * len(self.point_shape))
-        sq = self._dist(self._exp(points[None], t * u[None]), self._exp(points[None], t * v[None])) ** 2  # (4, n)
-        estimate_t = 3.0 * (2.0 * step**2 - 0.5 * (sq[0] + sq[1])) / step**4
-        half = 0.5 * step
-        estimate_half = 3.0 * (2.0 * half**2 - 0.5 * (sq[2] + sq[3])) / half**4
-        estimates = (4.0 * estimate_half - estimate_t) / 3.0
+        u, v = [self._combine(z[:, i], frame)[:, None] for i in (0, 1)]
+        coordinates = self._coordinate_frame(points)
+        pairs, n_random = self._plane_pairs(n, rng)
+        rows = np.arange(n)[:, None]
+        u = np.concatenate([u, coordinates[rows, pairs[..., 0]]], axis=1)
+        v = np.concatenate([v, coordinates[rows, pairs[..., 1]]], axis=1)
+        if n_random:
+            q = np.linalg.qr(rng.standard_normal((self.dim, 2 * n_random)))[0]  # orthonormal columns
+            k = len(self.point_shape)
+            second = np.sum(q.T.reshape((1, 2 * n_random, self.dim) + (1,) * k) * coordinates[:, None], axis=2)
+            u = np.concatenate([u, second[:, 0::2]], axis=1)
+            v = np.concatenate([v, second[:, 1::2]], axis=1)
+        estimates = self._sectional_estimates(points, u, v)  # (n, planes)
         kappa_min, kappa_max = self.curvature_bounds
         tolerance = _CURVATURE_RTOL * max(abs(kappa_min), abs(kappa_max), 1.0 / self._length**2)
-        low, high = float(np.min(estimates)), float(np.max(estimates))
+        finite = np.where(np.isfinite(estimates), estimates, np.nan)
+        low, high = float(np.nanmin(finite, initial=np.inf)), float(np.nanmax(finite, initial=-np.inf))
+        step = _CURVATURE_STEP * self._length
+        planes = (
+            f"{u.shape[1]} planes at each of {n} points (one random plane, {pairs.shape[1]} coordinate "
+            f"planes{f', {n_random} planes of a second random basis' if n_random else ''})"
+        )
         if not (np.all(np.isfinite(estimates)) and low >= kappa_min - tolerance and high <= kappa_max + tolerance):
+            outside = ~np.isfinite(estimates) | (estimates < kappa_min - tolerance) | (estimates > kappa_max + tolerance)
+            point, plane = np.unravel_index(np.argmax(outside), outside.shape)
+            distance = self.check_radius * (point / (n - 1))
+            kind = "a random plane" if plane == 0 else ("a coordinate plane" if plane <= pairs.shape[1] else "a plane of the random basis")
             raise AssumptionError(
                 f"the sectional curvature of {self._description}, estimated from geodesic "
-                f"triangles of side {step:.3g} at {points.shape[0]} sampled points and planes, ranges "
-                f"over [{low:.6g}, {high:.6g}], outside the declared curvature_bounds "
-                f"{self.curvature_bounds!r} (tolerance {tolerance:.3g}). Declare bounds that contain "
-                "the curvature of the space (wider bounds are safe: they enlarge the sensitivity); "
-                "if geomstats computes distances only approximately (an iterative log), this "
-                "space cannot be checked."
+                f"triangles of side {step:.3g} on {planes} within geodesic distance "
+                f"{self.check_radius:.6g} of base_point, ranges over [{low:.6g}, {high:.6g}], outside "
+                f"the declared curvature_bounds {self.curvature_bounds!r} (tolerance {tolerance:.3g}; "
+                f"first on {kind} at distance {distance:.3g} from base_point). Declare bounds that "
+                "contain the curvature of the space over the region of your data (wider bounds are "
+                "safe: they enlarge the sensitivity); if geomstats computes distances only "
+                "approximately (an iterative log), this space cannot be checked."
             )
-        return {"curvature_estimates": (low, high), "curvature_tolerance": tolerance, "triangle_side": step}
+        return {
+            "curvature_estimates": (low, high),
+            "curvature_tolerance": tolerance,
+            "triangle_side": step,
+            "curvature_planes": planes,
+        }
 
     def _check_injectivity(self, points, rng) -> dict:
         """``log_p(exp_p(v)) = v`` for ``|v|`` just below the declared injectivity radius (or at
-        a few lengths of order ℓ when it is infinite)."""
+        ``ℓ``, ``3ℓ`` and the diameter ``2·check_radius`` of the checked region when it is
+        infinite)."""
         if math.isfinite(self.injectivity_radius):
             lengths = [(1.0 - _INJECTIVITY_MARGIN) * self.injectivity_radius]
         else:
-            lengths = [c * self._length for c in _INFINITE_RADIUS_PROBES]
+            lengths = sorted({c * self._length for c in _INFINITE_RADIUS_PROBES} | {2.0 * self.check_radius})
         directions = self._random_unit_tangent(points, rng=rng)
         worst = 0.0
         for length in lengths:
@@ -486,15 +701,18 @@ class GeomstatsSpace(Manifold):
             if not worst <= _ROUND_TRIP_RTOL:
                 raise AssumptionError(
                     f"log(exp(p, v)) differs from v by a relative {worst:.3g} for |v| = {length:.6g} at "
-                    f"points sampled on {self._description}: geodesics of that length stop being "
-                    f"minimising, so the declared injectivity_radius={self.injectivity_radius!r} is too "
-                    "large. Declare a smaller one (a smaller radius is safe: it only shrinks the "
-                    "admissible data balls)."
+                    f"points sampled within geodesic distance {self.check_radius:.6g} of base_point on "
+                    f"{self._description}: geodesics of that length stop being minimising (or "
+                    "geomstats loses accuracy there), so the declared "
+                    f"injectivity_radius={self.injectivity_radius!r} is too large. Declare a smaller one "
+                    "(a smaller radius is safe: it only shrinks the admissible data balls)"
+                    + (" or a smaller check_radius." if not math.isfinite(self.injectivity_radius) else ".")
                 )
         return {"round_trip_lengths": tuple(lengths), "round_trip_error": worst}
 
 
-def from_geomstats(space, *, curvature_bounds, injectivity_radius, base_point=None, n_checks: int = 32) -> GeomstatsSpace:
+def from_geomstats(space, *, curvature_bounds, injectivity_radius, base_point=None, n_checks: int = 32,
+                   check_radius=None) -> GeomstatsSpace:
     """Wrap a geomstats space (with its metric) as a geodp space.
 
     ``exp``, ``log``, ``dist``, ``inner`` and parallel transport go through the geomstats metric,
@@ -502,6 +720,12 @@ def from_geomstats(space, *, curvature_bounds, injectivity_radius, base_point=No
     sectional curvature and the injectivity radius (the sensitivity of the Fréchet mean and the
     largest admissible data ball depend on them) — so you declare them, and they are checked
     for plausibility by sampling.
+
+    **A wrong declaration silently voids the privacy guarantee**: an understated κ_max gives a
+    too small sensitivity (on a product of two unit spheres, declaring κ_max = 0.8 instead of 1
+    would about halve it at r = 0.7) and a too large admissible radius r* (0.878 instead of π/4). The checks below are evidence, not
+    proof: they can miss a plane or a region where the declaration fails, and a release whose
+    ball reaches beyond the checked region rests on your declaration alone.
 
     Parameters
     ----------
@@ -514,13 +738,19 @@ def from_geomstats(space, *, curvature_bounds, injectivity_radius, base_point=No
         A lower bound on the injectivity radius (``math.inf`` when ``exp`` is a diffeomorphism at
         every point, e.g. simply connected spaces of non-positive curvature). Smaller is safe.
     base_point : array_like, shape space.shape, optional
-        Public point around which :meth:`~GeomstatsSpace.random_point` draws and the checks
-        sample: pass the public centre of your data. Default: the group identity when the space
-        has one, else geomstats' ``random_point()`` under seed 0 (numpy's global random state is
-        saved and restored around that call).
+        Public point at the centre of the checked region, around which
+        :meth:`~GeomstatsSpace.random_point` draws: pass the public centre of your data.
+        Default: the group identity when the space has one, else geomstats' ``random_point()``
+        under seed 0 (numpy's global random state is saved and restored around that call).
     n_checks : int, default 32
-        Number of sampled points (each with one random tangent plane and one direction) of the
-        plausibility checks.
+        Number of check points (at least 2: the base point and the edge of the region).
+    check_radius : float, optional
+        Radius of the checked region ``B(base_point, check_radius)``: the check points lie at
+        geodesic distances ``0`` to ``check_radius`` from ``base_point``. Default
+        ``min(inj/2, 3ℓ)``: half the injectivity radius covers every admissible data ball
+        centred at ``base_point`` (r* ≤ inj/2), and ``3ℓ`` caps it where r* is infinite. At most
+        ``(1 − 1e-3)·inj``. Pass at least ``d(base_point, center) + radius`` for your public ball
+        (:meth:`GeomstatsSpace.checks_cover` tells).
 
     Returns
     -------
@@ -545,8 +775,18 @@ def from_geomstats(space, *, curvature_bounds, injectivity_radius, base_point=No
 
     Notes
     -----
-    **Checks** (deterministic: seed 0, at ``n_checks`` points drawn by ``random_point``), with
-    the length scale ℓ = the smaller of ``inj/π`` and ``1/√max|κ|`` (1 when both are infinite):
+    **Checked region.** The checks run at ``n_checks`` points ``exp_b(r_j ξ_j)`` of the base
+    point ``b``, with ``r_j = check_radius · j/(n_checks − 1)`` and seeded random unit
+    directions ``ξ_j``: the base point, points along radii, and points at the edge of
+    ``B(b, check_radius)``. ``space.checks["check_radius"]`` and ``["checked_region"]`` say what
+    was checked, and the ``repr`` — hence every privacy report made on the space — says
+    "checked by sampling only within geodesic distance R of its base_point". A release on a
+    ball that reaches beyond that region is **not refused** (the release code does not consult
+    the adapter; :meth:`GeomstatsSpace.checks_cover` answers the question): it rests on your
+    declaration alone, and its report shows the checked radius beside the ball's.
+
+    **Checks** (deterministic: seed 0), with the length scale ℓ = the smaller of ``inj/π`` and
+    ``1/√max|κ|`` (1 when both are infinite):
 
     * *short steps*: ``log_p(exp_p(v))`` must return ``v`` to ``1e-6·|v| + 1e-12·ℓ`` for
       ``|v| = 1e-6·ℓ`` and ``1e-9·ℓ`` (the last steps of the Karcher flow, and MH steps at large
@@ -558,15 +798,27 @@ def from_geomstats(space, *, curvature_bounds, injectivity_radius, base_point=No
     * *curvature*: for orthonormal ``u, v`` at ``p``,
       ``ρ²(exp_p(tu), exp_p(tv)) = 2t² − (K/3)t⁴ + O(t⁵)``; the estimate at ``t = 0.1ℓ`` and
       ``0.05ℓ``, averaged over ``±t`` and Richardson-extrapolated, must lie in
-      ``[κ_min − tol, κ_max + tol]`` with ``tol = 1e-3 · max(|κ_min|, |κ_max|, 1/ℓ²)``;
+      ``[κ_min − tol, κ_max + tol]`` with ``tol = 1e-3 · max(|κ_min|, |κ_max|, 1/ℓ²)``, at every
+      check point on one random plane and on every *coordinate plane*: the planes of pairs of
+      an orthonormal basis obtained by Gram–Schmidt in the metric from the ambient unit vectors
+      projected by ``to_tangent``. On a product such a basis has each vector inside one factor,
+      so the planes inside each factor are probed (random planes rarely come near them: on
+      S²×S², whose κ_max = 1, they range over [0.02, 0.76]). Above dimension 12, 66 seeded
+      coordinate planes and up to 33 disjoint planes of a second, random basis are probed;
+    * *products*: on a geomstats ``ProductManifold`` with its ``ProductRiemannianMetric``, each
+      factor whose metric is recognised (``Hypersphere``: 1; ``PoincareBall``, ``Hyperboloid``,
+      ``PoincareHalfSpace``: −1; ``Euclidean``: 0) has that curvature on its planes when its
+      dimension is at least 2, and planes across two factors have curvature 0: the declared
+      bounds must contain these values exactly, and the error names the factor;
     * *injectivity radius*: ``log_p(exp_p(v))`` must return ``v`` to a relative ``1e-6`` for
-      ``|v| = (1 − 1e-3)·inj`` (at ``|v| = ℓ, 3ℓ, 10ℓ`` when ``inj = ∞``).
+      ``|v| = (1 − 1e-3)·inj`` (at ``|v| = ℓ, 3ℓ`` and ``2·check_radius`` when ``inj = ∞``).
 
-    These are samples, not a proof: they see the space only near ``base_point`` (within a
-    geodesic distance of about ``3·min(1, inj/8)``), catch an understated κ_max or an overstated
-    injectivity radius only where the sampled planes and directions show it, and cannot certify
-    an infinite injectivity radius. Every privacy report made on the space names it by its
-    ``repr``, which says that the bounds are user-declared and were checked by sampling.
+    These are evidence, not a proof: they sample finitely many points and planes of the
+    checked region, so an understated κ_max or an overstated injectivity radius can go unseen
+    where no probe looks (a plane that is neither random nor a coordinate plane, a point
+    between the samples, anything outside the region), and an infinite injectivity radius
+    cannot be certified. The ``repr`` says that the bounds are user-declared and were checked
+    by sampling, and over which region.
 
     When geomstats raises during a computation, the adapter raises
     :class:`~geodp.errors.AssumptionError` naming the method and the exception type only:
@@ -598,4 +850,5 @@ def from_geomstats(space, *, curvature_bounds, injectivity_radius, base_point=No
         injectivity_radius=injectivity_radius,
         base_point=base_point,
         n_checks=n_checks,
+        check_radius=check_radius,
     )

@@ -103,23 +103,22 @@ def _write_outputs(release: np.ndarray, record: dict, output: Path, guarantee: P
                            "charged, the release is lost") from None
 
 
-def _curator_notes(facts, path, n: int) -> None:
-    """Tell the curator (stderr, and ``--diagnostics`` if given) what the public report must not
-    say: how many records were clipped onto the ball or replaced by the centre. A ball that
-    clips most records (data in other units than the centre, say) is then noticed."""
-    moved = [f"{count} of the {n} records were {what}" for count, what in
-             ((facts.n_clipped, "outside the public ball and clipped onto it"),
-              (facts.n_invalid, "invalid and replaced by the centre")) if count]
-    if moved:
-        print(f"geodp: curator-only (do not publish): {'; '.join(moved)}", file=sys.stderr)
-    if path is not None:
-        text = json.dumps({"curator_only": "DO NOT PUBLISH: computed from the private data without noise",
-                           **facts.to_dict()}, indent=2, default=str) + "\n"
-        try:
-            atomic_write(path, lambda f: f.write(text.encode("utf-8")))
-        except OSError as err:
-            raise CommandError(f"--diagnostics {str(path)!r} could not be written ({err.strerror or err}); the "
-                               "release and its guarantee were written") from None
+def _curator_notes(facts, path) -> None:
+    """Write the curator-only diagnostics (records clipped onto the ball or replaced by the
+    centre, the mean's convergence) to ``path``, apart from every publishable output; without a
+    path, say (in words that do not depend on the data) how to get them: a ball that clips most
+    records (data in other units than the centre, say) is noticed only there."""
+    if path is None:
+        print("diagnostics: curator-only (records clipped or replaced), not shown: write them with --diagnostics FILE")
+        return
+    print(f"diagnostics: {path} (CURATOR-ONLY: do not publish)")
+    text = json.dumps({"curator_only": "DO NOT PUBLISH: computed from the private data without noise",
+                       **facts.to_dict()}, indent=2, default=str) + "\n"
+    try:
+        atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+    except OSError as err:
+        raise CommandError(f"--diagnostics {str(path)!r} could not be written ({err.strerror or err}); the "
+                           "release and its guarantee were written") from None
 
 
 def _run_command(args) -> None:
@@ -155,7 +154,7 @@ def _run_command(args) -> None:
         _write_outputs(model.mean_, record, output, guarantee)
     print(model.privacy_report_)
     print(f"\nrelease   : {args.output} (shape {model.mean_.shape})\nguarantee : {args.guarantee}")
-    _curator_notes(model.curator_diagnostics_, diagnostics, len(X))
+    _curator_notes(model.curator_diagnostics_, diagnostics)
     if accountant is not None:
         eps, delta = (float(f"{x:.12g}") for x in accountant.total_spent)
         r_eps, r_delta = accountant.remaining

@@ -322,3 +322,18 @@ def test_geodp_imports_without_geomstats():
         "    raise AssertionError('no ImportError')\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_hyperboloid_with_its_true_bounds_is_accepted_and_matches_native_distances():
+    # geomstats' Hyperboloid.projection maps a far point (coordinates ~100, which fail its
+    # absolute membership tolerance) near the origin; the adapter keeps only projections that
+    # remove rounding, so the correct declaration is no longer refused.
+    from geomstats.geometry.hyperboloid import Hyperboloid
+
+    from geodp.manifolds import Hyperbolic
+
+    space = from_geomstats(Hyperboloid(2), curvature_bounds=(-1.0, -1.0), injectivity_radius=math.inf)
+    x, y = space.random_point(20, rng=0), space.random_point(20, rng=1)
+    np.testing.assert_allclose(space.dist(x, y), Hyperbolic(2).dist(x, y), rtol=1e-9)
+    far = space.exp(space.base_point, 5.0 * space.random_unit_tangent(space.base_point, rng=2))
+    np.testing.assert_allclose(space.project(far), far, rtol=1e-12)

@@ -27,6 +27,8 @@ _CURVATURE_RTOL = 1e-3
 _INJECTIVITY_MARGIN = 1e-3
 # ...where log(exp(p, v)) must give back v to this relative accuracy.
 _ROUND_TRIP_RTOL = 1e-6
+# A projection may only remove rounding: it moves no coordinate by more than this, relative.
+_PROJECTION_RTOL = 1e-8
 # Lengths (in units of ℓ) at which log∘exp is checked when the declared radius is infinite,
 # besides twice the radius of the checked region (its diameter).
 _INFINITE_RADIUS_PROBES = (1.0, 3.0)
@@ -366,9 +368,17 @@ class GeomstatsSpace(Manifold):
 
     def project(self, x):
         """geomstats' ``projection`` onto the space, where it has a working one (identity
-        otherwise)."""
+        otherwise), kept only where it moves a point by rounding: some geomstats projections are
+        wrong far out (``Hyperboloid.projection`` maps a point whose coordinates are ~100, and so
+        fail its absolute membership tolerance, close to the origin)."""
         x = np.asarray(x, dtype=np.float64)
-        return x if self._projection is None else self._call("projection", self._projection, x)
+        if self._projection is None:
+            return x
+        projected = np.asarray(self._call("projection", self._projection, x), dtype=np.float64)
+        axes = tuple(range(-len(self.point_shape), 0))
+        moved = np.max(np.abs(projected - x), axis=axes)
+        small = moved <= _PROJECTION_RTOL * np.maximum(1.0, np.max(np.abs(x), axis=axes))
+        return np.where(small.reshape(small.shape + (1,) * len(self.point_shape)), projected, x)
 
     def _probe_projection(self):
         """geomstats' ``projection`` if it runs and keeps the base point in place, else None."""

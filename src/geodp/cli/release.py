@@ -109,9 +109,10 @@ def _curator_notes(facts, path) -> None:
     path, say (in words that do not depend on the data) how to get them: a ball that clips most
     records (data in other units than the centre, say) is noticed only there."""
     if path is None:
-        print("diagnostics: curator-only (records clipped or replaced), not shown: write them with --diagnostics FILE")
+        print("curator   : the diagnostics (records clipped or replaced) are curator-only and not shown: "
+              "write them with --diagnostics FILE")
         return
-    print(f"diagnostics: {path} (CURATOR-ONLY: do not publish)")
+    print(f"curator   : {path} (CURATOR-ONLY diagnostics: do not publish)")
     text = json.dumps({"curator_only": "DO NOT PUBLISH: computed from the private data without noise",
                        **facts.to_dict()}, indent=2, default=str) + "\n"
     try:
@@ -154,13 +155,13 @@ def _run_command(args) -> None:
         _write_outputs(model.mean_, record, output, guarantee)
     print(model.privacy_report_)
     print(f"\nrelease   : {args.output} (shape {model.mean_.shape})\nguarantee : {args.guarantee}")
-    _curator_notes(model.curator_diagnostics_, diagnostics)
     if accountant is not None:
         eps, delta = (float(f"{x:.12g}") for x in accountant.total_spent)
         r_eps, r_delta = accountant.remaining
         print(f"budget    : {args.budget_file}: spent epsilon = {eps!r}, delta = {delta!r} of "
               f"epsilon = {accountant.epsilon!r}, delta = {accountant.delta!r}; remaining epsilon = {r_eps!r}, "
               f"delta = {r_delta!r}")
+    _curator_notes(model.curator_diagnostics_, diagnostics)
 
 
 def add_parser(sub) -> None:

@@ -337,3 +337,13 @@ def test_hyperboloid_with_its_true_bounds_is_accepted_and_matches_native_distanc
     np.testing.assert_allclose(space.dist(x, y), Hyperbolic(2).dist(x, y), rtol=1e-9)
     far = space.exp(space.base_point, 5.0 * space.random_unit_tangent(space.base_point, rng=2))
     np.testing.assert_allclose(space.project(far), far, rtol=1e-12)
+
+
+def test_report_names_the_start_the_chains_really_use():
+    # A release on a wrapped space is truncated to the ball, and its chains start at the centre:
+    # the report said space.random_point(rng=0) (new-user trial).
+    from geodp.mechanisms import LaplaceMechanism
+
+    space = from_geomstats(PoincareBall(2), curvature_bounds=(-1.0, -1.0), injectivity_radius=math.inf)
+    mech = LaplaceMechanism(space, epsilon=1.0, sensitivity=0.1, center=space.base_point, radius=0.5)
+    assert "started at the public center" in mech.guarantee.sampler and "random_point" not in mech.guarantee.sampler

@@ -341,13 +341,11 @@ class RiemannianLaplace(Distribution):
                 estimate = f"public estimate at footpoint = center: {ball_rate:.1e}"
         else:
             self._method = "mcmc"
-            description = (
-                f"MH random walk (no exact sampler for {space!r}), started at space.random_point(rng=0); "
-                f"burn-in {self.burn_in}"
-            )
+            # The chains start at the public centre when there is a ball (_mcmc_start).
+            start = "the public center" if self.truncated else "the public point space.random_point(rng=0)"
+            description = f"MH random walk (no exact sampler for {space!r}), started at {start}; burn-in {self.burn_in}"
             mh = (
-                f"random-walk Metropolis–Hastings started at the public point space.random_point(rng=0), "
-                f"burn-in {self.burn_in}, thinning {self.thinning}",
+                f"random-walk Metropolis–Hastings started at {start}, burn-in {self.burn_in}, thinning {self.thinning}",
                 f"no exact sampler is known for {space!r}",
             )
         if self.truncated and self._method == "mcmc":

@@ -45,10 +45,7 @@ def _amax(a):
     """``max |a_i|`` over the last axis."""
     if a.shape[-1] == 0:
         return np.zeros(a.shape[:-1])
-    out = np.abs(a[..., 0])
-    for i in range(1, a.shape[-1]):
-        out = np.maximum(out, np.abs(a[..., i]))
-    return out
+    return np.max(np.abs(a), axis=-1)
 
 
 def _pow2_scale(*arrays):

@@ -43,3 +43,11 @@ def test_diagnostics_file_must_not_be_an_output(tmp_path, capsys):
     records = SPD(3).random_point(10, rng=0)
     assert _release(tmp_path, records, "--diagnostics", str(tmp_path / "g.json"), "--overwrite") == 2
     assert "--diagnostics must differ" in capsys.readouterr().err
+
+
+def test_diagnostics_file_must_not_replace_the_ledger_or_the_records(tmp_path, capsys):
+    records = SPD(3).random_point(10, rng=0)
+    ledger = tmp_path / "budget.json"
+    ledger.write_text('{"epsilon": 5.0}')
+    assert _release(tmp_path, records, "--budget-file", str(ledger), "--diagnostics", str(ledger), "--overwrite") == 2
+    assert ledger.read_text() == '{"epsilon": 5.0}' and "--diagnostics must differ" in capsys.readouterr().err

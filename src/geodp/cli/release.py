@@ -130,8 +130,10 @@ def _run_command(args) -> None:
     guarantee = check_new_file(args.guarantee, "--guarantee", suffix=".json", overwrite=args.overwrite)
     diagnostics = (None if args.diagnostics is None
                    else check_new_file(args.diagnostics, "--diagnostics", suffix=".json", overwrite=args.overwrite))
-    if diagnostics is not None and diagnostics.resolve() in (output.resolve(), guarantee.resolve()):
-        raise CommandError("--diagnostics must differ from --output and --guarantee (it must never be published)")
+    if diagnostics is not None and diagnostics.resolve() in {Path(p).resolve() for p in (
+            output, guarantee, args.input, args.budget_file) if p is not None}:
+        raise CommandError("--diagnostics must differ from INPUT, --output, --guarantee and --budget-file "
+                           "(it must never be published, nor replace the records or the ledger)")
     for path, option in ((args.input, "INPUT"), (args.budget_file, "--budget-file")):
         if path is not None and Path(path).resolve() in (output.resolve(), guarantee.resolve()):
             raise CommandError(f"{option} {str(path)!r} is also an output file; choose other --output/--guarantee names")

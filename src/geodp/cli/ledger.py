@@ -46,11 +46,15 @@ def _refuse(path: Path, problem: str) -> CommandError:
     return CommandError(f"--budget-file {str(path)!r} is not a budget ledger ({problem}); a ledger is {_FORM}")
 
 
+_LARGEST = 1e300
+
+
 def _number(value) -> bool:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     try:
-        return math.isfinite(value)
+        # Far beyond any meaningful budget, and small enough that sums of spends cannot overflow.
+        return math.isfinite(value) and abs(value) <= _LARGEST
     except OverflowError:  # an integer beyond float's range
         return False
 
@@ -85,7 +89,7 @@ def _parse(text: str, path: Path) -> dict:
         raise _refuse(path, f"a JSON {type(data).__name__}, not an object")
     epsilon, delta = data.get("epsilon"), data.get("delta", 0.0)
     if not (_number(epsilon) and epsilon > 0):
-        raise _refuse(path, f'"epsilon" must be a number > 0, got {_show(epsilon)}')
+        raise _refuse(path, f'"epsilon" must be a number > 0, got {_show(epsilon)} (and at most 1e300)')
     if not (_number(delta) and 0 <= delta < 1):
         raise _refuse(path, f'"delta" must be a number in [0, 1), got {_show(delta)}')
     spends = data.get("spends", [])
@@ -93,7 +97,7 @@ def _parse(text: str, path: Path) -> dict:
         raise _refuse(path, '"spends" must be a list')
     for i, spend in enumerate(spends):
         if not (isinstance(spend, dict) and all(_number(spend.get(k)) and spend[k] >= 0 for k in ("epsilon", "delta"))):
-            raise _refuse(path, f'spend {i} must be an object with numbers "epsilon" >= 0 and "delta" >= 0')
+            raise _refuse(path, f'spend {i} must be an object with numbers "epsilon" and "delta" in [0, 1e300]')
     return data | {"epsilon": float(epsilon), "delta": float(delta), "spends": spends}
 
 
@@ -272,12 +276,22 @@ def open_ledger(path, entry: dict):
     real = _resolve(path)
     lock = real.with_name(real.name + ".lock")
     try:
-        fd = _lock(lock, os.O_RDWR | os.O_CREAT,
+        # O_NOFOLLOW: a lock file that is a symlink (to the ledger itself, say: the command then
+        # waited forever on its own lock) is refused.
+        fd = _lock(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
                    f"geodp: waiting for another command that holds the lock on {str(path)!r}")
     except OSError as err:
         raise CommandError(f"--budget-file {str(path)!r}: its lock file {str(lock)!r} cannot be opened "
                            f"({err.strerror or err})") from None
     try:
+        held = os.fstat(fd)
+        try:
+            ledger = os.stat(real)
+        except OSError:
+            ledger = None
+        if ledger is not None and (ledger.st_dev, ledger.st_ino) == (held.st_dev, held.st_ino):
+            raise CommandError(f"--budget-file {str(path)!r}: its lock file {str(lock)!r} is the ledger itself; "
+                               "remove the lock file")
         with _locked_content(real, path) as data:
             pass
         yield LedgerAccountant(path, data, entry)

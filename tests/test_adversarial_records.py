@@ -34,3 +34,16 @@ def test_center_policy_releases_whatever_one_record_holds(metric):
         model = PrivateFrechetMean(space, epsilon=1.0, center=np.eye(3), radius=3.0, on_invalid="center",
                                    accountant=budget, random_state=0).fit(X)
         assert model.mean_.shape == (3, 3) and budget.total_spent == (1.0, 0.0)
+
+
+def test_the_callers_floating_point_errors_setting_changes_nothing():
+    # under np.seterr(all="raise"), Kendall's invalid_records raised on a subnormal record and
+    # every release on Hyperbolic raised while building its mechanism (re-audit)
+    shapes = KendallShape(5).random_point(4, rng=0)
+    shapes[1] = 5e-324
+    with np.errstate(all="raise"):
+        assert KendallShape(5).invalid_records(shapes).tolist() == [False, True, False, False]
+        space = Hyperbolic(2)
+        model = PrivateFrechetMean(space, epsilon=1.0, center=np.array([1.0, 0.0, 0.0]), radius=1.0,
+                                   random_state=0).fit(space.random_point(20, rng=0))
+    assert model.mean_.shape == (3,)

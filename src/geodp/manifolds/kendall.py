@@ -208,10 +208,11 @@ class KendallShape(Manifold):
         arr = self._dataset_array(X, "X")
         finite = np.all(np.isfinite(arr), axis=_AXES)
         safe = np.where(finite[:, None, None], arr, 0.0)
-        centred = safe - safe.mean(axis=-2, keepdims=True)
-        size = np.linalg.norm(centred, axis=_AXES)
-        scale = np.maximum(np.max(np.abs(safe), axis=_AXES), np.finfo(float).tiny)
-        return ~(finite & (size > 1e-12 * scale))
+        with np.errstate(all="ignore"):  # the caller's np.seterr must not make one record raise
+            centred = safe - safe.mean(axis=-2, keepdims=True)
+            size = np.linalg.norm(centred, axis=_AXES)
+            scale = np.maximum(np.max(np.abs(safe), axis=_AXES), np.finfo(float).tiny)
+            return ~(finite & (size > 1e-12 * scale))
 
     def check_points(self, X, name: str = "X", *, batch_ndim: int | None = None) -> np.ndarray:
         """Validate ``k × 2`` landmark configurations and return their preshapes.

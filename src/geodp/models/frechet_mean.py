@@ -239,7 +239,8 @@ class PrivateFrechetMean(BaseEstimator):
         # The Karcher flow stops within tol/μ of the exact mean: widen the bound by 2·tol/μ.
         margin = 0.0 if space.is_flat or self.mechanism == "kng" else 2.0 * tol / convexity_bound(space, 2.0 * radius)
         sensitivity = bound + margin
-        mechanism = self._build_mechanism(sensitivity, center, radius)
+        with np.errstate(all="ignore"):  # public computations; an underflow there is harmless
+            mechanism = self._build_mechanism(sensitivity, center, radius)
         approximate = not mechanism.guarantee.exact
         if approximate:  # decided from public quantities: say so before the (long) sampling
             warnings.warn(

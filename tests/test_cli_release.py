@@ -93,7 +93,8 @@ def test_each_format_round_trips(fmt, tmp_path, capsys):
     X = _records(space, center, radius, np.random.default_rng(0))
     data = _write(tmp_path / f"covs{FORMATS[fmt]}", X, fmt)
     key = ["--key", "covs"] if fmt.endswith("-key") else []
-    assert main(_args(tmp_path, data, "spd:3", center_name, radius, *key)) == 0
+    header = ["--header"] if fmt in ("csv", "txt") else []  # np.savetxt wrote one header line
+    assert main(_args(tmp_path, data, "spd:3", center_name, radius, *key, *header)) == 0
     out, err = capsys.readouterr()
     assert err == "" and "geodp privacy report" in out and "CURATOR" not in out
 
@@ -109,7 +110,7 @@ def test_each_space_round_trips_through_csv(spec, tmp_path, capsys):
     space, center_name, center, radius = SPACES[spec]
     X = _records(space, center, radius, np.random.default_rng(1))
     data = _write(tmp_path / "records.csv", X, "csv")
-    assert main(_args(tmp_path, data, spec, center_name, radius)) == 0
+    assert main(_args(tmp_path, data, spec, center_name, radius, "--header")) == 0
     release = np.load(tmp_path / "mean.npy")
     assert release.shape == space.point_shape and bool(space.belongs(release))
     np.testing.assert_array_equal(release, _expected_release(space, X, center, radius))
@@ -129,7 +130,7 @@ def test_kendall_configurations_and_a_centre_file(tmp_path):
     data = _write(tmp_path / "shapes.csv", X, "csv")
     center_file = tmp_path / "square.csv"
     np.savetxt(center_file, 3.0 * base.reshape(1, -1) + 1.0, delimiter=",")  # a configuration, one line
-    assert main(_args(tmp_path, data, "kendall:4", center_file, 0.2)) == 0
+    assert main(_args(tmp_path, data, "kendall:4", center_file, 0.2, "--header")) == 0
     release = np.load(tmp_path / "mean.npy")
     assert release.shape == (4, 2) and bool(space.belongs(release))
     preshape = space.project(base)
@@ -188,21 +189,28 @@ def test_the_guarantee_holds_nothing_curator_only(tmp_path, capsys):
     np.testing.assert_array_equal(np.load(tmp_path / "mean.npy"), model.mean_)
 
 
-def test_text_tables_skip_comments_and_a_header(tmp_path):
+def test_text_tables_with_header_crlf_and_a_byte_order_mark(tmp_path, capsys):
+    """--header skips the first line whatever it holds; CRLF line ends and a BOM are read."""
     space, _, center, radius = SPACES["euclidean:3"]
     X = _records(space, center, radius, np.random.default_rng(5))
-    rows = "\n".join(" \t".join(repr(float(v)) for v in row) for row in X)
-    data = tmp_path / "points.txt"
-    data.write_text(f"# exported points\n\nx y z\n{rows}\n# end\n", encoding="utf-8")
-    assert main(_args(tmp_path, data, "euclidean:3", "origin", radius)) == 0
     expected = _expected_release(space, X, center, radius)
-    np.testing.assert_array_equal(np.load(tmp_path / "mean.npy"), expected)
-    # a header without commas over comma-separated rows, and a byte-order mark
-    data = tmp_path / "points.csv"
-    rows = "\n".join(", ".join(repr(float(v)) for v in row) for row in X)
-    data.write_text(f"\ufeffx y z\n{rows}\n", encoding="utf-8")
-    assert main(_args(tmp_path, data, "euclidean:3", "origin", radius, "--overwrite")) == 0
-    np.testing.assert_array_equal(np.load(tmp_path / "mean.npy"), expected)
+    spaced = "\n".join(" \t".join(repr(float(v)) for v in row) for row in X)
+    commas = "\n".join(", ".join(repr(float(v)) for v in row) for row in X)
+    for name, text in (("points.txt", f"# exported points\n{spaced}\n"),  # np.savetxt's '# ' header
+                       ("points.csv", f"\ufeffx y z\n{commas}\n"),  # a BOM, a header without commas
+                       ("crlf.csv", f"x,y,z\r\n{commas}\n".replace("\n", "\r\n")),  # CRLF
+                       ("no-end.csv", f"1,2,3,4,5\n{commas}")):  # any header; no final newline
+        data = tmp_path / name
+        data.write_bytes(text.encode("utf-8"))
+        assert main(_args(tmp_path, data, "euclidean:3", "origin", radius, "--header", "--overwrite")) == 0, name
+        np.testing.assert_array_equal(np.load(tmp_path / "mean.npy"), expected)
+        _check_guarantee(tmp_path / "mean.json", spec="euclidean:3", epsilon=1.0, delta=0.0, n=N, radius=radius,
+                         mechanism="laplace")
+    capsys.readouterr()
+    np.save(tmp_path / "points.npy", X)
+    _refused(capsys, tmp_path, _args(tmp_path, tmp_path / "points.npy", "euclidean:3", "origin", radius, "--header",
+                                     out="npy"),
+             "--header is for a .csv or .txt file; this is a .npy file", out="npy")
 
 
 # --- refusals: one line on stderr, exit code 2, no traceback, no output file ---------------------
@@ -283,16 +291,20 @@ def test_a_degenerate_kendall_configuration_is_refused(tmp_path, capsys):
 
 @pytest.mark.parametrize("content, needles", [
     ("", ["covs.csv: holds no records"]),
-    ("# only a comment\n\n", ["holds no records"]),
-    ("a,b,c,d,e,f,g,h,i\n", ["holds no records"]),  # a header alone
+    ("# only a comment\n\n", ["record 0 (line 1) starts with '#' (a record file has no comment lines",
+                                "(a header line? pass --header)", "2 of the 2 records"]),  # no comments
+    ("\n", ["record 0 (line 1) is blank", "1 of the 1 records"]),  # a blank line is a record
+    ("a,b,c,d,e,f,g,h,i\n", ["record 0 (line 1): field 1 is not a number (a header line? pass --header)",
+                             "1 of the 1 records"]),  # a header without --header
     ("1,0,0,0,1,0,0,0,1\n1,0,0,0,1,0,0,0\n", ["covs.csv: record 1 (line 2) has 8 values, but a point of spd:3 has "
                                               "shape (3, 3), or rows of 9 values", "1 of the 2 records"]),
     ("1,0,0,0,1,0,0,0,1,0\n1,0,0,0,1,0,0,0,1\n", ["covs.csv: record 0 (line 1) has 10 values, but a point of spd:3"]),
     ("1,0,0,0,1,0,0,0\n1,0,0,0,1,0,0,0\n", ["wrong shape: a point of spd:3 has shape (3, 3), or rows of 9 values",
                                             "all 2 records have 8 values"]),
     ("1,0,0,0,1,0,0,0\n", ["wrong shape: a point of spd:3", "record 0 (line 1) has 8 values"]),
-    ("x1,x2,x3\n1,0,0,0,1,0,0,0,1\n", ["wrong shape: a point of spd:3", "the header (line 1) names 3 columns"]),
-    ("# c\n1,0,0,0,1,0,0,0,1\n1,0,0,0,NA,0,0,0,1\n", ["covs.csv: record 1 (line 3): field 5 is not a number"]),
+    ("x1,x2,x3\n1,0,0,0,1,0,0,0,1\n", ["record 0 (line 1): field 1 is not a number (a header line? pass --header)"]),
+    ("1,0,0,0,1,0,0,0,1\n1,0,0,0,NA,0,0,0,1\n", ["covs.csv: record 1 (line 2): field 5 is not a number"]),
+    ("1,0,0,0,1,0,0,0,1\r\n1,0,0,0,1\r0,0,0,1\r\n", ["record 1 (line 2) holds a carriage return"]),
     ("1,0,0,0,1,0,0,0,1,\n", ["record 0 (line 1): field 10 is empty"]),
     ("NA,NA,NA,NA,NA,NA,NA,NA,NA\n1,0,0,0,1,0,0,0,1\n", ["record 0 (line 1): field 1 is not a number",
                                                          "1 of the 2 records"]),  # a record, not a header
@@ -354,18 +366,76 @@ def test_under_center_no_single_csv_record_decides_the_release_or_n(name, where,
                  out="raised")
 
 
-def test_a_header_is_never_guessed_from_a_record(tmp_path, capsys):
-    """A first line is a header only if every field is a distinct column name; then it is skipped."""
+# A record line replaced by each of these lines: under the old reader each one decided n (a header
+# guessed from record 0, or refused for its width; a line skipped as blank or a comment; a line
+# split in two at a stray \r).
+_ONE_LINE = {
+    "names-of-the-right-width": b"a,b,c,d,e,f,g,h,i",  # was a header when first: n - 1
+    "names-of-a-wrong-width": b"foo,bar",  # was a header of the wrong width when first: exit 2
+    "blank": b"",  # was skipped: n - 1
+    "whitespace": b" \t  ",
+    "comment": b"# comment",
+    "commented-record": b"#1,0,0,0,1,0,0,0,1",
+    "stray-cr": b"1,0,0,0,1\r0,0,0,1",  # was split into two lines: n + 1
+    "cr-at-both-ends": b"\r1,0,0,0,1,0,0,0,1\r\r",
+    "form-feed": b"\x0c",
+}
+
+
+@pytest.mark.parametrize("header", [False, True], ids=["no-header", "header"])
+@pytest.mark.parametrize("where", [0, N // 2, N - 1], ids=["first", "middle", "last"])
+@pytest.mark.parametrize("name", _ONE_LINE)
+def test_under_center_no_single_record_line_decides_n(name, where, header, tmp_path, capsys):
+    """Every line of a record file is a record (the header, if any, is a public choice: --header),
+    so under --on-invalid center replacing any one record line by anything leaves the release
+    happening with the same n; the replaced record is an invalid one, replaced by the centre."""
+    space, _, center, radius = SPACES["spd:3"]
+    X = _spd_records()
+    rows = [",".join("%.17g" % v for v in record.ravel()).encode() for record in X]
+    rows[where] = _ONE_LINE[name]
+    expected_X = X.copy()
+    expected_X[where] = np.nan
+    data = tmp_path / "covs.csv"
+    data.write_bytes(b"\n".join(([b"# v0 v1 v2 v3 v4 v5 v6 v7 v8"] if header else []) + rows) + b"\n")
+    extra = ["--header"] if header else []
+    code = main(_args(tmp_path, data, "spd:3", "identity", radius, "--on-invalid", "center", *extra))
+    assert code == 0, capsys.readouterr()
+    capsys.readouterr()
+    assert json.loads((tmp_path / "mean.json").read_text())["report"]["n_samples"] == N
+    np.testing.assert_array_equal(np.load(tmp_path / "mean.npy"),
+                                  _expected_release(space, expected_X, center, radius, on_invalid="center"))
+    # with raise it is refused, naming that record and its line
+    _refused(capsys, tmp_path, _args(tmp_path, data, "spd:3", "identity", radius, *extra, out="raised"),
+             f"covs.csv: record {where} (line {where + 1 + header})", "1 of the 30 records is not a point of spd:3",
+             out="raised")
+
+
+def test_header_skips_exactly_one_line(tmp_path, capsys):
+    """--header skips the first line whatever it holds (a number row too), and only that line; without
+    it the first line is a record, whatever it holds: n never follows from what a line looks like."""
     space, _, center, radius = SPACES["euclidean:3"]
     X = _records(space, center, radius, np.random.default_rng(11))
     rows = "\n".join(",".join(repr(float(v)) for v in row) for row in X)
-    for first, n in (("x1,x2,x3", N), ("lat, lon, height", N), ("NA,NA,NA", N + 1), ("n/a,null,none", N + 1),
-                     ("x,x,x", N + 1), (",,", N + 1), ("?,?,?", N + 1), ("#N/A,#N/A,#N/A", N + 1)):
+
+    def n_of(text, *extra):
         data = tmp_path / "points.csv"
-        data.write_text(f"{first}\n{rows}\n", encoding="utf-8")
-        assert main(_args(tmp_path, data, "euclidean:3", "origin", radius, "--on-invalid", "center", "--overwrite")) == 0
-        assert json.loads((tmp_path / "mean.json").read_text())["report"]["n_samples"] == n, first
-    capsys.readouterr()
+        data.write_text(text, encoding="utf-8")
+        assert main(_args(tmp_path, data, "euclidean:3", "origin", radius, "--on-invalid", "center", "--overwrite",
+                          *extra)) == 0, text[:40]
+        capsys.readouterr()
+        return json.loads((tmp_path / "mean.json").read_text())["report"]["n_samples"]
+
+    for first in ("x1,x2,x3", "lat, lon, height", "NA,NA,NA", "x,x,x", "foo,bar", ",,", "", "# c", "0,0,0"):
+        assert n_of(f"{first}\n{rows}\n") == N + 1, first  # no header: the first line is a record
+        assert n_of(f"{first}\n{rows}\n", "--header") == N, first  # exactly one line skipped
+    assert n_of(f"{rows}\n", "--header") == N - 1  # a record, skipped: --header is the curator's word
+    assert n_of(f"# a\n# b\n{rows}\n", "--header") == N + 1  # the second '#' line is a record
+    assert n_of(f"x,y,z\n{rows}\n\n", "--header") == N + 1  # a blank last line is a record too
+    assert n_of(f"x,y,z\n{rows}", "--header") == N  # no final newline: the same records
+    data = tmp_path / "points.csv"
+    data.write_text("x,y,z\n", encoding="utf-8")
+    _refused(capsys, tmp_path, _args(tmp_path, data, "euclidean:3", "origin", radius, "--header", out="alone"),
+             "points.csv: holds no records", out="alone")
 
 
 def test_unreadable_files_and_wrong_keys_are_refused(tmp_path, capsys):

@@ -5,15 +5,18 @@ Formats, told apart by the file name's ending (any case):
 - ``.npy``: one array.
 - ``.npz``: one array, or the one named by ``key``.
 - ``.csv``, ``.txt``: one record per line, its values flattened row by row (C order), separated
-  by commas (or, on a line without a comma, by spaces or tabs). Blank lines and lines starting
-  with ``#`` are skipped (but not one starting with a spreadsheet's error value such as ``#N/A``:
-  that is a record). The first remaining line is a header, and skipped, only if every field
-  of it is a column name: not a number, not a missing-value marker (``NA``, ``n/a``, ``null``,
-  ``none``, ``missing``, an empty field, ...), holding a letter, and all of them distinct
-  (``x1,x2,x3``); any other line is a record, so a record never passes for a header. ``nan``
-  and ``inf`` are read as numbers. In :func:`read_records`, a row with a field that is not a
-  number (or is empty) or with the wrong number of values becomes a record of NaN, so that it
-  makes only its own record invalid (:func:`check_records` names it and says why).
+  by commas (or, on a line without a comma, by spaces or tabs). ``nan`` and ``inf`` are read as
+  numbers. Records are read by a strict, public grammar (:func:`read_records`), so that no single
+  record decides how many records the file holds: lines end at ``\\n`` only (a trailing ``\\r`` is
+  stripped, so CRLF files work; a ``\\r`` elsewhere stays inside its line); **every line is a
+  record**, blank, whitespace-only and ``#`` lines included (there are no comment lines), except
+  the empty string after the file's final ``\\n``; and the first line is a header, skipped
+  whatever it holds, only if the caller says so (``header=True``, ``--header``): a header is never
+  guessed. A line that cannot be a record (a field that is not a number or is empty, the wrong
+  number of values, blank, ``#``, a ``\\r`` inside, not UTF-8) becomes a record of NaN, so that
+  it makes only its own record invalid (:func:`check_records` names it and says why). A public
+  point's file (:func:`read_point`) is read leniently: lines also end at ``\\r``, blank and ``#``
+  lines are skipped, and a first line of distinct column names is taken as a header.
 - ``.mat``: a MATLAB file (``scipy.io.loadmat``, MATLAB formats up to v7; v7.3 is HDF5 and is not
   read): its one variable, or the one named by ``key``.
 
@@ -59,9 +62,9 @@ _MISSING = frozenset({"na", "n/a", "n.a.", "<na>", "nan", "null", "none", "nil",
 
 
 def _is_header(fields: list[str]) -> bool:
-    """Whether a first line is a header: every field a distinct column name (not a number, not a
-    missing-value marker, holding a letter). A record, however broken, is never taken for one
-    unless it looks like this, e.g. ``x1,x2,x3``.
+    """Whether the first line of a public point's file is a header: every field a distinct column
+    name (not a number, not a missing-value marker, holding a letter), e.g. ``x1,x2,x3``. Only for
+    :func:`read_point`: the records' header is a public choice (``--header``), never guessed.
 
     >>> _is_header(["x1", "x2", "x3"]), _is_header(["NA", "NA", "NA"]), _is_header(["a", "", "c"])
     (True, False, False)
@@ -83,40 +86,74 @@ class _TextLines(list):
         self.widths = widths
 
 
-def _read_text(path: Path, label: str, width: int | None = None, space_text: str = ""):
+def _record_lines(text: str, header: bool):
+    """The ``(line number, line)`` of each record of a record file's text: the strict, public
+    grammar of :func:`read_records`. Lines end at ``\\n`` only, and a trailing ``\\r`` is
+    stripped (CRLF files); every line is a record, blank and ``#`` lines included, except the empty
+    string after the final ``\\n``; the first line is skipped only when ``header`` (a public choice).
+
+    >>> _record_lines("1,2\\r\\n\\n# c\\n3\\r4\\n", header=False)
+    [(1, '1,2'), (2, ''), (3, '# c'), (4, '3\\r4')]
+    >>> _record_lines("x,y\\n1,2", header=True), _record_lines("", header=False)
+    ([(2, '1,2')], [])
+    """
+    lines = text.split("\n") if text else []
+    if lines and lines[-1] == "":  # the file's terminating newline
+        lines.pop()
+    numbered = [(lineno, line[:-1] if line.endswith("\r") else line) for lineno, line in enumerate(lines, start=1)]
+    return numbered[1:] if header else numbered
+
+
+def _read_text(path: Path, label: str, width: int | None = None, space_text: str = "", header: bool = False):
     """A text table as ``(array of shape (n, m), line number of each row)``.
 
     Without ``width`` (a public point's file), a file that is not UTF-8, or a row with a field
-    that is not a number or with another length than the first, is refused. With ``width``
-    (records), such a row becomes a row of NaN (an invalid record; the reasons are kept in the
-    returned lines, a :class:`_TextLines`), so that no single record decides whether the file is
-    read or how many records it holds. Lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only (a
-    form feed or a Unicode line separator inside a record does not split it), and a line starting
-    with a spreadsheet's error value (``#N/A``, ``#VALUE!``, ...) is a record, not a comment.
+    that is not a number or with another length than the first, is refused; lines end at ``\\n``,
+    ``\\r\\n`` or ``\\r``, blank and ``#`` lines are skipped and a first line of column names is a
+    header (the point is public: this leniency decides nothing about private data).
+
+    With ``width`` (records), the grammar is strict and public (:func:`_record_lines`): every line
+    is a record, and a line that cannot be one (a field that is not a number, the wrong number of
+    values, blank, a ``#`` line, a ``\\r`` inside it, not UTF-8) becomes a row of NaN (an invalid
+    record; the reasons are kept in the returned lines, a :class:`_TextLines`), so that no single
+    record decides whether the file is read or how many records it holds. The first line is a
+    header, and skipped whatever it holds, only if ``header``; never guessed.
     """
     try:
         text = path.read_bytes().decode("utf-8-sig", errors="strict" if width is None else "surrogateescape")
     except UnicodeDecodeError:
         raise CommandError(f"{label}: cannot read it as a text table (it is not UTF-8 text)") from None
-    rows, lines, problems, widths, first = [], [], {}, {}, True
-    for lineno, line in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
-        line = line.strip()
-        fields = [f.strip() for f in line.split(",")] if "," in line else line.split()
-        if not line or (line.startswith("#") and fields[0].lower() not in _SPREADSHEET_ERRORS):
-            continue
-        if first:
-            first = False
-            if _is_header(fields):
-                if width is not None and len(fields) != width:
-                    raise InvalidDataError(f"{label}: wrong shape: {space_text}, but the header (line {lineno}) "
-                                           f"names {len(fields)} columns")
+    if width is None:
+        numbered, first = [], True
+        for lineno, line in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
+            line = line.strip()
+            fields = [f.strip() for f in line.split(",")] if "," in line else line.split()
+            if not line or (line.startswith("#") and fields[0].lower() not in _SPREADSHEET_ERRORS):
                 continue
+            if first:
+                first = False
+                if _is_header(fields):
+                    continue
+            numbered.append((lineno, line))
+    else:
+        numbered = _record_lines(text, header)
+    rows, lines, problems, widths = [], [], {}, {}
+    for lineno, raw in numbered:
+        line = raw.strip()
+        fields = [f.strip() for f in line.split(",")] if "," in line else line.split()
         record = f"record {len(rows)} (line {lineno})"
         values = [_number(f) for f in fields]
         bad = next((j for j, v in enumerate(values) if v is None), None)
         expected = width if width is not None else len(rows[0]) if rows else len(values)
         if any("\udc80" <= c <= "\udcff" for c in line):  # bytes that are not UTF-8 (surrogateescape)
             problem = " is not UTF-8 text"
+        elif "\r" in raw:
+            problem = " holds a carriage return (\\r) inside it (lines end at \\n)"
+        elif not line:
+            problem = " is blank (in a record file every line is a record)"
+        elif (line.startswith("#") and fields[0].lower() not in _SPREADSHEET_ERRORS and width is not None
+              and (bad is not None or len(values) != expected)):
+            problem = " starts with '#' (a record file has no comment lines: every line is a record)"
         elif bad is not None:
             problem = f": field {bad + 1} is {'empty' if fields[bad] == '' else 'not a number'}"
         elif len(values) != expected:
@@ -127,6 +164,8 @@ def _read_text(path: Path, label: str, width: int | None = None, space_text: str
         if problem is not None:
             if width is None:
                 raise InvalidDataError(f"{label}: {record}{problem}")
+            if lineno == 1 and len(rows) not in widths:  # not for a row of numbers of the wrong length
+                problem += " (a header line? pass --header)"
             problems[len(rows)] = problem
             values = [math.nan] * width
         rows.append(values)
@@ -148,9 +187,9 @@ def _one_array(arrays: dict, key, label: str, what: str) -> np.ndarray:
     return next(iter(arrays.values()))
 
 
-def _read_array(path, key=None, width=None, space_text=""):
-    """The array in a file, and the line number of each row for text files (else None); ``width``
-    and ``space_text``: see :func:`_read_text`."""
+def _read_array(path, key=None, width=None, space_text="", header=False):
+    """The array in a file, and the line number of each row for text files (else None); ``width``,
+    ``space_text`` and ``header``: see :func:`_read_text`."""
     path = Path(path)
     label = str(path)
     suffix = path.suffix.lower()
@@ -160,11 +199,13 @@ def _read_array(path, key=None, width=None, space_text=""):
         raise CommandError(f"{label}: unsupported format {path.suffix or '(no ending)'!r}; use one of {', '.join(FORMATS)}")
     if key is not None and suffix not in (".npz", ".mat"):
         raise CommandError(f"{label}: --key names an array in a .npz or .mat file; this is a {suffix} file")
+    if header and suffix not in (".csv", ".txt"):
+        raise CommandError(f"{label}: --header is for a .csv or .txt file; this is a {suffix} file")
     if not path.is_file():
         raise CommandError(f"{label}: no such file")
     try:
         if suffix in (".csv", ".txt"):
-            return _read_text(path, label, width, space_text)
+            return _read_text(path, label, width, space_text, header)
         if suffix == ".npy":
             return np.load(path, allow_pickle=False), None
         if suffix == ".npz":
@@ -276,7 +317,7 @@ def check_records(X, space: Manifold, label: str, lines=None, hint: str = "") ->
         f"{label}: {where}{why} ({count} of the {len(X)} records {are} of {space_spec(space)}){hint}")
 
 
-def read_records(path, space: Manifold, *, key=None):
+def read_records(path, space: Manifold, *, key=None, header: bool = False):
     """The records of a file as an array of shape ``(n, *space.point_shape)``.
 
     The file's format follows from its name (see this module's docstring). The records are not
@@ -289,11 +330,18 @@ def read_records(path, space: Manifold, *, key=None):
     key : str, optional
         The array of a ``.npz`` file or the variable of a ``.mat`` file that holds the records;
         needed when the file holds several.
+    header : bool
+        A text table's first line is a header, and skipped whatever it holds (``--header``). It
+        is a public choice, never guessed from the first line; only for ``.csv`` and ``.txt``.
 
-    A row of a text table that cannot be a record (a field that is not a number or is empty, too
-    few or too many values) is read as a record of NaN, an invalid record like any other: it
-    makes only its own record invalid, never the whole file, so that with ``--on-invalid center``
-    no single record decides whether a release happens (or its n). :func:`check_records` names it.
+    A text table is read by a public grammar in which every line is a record (see this module's
+    docstring): lines end at ``\\n`` (a trailing ``\\r`` is stripped), and blank, whitespace-only
+    and ``#`` lines are records too, only the empty string after the final ``\\n`` is not. A line
+    that cannot be a record (a field that is not a number or is empty, too few or too many values,
+    blank, ``#``, a ``\\r`` inside it) is read as a record of NaN, an invalid record like any
+    other: it makes only its own record invalid, never the whole file, so that with
+    ``--on-invalid center`` no single record decides whether a release happens (or its n).
+    :func:`check_records` names it.
 
     Returns
     -------
@@ -305,10 +353,10 @@ def read_records(path, space: Manifold, *, key=None):
     Raises
     ------
     CommandError
-        The file cannot be read (missing, unsupported format, corrupt, no such ``key``).
+        The file cannot be read (missing, unsupported format, corrupt, no such ``key``, ``header``
+        for a file that is not a text table).
     InvalidDataError
-        It holds no records, an array of non-numbers or of the wrong shape, or a text header of
-        the wrong length.
+        It holds no records, or an array of non-numbers or of the wrong shape.
 
     Examples
     --------
@@ -316,13 +364,13 @@ def read_records(path, space: Manifold, *, key=None):
     >>> from geodp.manifolds import SPD
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = pathlib.Path(tmp) / "covs.csv"
-    ...     _ = path.write_text("a,b,c,d\\n2,0,0,2\\n# a comment\\n1,0.5,0.5,1\\n")
-    ...     X, lines = read_records(path, SPD(2))
-    >>> X.shape, lines
-    ((2, 2, 2), [2, 4])
+    ...     _ = path.write_text("a,b,c,d\\n2,0,0,2\\n\\n1,0.5,0.5,1\\n")
+    ...     X, lines = read_records(path, SPD(2), header=True)
+    >>> X.shape, lines, np.isnan(X).any(axis=(1, 2)).tolist()  # the blank line is an invalid record
+    ((3, 2, 2), [2, 3, 4], [False, True, False])
     """
     label = str(path)
-    arr, lines = _read_array(path, key, width=_point_size(space), space_text=_shape_text(space))
+    arr, lines = _read_array(path, key, width=_point_size(space), space_text=_shape_text(space), header=header)
     arr = _numeric(arr, label)
     if arr.ndim == 0:
         raise InvalidDataError(f"{label}: holds a single number, not records; {_shape_text(space)}")

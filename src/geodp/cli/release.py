@@ -137,7 +137,7 @@ def _run_command(args) -> None:
     for path, option in ((args.input, "INPUT"), (args.budget_file, "--budget-file")):
         if path is not None and Path(path).resolve() in (output.resolve(), guarantee.resolve()):
             raise CommandError(f"{option} {str(path)!r} is also an output file; choose other --output/--guarantee names")
-    X, lines = read_records(args.input, space, key=args.key)
+    X, lines = read_records(args.input, space, key=args.key, header=args.header)
     if args.on_invalid == "raise":
         check_records(X, space, str(args.input), lines,
                       hint=". Fix or drop such records, or pass --on-invalid center to replace each by the public centre.")
@@ -219,6 +219,9 @@ def add_parser(sub) -> None:
                               "and refused if it would overspend")
     release.add_argument("--key", metavar="NAME", help="the array of a .npz file or the variable of a .mat file "
                                                        "that holds the records (needed if it holds several)")
+    release.add_argument("--header", action="store_true",
+                         help="INPUT (.csv, .txt) has a header: its first line is skipped, whatever it holds. "
+                              "Without it every line is a record (a header is never guessed)")
     release.add_argument("--on-invalid", choices=("raise", "center"), default="raise",
                          help="a record that is not a point of the space: refuse the file (raise) or replace the "
                               "record by the public centre (center) (default: %(default)s)")

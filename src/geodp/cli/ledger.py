@@ -116,6 +116,16 @@ def _resolve(path: Path) -> Path:
         raise CommandError(f"--budget-file {str(path)!r} cannot be resolved ({getattr(err, 'strerror', None) or err})") from None
 
 
+def _names(path: Path, fd: int) -> bool:
+    """Does ``path`` name the file open as ``fd`` (same device and inode)?"""
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
 def _lock(path: Path, flags: int, waiting: str = "") -> int:
     """Open ``path`` with ``flags``, lock it exclusively (``flock``) and return the descriptor, once
     the lock is held on the file ``path`` names *now*: a file removed or replaced while this
@@ -134,12 +144,7 @@ def _lock(path: Path, flags: int, waiting: str = "") -> int:
                     print(waiting, file=sys.stderr)
                     said = True
                 fcntl.flock(fd, fcntl.LOCK_EX)
-            held = os.fstat(fd)
-            try:
-                named = os.stat(path)
-            except FileNotFoundError:
-                named = None
-            if named is not None and (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino):
+            if _names(path, fd):
                 return fd
         except BaseException:
             os.close(fd)
@@ -284,12 +289,7 @@ def open_ledger(path, entry: dict):
         raise CommandError(f"--budget-file {str(path)!r}: its lock file {str(lock)!r} cannot be opened "
                            f"({err.strerror or err})") from None
     try:
-        held = os.fstat(fd)
-        try:
-            ledger = os.stat(real)
-        except OSError:
-            ledger = None
-        if ledger is not None and (ledger.st_dev, ledger.st_ino) == (held.st_dev, held.st_ino):
+        if _names(real, fd):
             raise CommandError(f"--budget-file {str(path)!r}: its lock file {str(lock)!r} is the ledger itself; "
                                "remove the lock file")
         with _locked_content(real, path) as data:

@@ -347,3 +347,23 @@ def test_report_names_the_start_the_chains_really_use():
     space = from_geomstats(PoincareBall(2), curvature_bounds=(-1.0, -1.0), injectivity_radius=math.inf)
     mech = LaplaceMechanism(space, epsilon=1.0, sensitivity=0.1, center=space.base_point, radius=0.5)
     assert "started at the public center" in mech.guarantee.sampler and "random_point" not in mech.guarantee.sampler
+
+
+def test_plane_search_finds_the_most_negative_curvature_of_spd():
+    # SPDMatrices(3) with the affine-invariant metric has sectional curvature in [-1/2, 0], but
+    # its coordinate and random planes reach only about -0.26: kappa_min = -0.4 was accepted.
+    # The local plane search at each check point must find the planes near -1/2.
+    with pytest.raises(AssumptionError, match="sectional curvature"):
+        from_geomstats(SPDMatrices(3), curvature_bounds=(-0.4, 0.0), injectivity_radius=math.inf)
+    space = from_geomstats(SPDMatrices(3), curvature_bounds=(-0.5, 0.0), injectivity_radius=math.inf)
+    low, high = space.checks["curvature_searched"]
+    assert -0.5 - space.checks["curvature_tolerance"] <= low < -0.49
+    assert abs(high) < 1e-6
+    assert space.checks["curvature_estimates"][0] == low
+
+
+def test_without_the_plane_search_spd_understatement_is_missed(monkeypatch):
+    # The fixed planes alone accept kappa_min = -0.4 on SPDMatrices(3): the search is what refuses it.
+    monkeypatch.setattr(geomstats_adapter, "_SEARCH_STEPS", ())
+    space = from_geomstats(SPDMatrices(3), curvature_bounds=(-0.4, 0.0), injectivity_radius=math.inf)
+    assert space.checks["curvature_searched"][0] > -0.3

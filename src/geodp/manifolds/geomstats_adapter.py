@@ -497,17 +497,28 @@ class GeomstatsSpace(Manifold):
 
     # ------------------------------------------------------- construction checks
     def _default_base_point(self):
-        """The group identity when the space has one, else geomstats' first ``random_point``
-        under seed 0, with numpy's global random state saved and restored around the call."""
+        """The group identity when the space has one, else geomstats' ``projection`` of the first
+        of a few fixed ambient points (the identity matrix, zeros, ones, the first basis vector)
+        that lands on the space: a public point, chosen without randomness (geomstats'
+        ``random_point`` draws from numpy's global state)."""
         identity = getattr(self.geomstats_space, "identity", None)
         if identity is not None:
             return np.asarray(identity, dtype=np.float64)
-        state = np.random.get_state()
-        try:
-            np.random.seed(0)
-            return np.asarray(self.geomstats_space.random_point(), dtype=np.float64)
-        finally:
-            np.random.set_state(state)
+        shape = self.point_shape
+        candidates = [np.zeros(shape), np.ones(shape), np.eye(math.prod(shape))[0].reshape(shape)]
+        if len(shape) == 2 and shape[0] == shape[1]:
+            candidates.insert(0, np.eye(shape[0]))
+        projection = getattr(self.geomstats_space, "projection", None)
+        for candidate in candidates:
+            try:
+                with np.errstate(all="ignore"):  # zeros projected onto a sphere: 0/0, skipped
+                    point = candidate if projection is None else np.asarray(projection(candidate), dtype=np.float64)
+                    if point.shape == shape and np.all(np.isfinite(point)) and bool(np.all(self.geomstats_space.belongs(point))):
+                        return point
+            except Exception:  # a projection that does not apply to this candidate
+                continue
+        raise InvalidParameterError(
+            f"no default base point found for {self._description}: pass base_point, a public point of the space.")
 
     def _check_frame(self) -> None:
         """``to_tangent`` must span a space of dimension ``dim`` at the base point."""
@@ -802,8 +813,9 @@ def from_geomstats(space, *, curvature_bounds, injectivity_radius, base_point=No
     base_point : array_like, shape space.shape, optional
         Public point at the centre of the checked region, around which
         :meth:`~GeomstatsSpace.random_point` draws: pass the public centre of your data.
-        Default: the group identity when the space has one, else geomstats' ``random_point()``
-        under seed 0 (numpy's global random state is saved and restored around that call).
+        Default: the group identity when the space has one, else geomstats' ``projection`` of
+        the first fixed ambient point (identity matrix, zeros, ones, first basis vector) that lands
+        on the space; no randomness.
     n_checks : int, default 32
         Number of check points (at least 2: the base point and the edge of the region).
     check_radius : float, optional

@@ -36,6 +36,10 @@ class AssumptionError(GeodpError, ValueError):
     """A privacy assumption fails: radius beyond r*, a non-normalisable law, …"""
 
 
+class MissingDependencyError(GeodpError, ImportError):
+    """An optional dependency is missing; the message names the ``pip install`` extra to add."""
+
+
 class BudgetExceededError(GeodpError, ValueError):
     """A release would spend more privacy budget than the accountant holds."""
 

@@ -27,30 +27,44 @@ def as_generator(rng=None) -> np.random.Generator:
 
     Parameters
     ----------
-    rng : None, int or numpy.random.Generator
+    rng : None, int, "secure" or numpy.random.Generator
         ``None`` draws fresh entropy from the operating system; an int seeds a new generator
-        (for tests and reproductions); a Generator is returned as is.
+        (for tests and reproductions); ``"secure"`` gives a new cryptographically secure
+        :class:`geodp.secure.SecureGenerator` (ChaCha20 keyed from the OS; never seeded; needs
+        ``pip install "geodp[secure]"``), which also makes releases on flat spaces
+        floating-point safe (docs/secure.md); a Generator is returned as is.
 
     Returns
     -------
     numpy.random.Generator
+
+    Raises
+    ------
+    MissingDependencyError
+        ``"secure"`` without the optional package ``randomgen``.
 
     Examples
     --------
     >>> g = as_generator(0)
     >>> as_generator(g) is g
     True
+    >>> type(as_generator("secure")).__name__
+    'SecureGenerator'
     """
     if rng is None:
         return np.random.default_rng()
     if isinstance(rng, np.random.Generator):
         return rng
+    if isinstance(rng, str) and rng == "secure":
+        from geodp.secure import secure_generator
+
+        return secure_generator()
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
         if rng < 0:
             raise InvalidParameterError(f"rng seed must be a non-negative integer, got {rng!r}.")
         return np.random.default_rng(int(rng))
     raise InvalidTypeError(
-        "rng must be None, a non-negative int seed or a numpy.random.Generator, "
+        "rng must be None, a non-negative int seed, \"secure\" or a numpy.random.Generator, "
         f"got {type(rng).__name__}. The legacy numpy.random.RandomState is not accepted."
     )
 

@@ -3,15 +3,43 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from geodp.errors import InvalidParameterError, InvalidTypeError
 from geodp.manifolds.base import Manifold
+from geodp.secure import is_secure
 from geodp.validation import as_generator, check_delta, check_epsilon, check_positive
 
-__all__ = ["Guarantee", "Mechanism", "check_space", "require_flat"]
+__all__ = ["Guarantee", "Mechanism", "check_space", "require_flat", "sampler_construction"]
 
 ADJACENCY = "replace-one (n public)"
+FLOATING_POINT_SAMPLER = (
+    "floating-point sampler on numpy's generator: not floating-point safe (its low-order bits can "
+    "leak, Mironov 2012); random_state='secure' uses a secure generator and, on flat spaces, exact "
+    "discrete noise on a grid (docs/secure.md)"
+)
+
+
+def sampler_construction(rng, why_not_safe: str) -> dict:
+    """The ``construction``/``floating_point_safe`` fields of a :class:`Guarantee` whose sampler
+    is floating-point, for the random state ``rng``; ``why_not_safe`` says why no
+    floating-point-safe construction is used (public: depends on the space and law only).
+
+    Examples
+    --------
+    >>> sampler_construction("secure", "curved space")["floating_point_safe"]
+    False
+    """
+    if not is_secure(rng):
+        return dict(construction=FLOATING_POINT_SAMPLER, floating_point_safe=False, grid=None)
+    return dict(
+        construction=(
+            "secure mode: every draw from a cryptographically secure generator (ChaCha20 keyed with 256 OS "
+            f"bits), but the sampler is floating-point, so not floating-point safe: {why_not_safe}"
+        ),
+        floating_point_safe=False,
+        grid=None,
+    )
 
 
 @dataclass(frozen=True)
@@ -39,6 +67,14 @@ class Guarantee:
         False when the sampler is MCMC (then DP holds only approximately).
     assumptions : tuple of str
         The assumptions checked at run time.
+    floating_point_safe : bool
+        True only for the exact discrete constructions of secure mode on flat spaces
+        (docs/secure.md); a floating-point sampler is not (Mironov 2012).
+    construction : str
+        Which construction ran: the random generator, and the grid and discrete noise or why
+        there is none.
+    grid : float or None
+        The public grid 2^k the release lies on (secure mode on flat spaces), else None.
     """
 
     mechanism: str
@@ -54,6 +90,9 @@ class Guarantee:
     support: str = "the whole space"
     adjacency: str = ADJACENCY
     assumptions: tuple[str, ...] = field(default_factory=tuple)
+    floating_point_safe: bool = False
+    construction: str = FLOATING_POINT_SAMPLER
+    grid: float | None = None
 
     def to_dict(self) -> dict:
         """Plain-dict view (JSON-friendly)."""
@@ -72,6 +111,7 @@ class Guarantee:
             f"noise scale : {self.scale!r}  [{self.scale_rule}]",
             f"support     : {self.support}",
             f"sampler     : {self.sampler}",
+            f"fp-safe     : {'yes' if self.floating_point_safe else 'no'}: {self.construction}",
             "assumptions checked:",
         ]
         lines += [f"  - {a}" for a in (*self.assumptions, *extra_assumptions)]
@@ -107,15 +147,70 @@ class Mechanism(ABC):
     def distribution(self, value):
         """The output law of the mechanism for ``value`` (validated on the manifold)."""
 
+    def _chart(self, value=None):
+        """The flat space the release lives on, or None where no floating-point-safe
+        construction exists (curved spaces). Public: ``value`` is used for its shape only."""
+        return None
+
+    def _chart_statistic(self, value):
+        """(flat space, chart coordinates of the statistic) for the exact grid release."""
+        space = self._chart(value)
+        return space, space.to_coordinates(self.distribution(value).footpoint)
+
+    def _grid_noise(self, dim: int):
+        """The secure-mode discrete construction (:mod:`geodp.mechanisms.grid`) for ``dim``."""
+        raise NotImplementedError
+
+    def _secure_release(self, value, rng, size):
+        space, coordinates = self._chart_statistic(value)
+        return space, self._grid_noise(space.dim).release(coordinates, rng, size)
+
     def randomise(self, value, rng=None, size=None):
         """Release a privatised copy of the point ``value``; ``size`` independent copies (for
-        studies of the mechanism: each copy spends the budget again)."""
-        return self.distribution(value).sample(size, rng=as_generator(rng))
+        studies of the mechanism: each copy spends the budget again).
+
+        ``rng="secure"`` (or a :class:`~geodp.secure.SecureGenerator`) draws from a secure
+        generator and, on flat spaces, releases exact discrete noise on a public grid
+        (:meth:`guarantee_for` tells which construction ran; docs/secure.md)."""
+        rng = as_generator(rng)
+        if is_secure(rng) and self._chart(value) is not None:
+            space, coordinates = self._secure_release(value, rng, size)
+            return space.from_coordinates(coordinates)
+        return self.distribution(value).sample(size, rng=rng)
 
     def randomise_coordinates(self, value, rng=None, size=None):
         """Like :meth:`randomise` on a flat space, but return the release in the isometric
-        chart, free of the round-trip error of mapping to the manifold and back."""
-        return self.distribution(value).sample_coordinates(size, rng=as_generator(rng))
+        chart, free of the round-trip error of mapping to the manifold and back (in secure
+        mode: exact multiples of the grid)."""
+        rng = as_generator(rng)
+        if is_secure(rng) and self._chart(value) is not None:
+            return self._secure_release(value, rng, size)[1]
+        return self.distribution(value).sample_coordinates(size, rng=rng)
+
+    def guarantee_for(self, rng, value=None) -> Guarantee:
+        """The :class:`Guarantee` of a release drawn with ``rng`` (as passed to :meth:`randomise`):
+        :attr:`guarantee`, or in secure mode the guarantee of the construction that runs.
+
+        ``value`` is needed (for its shape only) when the mechanism was built without a space.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from geodp.mechanisms import LaplaceMechanism
+        >>> from geodp.manifolds import Euclidean, Sphere
+        >>> LaplaceMechanism(Euclidean(2), epsilon=1.0, sensitivity=0.1).guarantee_for("secure").floating_point_safe
+        True
+        >>> LaplaceMechanism(Sphere(2), epsilon=1.0, sensitivity=0.1).guarantee_for("secure").floating_point_safe
+        False
+        """
+        guarantee = self.guarantee
+        if not is_secure(rng):
+            return guarantee
+        space = self._chart(value)
+        if space is None:
+            return replace(guarantee, **sampler_construction(
+                rng, "no floating-point-safe construction is known on a curved space (the law has no exact lattice analogue)"))
+        return replace(guarantee, **self._grid_noise(space.dim).describe())
 
     def __repr__(self) -> str:
         return (

@@ -25,8 +25,9 @@ from geodp.manifolds import _matrix as mf
 from geodp.manifolds.euclidean import Euclidean
 from geodp.manifolds.spd import SPD
 from geodp.mechanisms.base import Guarantee, Mechanism, check_space
+from geodp.mechanisms.grid import GridLaplace
 from geodp.sensitivity import extrinsic_mean_sensitivity, extrinsic_radius
-from geodp.validation import as_generator, check_positive, check_sample_size
+from geodp.validation import check_positive, check_sample_size
 
 __all__ = ["ExtrinsicMeanMechanism", "ExtrinsicRelease"]
 
@@ -143,14 +144,19 @@ class ExtrinsicMeanMechanism(Mechanism):
 
         ``size`` gives independent releases (each spends ε again), for studies of the baseline.
         """
-        rng = as_generator(rng)
-        ambient = self._from_ambient(self.distribution(self.summary(X)).sample(size, rng=rng))
+        ambient = self.randomise(self.summary(X), rng=rng, size=size)
         on = np.asarray(self.space.belongs(ambient))
         return ExtrinsicRelease(ambient, self.space.project(ambient), on, float(1.0 - on.mean()))
 
+    def _chart(self, value=None):
+        return self._ambient  # flat: secure mode releases exact discrete noise on a grid
+
+    def _grid_noise(self, dim: int) -> GridLaplace:
+        return GridLaplace(self.epsilon, self.sensitivity, dim)
+
     def randomise(self, value, rng=None, size=None):
         """Noisy ambient copy of an ambient ``value`` (not projected)."""
-        return self._from_ambient(self.distribution(value).sample(size, rng=as_generator(rng)))
+        return self._from_ambient(super().randomise(value, rng=rng, size=size))
 
     @property
     def guarantee(self) -> Guarantee:

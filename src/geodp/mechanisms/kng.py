@@ -8,6 +8,7 @@ from geodp.distributions.laplace import RiemannianLaplace
 from geodp.distributions.laplace import ACCEPTANCE_FLOOR
 from geodp.errors import InvalidParameterError
 from geodp.mechanisms.base import Guarantee, Mechanism, check_space
+from geodp.mechanisms.grid import GridLaplace
 from geodp.sensitivity import check_radius
 
 __all__ = ["KNGMechanism"]
@@ -83,6 +84,16 @@ class KNGMechanism(Mechanism):
         """The KNG law of the dataset ``data`` (shape ``(n, *point_shape)``, inside the ball)."""
         return KNGDistribution(self.space, data, self._scale, center=self.center, radius=self.radius,
                                sampler=self.sampler)
+
+    def _chart(self, value=None):
+        return self.space if self.space.is_flat else None
+
+    def _chart_statistic(self, data):
+        # Flat spaces: KNG is the Laplace at the mean of the (checked) records.
+        return self.space, self.space.to_coordinates(self.distribution(data).frechet_mean)
+
+    def _grid_noise(self, dim: int) -> GridLaplace:
+        return GridLaplace(self.epsilon, self.sensitivity, dim)
 
     @property
     def guarantee(self) -> Guarantee:

@@ -6,6 +6,7 @@ from geodp.calibration import laplace_scale
 from geodp.distributions.laplace import RiemannianLaplace, laplace_normalisability
 from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.mechanisms.base import Guarantee, Mechanism, check_space
+from geodp.mechanisms.grid import GridLaplace
 from geodp.validation import check_positive
 
 __all__ = ["LaplaceMechanism"]
@@ -53,6 +54,8 @@ class LaplaceMechanism(Mechanism):
     >>> mech.scale, mech.guarantee.exact
     (0.1, True)
     >>> mech.randomise(np.array([0.0, 0.0, 1.0]), rng=0).shape
+    (3,)
+    >>> mech.randomise(np.array([0.0, 0.0, 1.0]), rng="secure").shape  # secure generator
     (3,)
     >>> origin = np.array([1.0, 0.0, 0.0, 0.0])
     >>> LaplaceMechanism(Hyperbolic(3), epsilon=1.0, sensitivity=0.6, center=origin, radius=1.0).scale
@@ -114,6 +117,14 @@ class LaplaceMechanism(Mechanism):
         """The output law for ``value`` (a point; inside the ball when truncated)."""
         ball = {"center": self.center, "radius": self.radius} if self.truncated else {}
         return RiemannianLaplace(self.space, value, self._scale, **ball)
+
+    def _chart(self, value=None):
+        # The exact grid release is untruncated: a truncation (requested on a flat space) keeps
+        # the floating-point sampler.
+        return self.space if self.space.is_flat and not self.truncated else None
+
+    def _grid_noise(self, dim: int) -> GridLaplace:
+        return GridLaplace(self.epsilon, self.sensitivity, dim)
 
     @property
     def guarantee(self) -> Guarantee:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -21,7 +22,9 @@ from geodp.distributions.base import check_private_points
 from geodp.errors import InvalidParameterError, InvalidTypeError, PrivacyLeakWarning
 from geodp.frechet import frechet_mean
 from geodp.manifolds.kendall import KendallShape
-from geodp.mechanisms.base import Guarantee
+from geodp.mechanisms.base import Guarantee, sampler_construction
+from geodp.mechanisms.grid import GridLaplace
+from geodp.secure import is_secure
 from geodp.sensitivity import check_radius
 from geodp.validation import as_generator, check_epsilon
 
@@ -39,6 +42,11 @@ class PointwiseRelease:
 
 class PointwiseShapeLaplace:
     """Point-wise Laplace on landmark coordinates of planar shapes (S22 §2.5.2).
+
+    The scalar floating-point Laplace is the construction Mironov (2012) attacked: with
+    ``rng="secure"`` each coordinate instead gets exact discrete Laplace noise on a public grid
+    (:class:`~geodp.mechanisms.grid.GridLaplace` with d = 1, budget ``ε/(2k)``), and
+    ``guarantee(n, rng="secure")`` states the construction and its cost.
 
     Parameters
     ----------
@@ -72,6 +80,9 @@ class PointwiseShapeLaplace:
     >>> out = PointwiseShapeLaplace(space, epsilon=1.0, center=center, radius=0.3).release(X, rng=2)
     >>> out.shape.shape, bool(abs(np.linalg.norm(out.shape) - 1) < 1e-12)
     ((5, 2), True)
+    >>> mech = PointwiseShapeLaplace(space, epsilon=1.0, center=center, radius=0.3)
+    >>> mech.release(X, rng="secure").shape.shape, mech.guarantee(50, rng="secure").floating_point_safe
+    ((5, 2), True)
     """
 
     def __init__(self, space, *, epsilon, center, radius, ranges=None, as_published=False):
@@ -100,6 +111,19 @@ class PointwiseShapeLaplace:
     def _budget_scale(self, ranges, n):
         return 2.0 * ranges / n * (2 * self.space.n_landmarks) / self.epsilon
 
+    def _coordinate_epsilon(self) -> float:
+        """ε/(2k), rounded down so that 2k of them sum to at most ε exactly."""
+        parts = 2 * self.space.n_landmarks
+        share = self.epsilon / parts
+        while Fraction(share) * parts > Fraction(self.epsilon):
+            share = math.nextafter(share, 0.0)
+        return share
+
+    def _grid_noises(self, n: int) -> list[GridLaplace]:
+        """Secure mode: one exact discrete Laplace on a grid per coordinate (d = 1)."""
+        sensitivities = (2.0 * self.ranges / n).ravel()
+        return [GridLaplace(self._coordinate_epsilon(), float(s), 1) for s in sensitivities]
+
     def release(self, X, rng=None, size=None) -> PointwiseRelease:
         """Release the private mean shape of ``X`` (configurations or preshapes, shape (n, k, 2))."""
         rng = as_generator(rng)
@@ -115,16 +139,22 @@ class PointwiseShapeLaplace:
             aligned = np.clip(self.space.align(self.center, clipped), self.center - self.ranges, self.center + self.ranges)
             ranges, mean = self.ranges, aligned.mean(axis=0)
         shape = () if size is None else ((size,) if np.isscalar(size) else tuple(size))
-        scale = np.maximum(self._budget_scale(ranges, n), np.finfo(float).tiny)
-        noisy = mean + rng.laplace(0.0, 1.0, size=shape + self.space.point_shape) * scale
+        if is_secure(rng) and not self.as_published:
+            columns = [noise.release(m[None], rng, shape)[..., 0]
+                       for noise, m in zip(self._grid_noises(n), mean.ravel())]
+            noisy = np.stack(columns, axis=-1).reshape(shape + self.space.point_shape)
+        else:
+            scale = np.maximum(self._budget_scale(ranges, n), np.finfo(float).tiny)
+            noisy = mean + rng.laplace(0.0, 1.0, size=shape + self.space.point_shape) * scale
         return PointwiseRelease(self.space.project(noisy), noisy)
 
     def scale(self, n: int) -> np.ndarray:
         """Per-coordinate Laplace scales of the sound version for ``n`` records."""
         return self._budget_scale(self.ranges, n)
 
-    def guarantee(self, n: int) -> Guarantee:
-        """The record of one release with ``n`` records."""
+    def guarantee(self, n: int, rng=None) -> Guarantee:
+        """The record of one release with ``n`` records, drawn with ``rng`` (secure mode:
+        exact discrete Laplace on a grid per coordinate)."""
         assumptions = (
             "records clipped into the public shape ball and rotated onto the public centre (per-record maps)",
             "aligned coordinates clipped into the public ranges",
@@ -132,17 +162,24 @@ class PointwiseShapeLaplace:
         )
         if self.as_published:
             assumptions = ("AS PUBLISHED: alignment to the Fréchet mean and ranges from the data — not DP",)
+        fields = sampler_construction(rng, "as_published ranges come from the data, so no public grid exists")
+        if is_secure(rng) and not self.as_published:
+            noises = self._grid_noises(n)
+            widest = max(noises, key=lambda noise: noise.scale)
+            fields = {**widest.describe(), "support": "R^(2k) on per-coordinate grids, projected to a preshape"}
+            fields["scale_rule"] = "per coordinate, budget ε/(2k) (rounded down): " + fields["scale_rule"] + " (largest shown)"
+        else:
+            fields |= dict(scale=float(np.max(self.scale(n))),
+                           scale_rule="σ_j = (2·range_j/n)/(ε/2k) per coordinate (largest shown)",
+                           sampler="exact: scalar Laplace per coordinate", support="R^(2k), projected to a preshape")
         return Guarantee(
             mechanism="point-wise shape Laplace (S22 §2.5.2)" + (" (as published)" if self.as_published else ""),
             epsilon=self.epsilon,
             delta=0.0,
             sensitivity=float(2.0 * np.max(self.ranges) / n),
             metric="each aligned landmark coordinate (largest shown)",
-            scale=float(np.max(self.scale(n))),
-            scale_rule="σ_j = (2·range_j/n)/(ε/2k) per coordinate (largest shown)",
             space=repr(self.space),
-            sampler="exact: scalar Laplace per coordinate",
             exact=True,
-            support="R^(2k), projected to a preshape",
             assumptions=assumptions,
+            **fields,
         )

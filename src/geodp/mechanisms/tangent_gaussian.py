@@ -8,6 +8,7 @@ from geodp.distributions.gaussian import TangentGaussian
 from geodp.errors import InvalidDataError, InvalidParameterError
 from geodp.manifolds.spd import LogEuclideanSPD
 from geodp.mechanisms.base import Guarantee, Mechanism, check_space, require_flat
+from geodp.mechanisms.grid import GridGaussian
 from geodp.validation import check_finite_array
 
 __all__ = ["TangentGaussianMechanism"]
@@ -48,6 +49,9 @@ class TangentGaussianMechanism(Mechanism):
     8.058
     >>> mech.randomise(np.eye(3), rng=0).shape
     (3, 3)
+    >>> secure = mech.guarantee_for("secure", value=np.eye(3))  # exact discrete Gaussian on a grid
+    >>> secure.floating_point_safe, secure.grid, secure.delta <= 1e-6
+    (True, 0.0078125, True)
     """
 
     def __init__(self, *, epsilon, delta, sensitivity, calibration="analytic", space=None):
@@ -73,6 +77,17 @@ class TangentGaussianMechanism(Mechanism):
         if arr.shape[-1] != arr.shape[-2]:
             raise InvalidDataError(f"value must be a k×k SPD matrix (or a batch), got shape {arr.shape}.")
         return LogEuclideanSPD(arr.shape[-1])
+
+    def _chart(self, value=None):
+        if self.space is None and value is None:
+            raise InvalidParameterError(
+                "this mechanism was built without a space: pass value= (its shape gives SPD(k)) or "
+                "build it with space=."
+            )
+        return self.space if self.space is not None else self._space_for(value)
+
+    def _grid_noise(self, dim: int) -> GridGaussian:
+        return GridGaussian(self.epsilon, self.delta, self.sensitivity, dim, nominal_scale=self._sigma)
 
     def distribution(self, value) -> TangentGaussian:
         """The output law for ``value``."""

@@ -1,0 +1,134 @@
+"""The cryptographically secure random generator behind ``random_state="secure"`` (docs/secure.md).
+
+A :class:`SecureGenerator` is a :class:`numpy.random.Generator` over the ChaCha20 stream cipher
+(``randomgen.ChaCha``, 20 rounds) keyed with 256 bits from the operating system
+(:func:`secrets.randbits`). Every sampler of geodp keeps working unchanged on it (same laws); on
+flat spaces the mechanisms also switch to the exact discrete constructions of
+:mod:`geodp.mechanisms.grid`. A secure generator cannot be seeded: it has no seed argument,
+refuses a new state, and a copy (``copy.deepcopy``, pickling, ``spawn``) is a fresh generator
+with a fresh key, never a replay of the stream.
+
+The bit generator comes from the optional dependency ``randomgen`` (``pip install
+"geodp[secure]"``); without it, asking for ``"secure"`` raises :class:`MissingDependencyError`.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import numpy as np
+
+from geodp.errors import InvalidParameterError, MissingDependencyError
+
+__all__ = ["SECURE", "SecureGenerator", "is_secure", "secure_generator"]
+
+SECURE = "secure"
+_KEY_BITS = 256
+_ROUNDS = 20
+
+
+def _chacha_class():
+    try:
+        from randomgen import ChaCha
+    except ImportError:
+        raise MissingDependencyError(
+            'random_state="secure" needs the optional package randomgen (a ChaCha20 bit generator '
+            'for numpy): pip install "geodp[secure]".'
+        ) from None
+    return ChaCha
+
+
+class SecureGenerator(np.random.Generator):
+    """A numpy Generator drawing from ChaCha20 keyed with 256 fresh bits from the OS.
+
+    It takes no seed. Use it wherever geodp accepts ``rng``/``random_state`` (or pass the string
+    ``"secure"``, which makes a new one).
+
+    Raises
+    ------
+    MissingDependencyError
+        The optional package ``randomgen`` is not installed.
+
+    Examples
+    --------
+    >>> g = SecureGenerator()
+    >>> isinstance(g, np.random.Generator), 0 <= int(g.integers(0, 10)) < 10
+    (True, True)
+    >>> g.bit_generator.seed(0)
+    Traceback (most recent call last):
+    ...
+    geodp.errors.InvalidParameterError: a secure generator cannot be seeded or given a state; use a new SecureGenerator() (or rng=0 for a reproducible, non-secure run).
+    """
+
+    def __init__(self):
+        chacha = _chacha_class()
+        bit_generator = _unseedable(chacha)(key=secrets.randbits(_KEY_BITS), counter=0, rounds=_ROUNDS)
+        super().__init__(bit_generator)
+
+    def spawn(self, n_children: int) -> list[SecureGenerator]:
+        """``n_children`` independent secure generators, each with its own fresh OS key."""
+        return [SecureGenerator() for _ in range(int(n_children))]
+
+    def __reduce__(self):
+        # A copy must not replay the stream (the noise would repeat): it is a fresh generator.
+        return (SecureGenerator, ())
+
+    def __deepcopy__(self, memo):
+        return SecureGenerator()
+
+    def __repr__(self) -> str:
+        return "SecureGenerator(ChaCha20, 256-bit OS key)"
+
+
+_UNSEEDABLE = {}
+
+
+def _refuse_seed(*args, **kwargs):
+    raise InvalidParameterError(
+        "a secure generator cannot be seeded or given a state; use a new SecureGenerator() "
+        "(or rng=0 for a reproducible, non-secure run)."
+    )
+
+
+def _unseedable(chacha):
+    """ChaCha whose ``seed`` (after keying) and ``state`` setter refuse (built once per class)."""
+    if chacha not in _UNSEEDABLE:
+
+        def __init__(self, **kwargs):
+            chacha.__init__(self, **kwargs)  # keys the stream through seed(): allowed once
+            self._keyed = True
+
+        def seed(self, *args, **kwargs):
+            if getattr(self, "_keyed", False):
+                _refuse_seed()
+            return chacha.seed(self, *args, **kwargs)
+
+        _UNSEEDABLE[chacha] = type(
+            "UnseedableChaCha",
+            (chacha,),
+            {"__init__": __init__, "seed": seed, "state": property(chacha.state.__get__, _refuse_seed)},
+        )
+    return _UNSEEDABLE[chacha]
+
+
+def secure_generator() -> SecureGenerator:
+    """A new :class:`SecureGenerator` (what ``random_state="secure"`` gives).
+
+    Examples
+    --------
+    >>> a, b = secure_generator(), secure_generator()
+    >>> bool(a.integers(0, 2**62) != b.integers(0, 2**62))
+    True
+    """
+    return SecureGenerator()
+
+
+def is_secure(rng) -> bool:
+    """Whether ``rng`` asks for secure mode: the string ``"secure"`` or a :class:`SecureGenerator`.
+
+    Examples
+    --------
+    >>> is_secure("secure"), is_secure(0), is_secure(None)
+    (True, False, False)
+    """
+    return isinstance(rng, SecureGenerator) or (isinstance(rng, str) and rng == SECURE)

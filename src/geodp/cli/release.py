@@ -123,6 +123,8 @@ def _curator_notes(facts, path) -> None:
 
 
 def _run_command(args) -> None:
+    if args.secure and args.seed is not None:
+        raise CommandError("--secure and --seed exclude each other: a secure generator cannot be seeded")
     space = parse_space(args.space)
     spec = space_spec(space)
     center = read_point(args.center, space)
@@ -142,7 +144,8 @@ def _run_command(args) -> None:
         check_records(X, space, str(args.input), lines,
                       hint=". Fix or drop such records, or pass --on-invalid center to replace each by the public centre.")
     model = PrivateFrechetMean(space, epsilon=args.epsilon, delta=args.delta, center=center, radius=args.radius,
-                               mechanism=args.mechanism, on_invalid=args.on_invalid, random_state=args.seed)
+                               mechanism=args.mechanism, on_invalid=args.on_invalid,
+                               random_state="secure" if args.secure else args.seed)
     entry = {"output": str(args.output), "guarantee": str(args.guarantee), "space": spec, "mechanism": args.mechanism}
     ledger = open_ledger(args.budget_file, entry) if args.budget_file is not None else nullcontext()
     with ledger as accountant:
@@ -212,6 +215,10 @@ def add_parser(sub) -> None:
     release.add_argument("--seed", type=integer_at_least(0), default=None, metavar="S",
                          help="seed >= 0, for tests and reproductions; leave it out for a real release (fresh OS "
                               "entropy): anyone who knows the seed can remove the noise")
+    release.add_argument("--secure", action="store_true",
+                         help="draw from a cryptographically secure generator (needs pip install \"geodp[secure]\"); "
+                              "on flat spaces also release exact discrete noise on a public grid (floating-point "
+                              "safe; docs/secure.md); not with --seed")
     release.add_argument("--output", required=True, metavar="OUT.npy", help="the release, a .npy file")
     release.add_argument("--guarantee", required=True, metavar="OUT.json", help="the publishable guarantee, a .json file")
     release.add_argument("--budget-file", metavar="LEDGER.json",

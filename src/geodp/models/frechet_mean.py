@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import warnings
 
 import numpy as np
@@ -11,15 +13,13 @@ from sklearn.exceptions import NotFittedError
 from geodp.accountant import BudgetAccountant
 from geodp.errors import (
     ApproximateSamplerWarning,
-    GeodpError,
-    InvalidDataError,
     InvalidParameterError,
     InvalidTypeError,
     NotOnManifoldError,
     NumericalWarning,
     PrivacyLeakWarning,
 )
-from geodp.frechet import convexity_bound, frechet_mean, karcher_iteration_budget
+from geodp.frechet import _InMemoryRecords, _is_dask, _mean_of_records, convexity_bound, karcher_iteration_budget
 from geodp.manifolds.base import Manifold
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMechanism
 from geodp.models.report import CuratorDiagnostics, PrivacyReport
@@ -230,10 +230,10 @@ class PrivateFrechetMean(BaseEstimator):
             raise InvalidTypeError(f"accountant must be a BudgetAccountant, got {type(self.accountant).__name__}.")
         center = space.check_points(self.center, "center", batch_ndim=0)
         radius = check_radius(space, self.radius)
-        data = space._dataset_array(X, "X")
+        data = X if _is_dask(X) else space._dataset_array(X, "X")
         rng = as_generator(self.random_state)
 
-        n = data.shape[0]
+        n = int(data.shape[0])
         tol = _MEAN_TOL * max(1.0, radius)
         bound = frechet_mean_sensitivity(space, radius, n, mechanism=self.mechanism)
         # The Karcher flow stops within tol/μ of the exact mean: widen the bound by 2·tol/μ.
@@ -293,32 +293,34 @@ class PrivateFrechetMean(BaseEstimator):
     def _private_release(self, space, data, center, radius, tol, mechanism, rng):
         """Everything that touches the private records. Returns the release (coordinates on
         flat spaces) and the curator diagnostics; raises only the invalid-record error."""
-        invalid = space.invalid_records(data)
-        if np.any(invalid):
-            if self.on_invalid == "raise":
-                raise NotOnManifoldError(
-                    f"X holds records that are not points of {space!r} (NaN/inf, off the "
-                    "manifold or degenerate). Find them with space.invalid_records(X). If they "
-                    "are points up to normalisation or rounding (unit vectors, symmetric "
-                    "matrices), map the data with space.project(X) first; otherwise pass "
-                    "on_invalid='center' to replace each by the public centre."
-                )
-            data[invalid] = center
-        try:
-            points = space.check_points(data, "X", batch_ndim=1)
-        except GeodpError:  # valid records that fail a stricter check: keep the message public
-            raise InvalidDataError(f"X could not be validated as points of {space!r}.") from None
-        clipped, was_clipped = space._clip_to_ball(points, center, radius)
+        prepare = functools.partial(_prepared_records, space, center, radius, coordinates=space.is_flat and self.mechanism != "kng")
+        refusal = None if self.on_invalid == "center" else _INVALID_MESSAGE.format(space=space)
         info = None
-        if self.mechanism == "kng":  # KNG privatises the whole objective, not the mean
+        if _is_dask(data):  # validated, clipped and averaged chunk by chunk, in every pass
+            from geodp.dask_support import DaskRecords
+
+            if self.mechanism == "kng":
+                raise InvalidParameterError("mechanism='kng' needs the records in memory; pass a numpy array.")
+            records = DaskRecords(space, data, prepare=prepare, refuse_invalid=refusal)
+        else:
+            clipped, (n_invalid, n_clipped) = prepare(data)
+            if n_invalid and refusal:
+                raise NotOnManifoldError(refusal)
+            records = None if self.mechanism == "kng" else _InMemoryRecords(space, clipped, validated=True)
+        if records is None:  # KNG privatises the whole objective, not the mean
             private_input = clipped
         else:
-            budget = karcher_iteration_budget(space, radius, tol)
-            mean, info = frechet_mean(space, clipped, init=center, tol=tol, max_iter=budget, return_info=True)
+            if space.is_flat:  # the records are clipped chart coordinates
+                mean = space.from_coordinates(sum(records.map(_weighted_sum)))
+            else:
+                budget = karcher_iteration_budget(space, radius, tol)
+                mean, info = _mean_of_records(space, records, center, tol=tol, max_iter=budget, step=1.0, adaptive=True)
             # The mean of records in the (convex) ball lies in it; rounding far out can put the
             # computed one a hair outside, where a truncated law would refuse it. Pull it in by
             # at most a relative 1e-6, never to the centre (a statistic must not jump).
             private_input = space._clip_to_ball(mean[None], center, radius, last_resort="keep")[0][0]
+        if _is_dask(data):
+            n_invalid, n_clipped = records.counts
         if space.is_flat:
             release = mechanism.randomise_coordinates(private_input, rng=rng)
             if self.project_to_ball:
@@ -332,8 +334,8 @@ class PrivateFrechetMean(BaseEstimator):
             if self.project_to_ball:
                 release = space._clip_to_ball(release[None], center, radius)[0][0]
         diagnostics = dict(
-            n_clipped=int(np.count_nonzero(was_clipped)),
-            n_invalid=int(np.count_nonzero(invalid)),
+            n_clipped=int(n_clipped),
+            n_invalid=int(n_invalid),
             mean_iterations=None if info is None else info.n_iter,
             mean_grad_norm=None if info is None else info.grad_norm,
             mean_converged=None if info is None else info.converged,
@@ -341,7 +343,7 @@ class PrivateFrechetMean(BaseEstimator):
         return release, diagnostics
 
     def _report(self, mechanism, center, radius: float, requested_delta: float, bound_value: float, margin: float) -> PrivacyReport:
-        g = mechanism.guarantee
+        g = mechanism.guarantee_for(self.random_state)  # secure mode: the construction that ran
         domain = (
             f"public geodesic ball of radius {radius!r} around the given center (to_dict()['center']); records "
             "outside it are clipped onto its boundary"
@@ -392,3 +394,36 @@ def _represents_release(space, point, release) -> bool:
             return True
         back = space.to_coordinates(point)
     return bool(np.all(np.isfinite(back))) and float(np.linalg.norm(back - release)) <= 1e-6 * (1.0 + float(np.linalg.norm(release)))
+
+
+_INVALID_MESSAGE = (
+    "X holds records that are not points of {space!r} (NaN/inf, off the manifold or degenerate). "
+    "Find them with space.invalid_records(X). If they are points up to normalisation or rounding "
+    "(unit vectors, symmetric matrices), map the data with space.project(X) first; otherwise pass "
+    "on_invalid='center' to replace each by the public centre."
+)
+
+
+def _prepared_records(space, center, radius, block, *, coordinates):
+    """Validate a block of records once, replace the invalid ones by the centre, clip into the
+    ball: ``(records, (n_invalid, n_clipped))``. With ``coordinates`` (flat spaces) the records
+    come back as chart coordinates, from the decomposition that validated them (one ``eigh``
+    per matrix on log-Euclidean SPD), clipped along the straight chart geodesics."""
+    if coordinates:
+        coords, invalid = space._record_coordinates(block)
+        c0 = space.to_coordinates(center)
+        coords[invalid] = c0
+        offset = coords - c0
+        dist = np.linalg.norm(offset, axis=-1)
+        outside = ~(dist <= radius)
+        coords[outside] = c0 + offset[outside] * (radius * (1.0 - 1e-12) / dist[outside])[:, None]
+        return coords, (int(np.count_nonzero(invalid)), int(np.count_nonzero(outside)))
+    invalid = space.invalid_records(block)
+    block = np.array(block, dtype=np.float64)
+    block[invalid] = center
+    clipped, was_clipped = space._clip_to_ball(space._canonical_records(block), center, radius)
+    return clipped, (int(np.count_nonzero(invalid)), int(np.count_nonzero(was_clipped)))
+
+
+def _weighted_sum(block, weights):
+    return weights @ block

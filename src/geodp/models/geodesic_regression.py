@@ -38,7 +38,7 @@ from geodp.manifolds.base import Manifold
 from geodp.manifolds.euclidean import Euclidean
 from geodp.manifolds.hyperbolic import Hyperbolic
 from geodp.manifolds.spd import SPD
-from geodp.mechanisms.base import Guarantee
+from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.models.report import PrivacyReport, RegressionDiagnostics
 from geodp.regression import _regression_gradient, geodesic_predict, geodesic_regression
 from geodp.sensitivity import check_radius, geodesic_regression_sensitivity, k25_published_sensitivity, max_radius
@@ -469,6 +469,7 @@ class PrivateGeodesicRegression(BaseEstimator):
             mechanism=mechanism, epsilon=epsilon, delta=0.0, sensitivity=s.joint,
             metric="norm of the gradient field (∇_p E, ∇_v E)", scale=scale_value, scale_rule=rule,
             space=repr(self.space), sampler=sampler, exact=exact,
+            **sampler_construction(self.random_state, "the regression's KNG law has no exact lattice sampler in geodp"),
             support=f"footpoint in the public ball of radius {radius:.6g} around the center; ‖v‖ ≤ {velocity:.6g}",
         )
         x_range = ", ".join(f"[{lo:.6g}, {hi:.6g}]" for lo, hi in zip(lower, upper))

@@ -14,7 +14,7 @@ from geodp.accountant import BudgetAccountant
 from geodp.distributions.affine_kng import AffineKNG, CrossPolytopeDomain
 from geodp.distributions.base import refuse_non_finite
 from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError, NumericalWarning, PrivacyLeakWarning
-from geodp.mechanisms.base import Guarantee
+from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.models.report import PrivacyReport, RegressionDiagnostics
 from geodp.validation import as_generator, check_epsilon, check_finite_array
 
@@ -318,6 +318,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             space=f"R^({q}×{d}) (coefficients{' and intercept' if self.fit_intercept else ''})",
             sampler=facts["sampler"],
             exact=True,
+            **sampler_construction(self.random_state, "the KNG law of the least-squares gradient has no exact lattice sampler in geodp"),
             support=(
                 "public polytope: every prediction over the public box of X lies in the response "
                 f"bounds widened by the factor {DOMAIN_FACTOR!r} about their midpoint"

@@ -15,6 +15,7 @@ from geodp.errors import ApproximateSamplerWarning, InvalidDataError, InvalidPar
 from geodp.manifolds.base import Manifold
 from geodp.models.frechet_mean import PrivateFrechetMean
 from geodp.models.report import PerClassDiagnostics, PrivacyReport
+from geodp.secure import SECURE, is_secure
 from geodp.validation import as_generator
 
 __all__ = ["PrivateMDM"]
@@ -243,8 +244,11 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         rng = as_generator(self.random_state)
         # One independent stream per class, in the order of classes_: a class's release depends
         # on its own records and on the seed only.
-        streams = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist()).spawn(len(classes))
-        models = [self._class_model(np.random.default_rng(s)) for s in streams]
+        if is_secure(rng):  # secure mode: every class draws from its own fresh secure generator
+            models = [self._class_model(SECURE) for _ in classes]
+        else:
+            streams = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist()).spawn(len(classes))
+            models = [self._class_model(np.random.default_rng(s)) for s in streams]
         subsets = [data[labels == c] for c in classes]
 
         costs = self._rehearse(models, subsets, classes)
@@ -377,7 +381,8 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             "per class   : each mean released at (epsilon, delta) from its own records:",
         ]
         # Facts shared by every class are said once; the others per class.
-        facts = {"bound": "sensitivity_bound", "scale rule": "scale_rule", "sampler": "sampler"}
+        facts = {"bound": "sensitivity_bound", "scale rule": "scale_rule", "sampler": "sampler",
+                 "fp-safe": "construction"}
         shared = {name: key for name, key in facts.items() if len({entry[key] for entry in per_class}) == 1}
         for entry in per_class:
             lines.append(
@@ -403,6 +408,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             "center": first["center"],
             "radius": first["radius"],
             "exact": all(entry["exact"] for entry in per_class),
+            "floating_point_safe": all(entry["floating_point_safe"] for entry in per_class),
             "assumptions": assumptions,
             "per_class": per_class,
         }

@@ -79,7 +79,7 @@ def _radial_law(space, scale: float, t_max: float) -> RadialLaw:
 
 @functools.lru_cache(maxsize=64)
 def _eigenvalue_law(k: int, scale: float, t_max: float) -> SPDEigenvalueLaw:
-    """Eigenvalue laws depend only on (k, σ, t_max): build each once (20,000-draw pilot)."""
+    """Eigenvalue laws depend only on (k, σ, t_max): build each once (hat and acceptance bound)."""
     return SPDEigenvalueLaw(k, scale, t_max)
 
 
@@ -324,17 +324,18 @@ class RiemannianLaplace(Distribution):
             rate = self._eigen.acceptance_rate
             self._method = "spd-eigen" if rate >= ACCEPTANCE_FLOOR else "spd-eigen-mh"
             description = (
-                f"exact: Hajri decomposition, eigenvalue law by rejection (acceptance {rate:.3g})"
+                f"exact: Hajri decomposition, eigenvalue law by rejection (acceptance ≥ {rate:.3g}, proven)"
                 if self._method == "spd-eigen"
-                else f"MH on the k = {space.k} log-eigenvalues (rejection acceptance {rate:.1e} < "
+                else f"MH on the k = {space.k} log-eigenvalues (rejection acceptance bound {rate:.1e} < "
                 f"{ACCEPTANCE_FLOOR}), Haar eigenvectors exact; burn-in {self.burn_in}"
             )
             mh = (
                 f"MH on the k = {space.k} log-eigenvalues r of η^-½ X η^-½ (Hajri's decomposition; the "
                 f"law of r does not depend on η), started at r ≈ 0, Haar eigenvectors exact, burn-in "
                 f"{self.burn_in}, thinning {self.thinning}",
-                f"the exact eigenvalue rejection sampler at σ = {self.scale:.6g} accepts {rate:.1e} < "
-                f"{ACCEPTANCE_FLOOR} (a fixed-seed pilot: a function of k, σ and the public radius only)",
+                f"the proven acceptance bound of the exact eigenvalue rejection sampler at σ = "
+                f"{self.scale:.6g} is {rate:.1e} < {ACCEPTANCE_FLOOR} (a function of k, σ and the public "
+                "radius only)",
             )
             if self.truncated:
                 self._ball_acceptance = ball_rate = _spd_ball_rate(space.k, self.scale, t_max, self.radius)

@@ -42,6 +42,7 @@ import numpy as np
 from scipy import interpolate, special
 
 from geodp.distributions.base import rejection_sample
+from geodp.distributions.piecewise_hat import PiecewiseExponentialHat
 from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.validation import as_generator, check_positive
 
@@ -54,9 +55,6 @@ MIN_RADIAL_ACCEPTANCE = 0.5
 _TARGET = 0.9  # refine the secant hat until its acceptance reaches this
 _MAX_NODES = 256
 _WINDOW = 40.0  # initial nodes: where g is within e^40 of its largest value on a geometric grid
-_GAUSS_LEGENDRE = {  # nodes and weights on [0, 1]
-    n: ((x + 1.0) / 2.0, w / 2.0) for n, (x, w) in ((n, np.polynomial.legendre.leggauss(n)) for n in (8, 32))
-}
 _CDF_STEPS = 64  # equal hat-quantile steps per piece in the CDF table
 
 
@@ -72,12 +70,11 @@ def is_isotropic(space) -> bool:
     return all(hasattr(space, a) for a in ("radial_log_jacobian", "cut_radius", "volume_growth_rate"))
 
 
-class _SecantHat:
+class _SecantHat(PiecewiseExponentialHat):
     """``exp`` of the lower envelope of the secant extensions of a concave ``g`` (module docstring).
 
-    Pieces are ordered left to right; each is ``[lo, hi]`` with the log-hat falling linearly at
-    rate ``rate ≥ 0`` away from its ``anchor`` end (``lo`` when ``sign = +1``, ``hi`` when −1),
-    where it equals ``top``. Needs at least three nodes with finite ``g``.
+    Pieces are ordered left to right, two per interval between nodes (split where the two
+    bounding secants cross). Needs at least three nodes with finite ``g``.
     """
 
     def __init__(self, nodes, values, upper):
@@ -102,64 +99,9 @@ class _SecantHat:
         split = np.where(left == right, lo, lo + (hi - lo) * ratio)
         split = np.where(np.isfinite(split), split, lo)
         # two pieces per interval: [lo, split] under secant `left`, [split, hi] under `right`
-        self.lo = np.stack([lo, split], axis=1).ravel()
-        self.hi = np.stack([split, hi], axis=1).ravel()
         line = np.stack([left, right], axis=1).ravel()
-        slope = s[line]
-        rising = slope > 0
-        self.sign = np.where(rising, -1.0, 1.0)
-        self.anchor = np.where(rising, self.hi, self.lo)
-        self.rate = np.abs(slope)
-        self.width = self.hi - self.lo
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            self.top = gx[line] + slope * (self.anchor - x[line])
-            z = self.rate * self.width
-            log_phi = np.where(z > 0, np.log(-np.expm1(-z) / z), 0.0)  # log of (1 − e^−z)/z
-            log_mass = np.where(
-                np.isinf(self.width), self.top - np.log(self.rate), self.top + np.log(self.width) + log_phi
-            )
-        self.log_mass = np.where(self.width > 0, log_mass, -np.inf)
-        with np.errstate(over="ignore"):
-            self.mass = np.exp(self.log_mass)  # inf only for a non-integrable hat, refused later
-        self._cumulative = np.cumsum(self.mass)
-
-    def distance(self, j, y):
-        """Distance from the anchor of piece ``j`` at its hat-quantile ``y ∈ [0, 1)``."""
-        rate, width = self.rate[j], self.width[j]
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            z = rate * width
-            finite = np.where(z > 0, width * (-np.log1p(y * np.expm1(-z)) / z), y * width)
-            return np.where(np.isinf(width), -np.log1p(-y) / rate, finite)
-
-    def locate(self, j, y):
-        """Point at hat-quantile ``y`` of piece ``j`` and the log-hat there."""
-        distance = self.distance(j, y)
-        return self.anchor[j] + self.sign[j] * distance, self.top[j] - self.rate[j] * distance
-
-    def propose(self, m, rng):
-        """``m`` exact draws from the normalised hat and the log-hat at each."""
-        j = np.searchsorted(self._cumulative, rng.random(m) * self._cumulative[-1], side="right")
-        return self.locate(np.minimum(j, len(self.mass) - 1), rng.random(m))
-
-    def integral(self, g, j, near, far, points=32):
-        """``∫ exp(g)`` over the points of piece ``j`` at distances ``[near, far]`` from its anchor
-        (Gauss–Legendre in the distance: ``exp(g)`` is smooth there, and it varies by at most
-        e^60 when the span is at most 60 hat e-folds)."""
-        x, w = _GAUSS_LEGENDRE[points]
-        near, far = np.asarray(near, dtype=float), np.asarray(far, dtype=float)
-        distance = near[..., None] + (far - near)[..., None] * x
-        t = self.anchor[j][..., None] + self.sign[j][..., None] * distance
-        with np.errstate(under="ignore", over="ignore", invalid="ignore"):
-            values = np.nan_to_num(np.exp(g(t)), nan=0.0, posinf=0.0)
-        return (far - near) * (values @ w)
-
-    def piece_integrals(self, g):
-        """``∫ exp(g)`` over every piece, up to 60 hat e-folds from its anchor (the hat, which
-        dominates ``exp(g)``, leaves less than e^−60 of the piece's mass beyond)."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            reach = np.where(self.rate > 0, np.minimum(self.width, 60.0 / self.rate), self.width)
-        j = np.arange(len(self.mass))
-        return self.integral(g, j, np.zeros(len(j)), np.where(self.width > 0, reach, 0.0))
+        super().__init__(np.stack([lo, split], axis=1).ravel(), np.stack([split, hi], axis=1).ravel(),
+                         s[line], x[line], gx[line])
 
 
 def _concavity_violation(hat, magnitudes):

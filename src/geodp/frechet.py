@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from geodp.errors import ConvergenceWarning, InvalidDataError, InvalidParameterError, InvalidTypeError
+from geodp.errors import ConvergenceWarning, GeodpError, InvalidDataError, InvalidParameterError, InvalidTypeError
 from geodp.manifolds.base import Manifold
 from geodp.validation import check_finite_array, check_positive
 
@@ -33,6 +33,9 @@ class FrechetMeanInfo:
         ``"closed-form"`` or ``"karcher-flow"``.
     unique : bool
         Whether the uniqueness certificate above holds.
+    n_passes : int
+        Passes over the records (each reads every record once): 1 for a closed form, one per
+        evaluation of the gradient (plus the start and the uniqueness check) for the flow.
     """
 
     n_iter: int
@@ -40,6 +43,7 @@ class FrechetMeanInfo:
     converged: bool
     method: str
     unique: bool = True
+    n_passes: int = 0
 
 
 def hessian_bound(space: Manifold, distance) -> float:
@@ -165,8 +169,11 @@ def frechet_mean(
     Parameters
     ----------
     space : Manifold
-    X : array_like, shape (n, *space.point_shape)
-        Points on the manifold; validated (finite, on the manifold).
+    X : array_like or dask.array.Array, shape (n, *space.point_shape)
+        Points on the manifold; validated (finite, on the manifold). A Dask array (``[dask]``
+        extra) is never materialised: each pass of the flow (one per iteration, one in all on
+        flat spaces) reads its chunks once and combines per-chunk sums, so memory does not grow
+        with ``n``; weights must then be uniform.
     weights : array_like, shape (n,), optional
         Non-negative weights, normalised to sum to 1. Default uniform.
     tol : float, default 1e-10
@@ -188,7 +195,8 @@ def frechet_mean(
         distance 20); this flow does not. ``False`` gives the plain fixed-step flow of the
         papers, which may diverge there.
     init : array_like, optional
-        Starting point of the flow; default the heaviest record (SPD: the arithmetic mean).
+        Starting point of the flow; default the projected extrinsic mean ``Σ w_i x_i`` on the
+        sphere (normalised), the hyperboloid (lifted) and SPD (as is), the first record elsewhere.
         Private estimators start from the public centre.
     return_info : bool, default False
         Also return a :class:`FrechetMeanInfo`.
@@ -210,36 +218,131 @@ def frechet_mean(
     """
     if not isinstance(space, Manifold):
         raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
-    X = space.check_points(X, "X", batch_ndim=1)
     tol = check_positive(tol, "tol")
     step = check_positive(step, "step")
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise InvalidParameterError(f"max_iter must be a positive integer, got {max_iter!r}.")
-    w = _weights(weights, X.shape[0])
+    if _is_dask(X):
+        from geodp.dask_support import DaskRecords
 
-    if space.is_flat:
-        coords = space.to_coordinates(X)
-        mean_coords = np.sum(w[:, None] * coords, axis=0)
-        mean = space.from_coordinates(mean_coords)
-        grad_norm = float(np.linalg.norm(space.to_coordinates(mean) - mean_coords))
-        converged = bool(grad_norm < max(tol, 1e-8 * (1.0 + np.linalg.norm(mean_coords))))
-        info = FrechetMeanInfo(0, grad_norm, converged, "closed-form")
+        if weights is not None:
+            raise InvalidParameterError("weights are not supported for a Dask array X; pass weights=None.")
+        records = DaskRecords(space, X)
     else:
-        mean = space._karcher_init(X, w) if init is None else space.check_points(init, "init", batch_ndim=0)
-        mean, info = _karcher_flow(space, X, w, mean, tol=tol, max_iter=max_iter, step=step, adaptive=adaptive)
-        if not info.converged:
-            reason = (
-                f"stopped after {info.n_iter} iterations with gradient norm {info.grad_norm:.3g} "
-                f"(tol={tol:g}); increase max_iter"
-                if info.grad_norm >= tol or not np.isfinite(info.grad_norm)
-                else f"some records are {uniqueness_radius(space):.6g} or more from the result, so the "
-                "Fréchet mean may not be unique (the result is a critical point of F)"
-            )
-            warnings.warn(f"Karcher flow: {reason}.", ConvergenceWarning, stacklevel=2)
+        records = _InMemoryRecords(space, X, weights)
+    start = None if init is None else space.check_points(init, "init", batch_ndim=0)
+    mean, info = _mean_of_records(space, records, start, tol=tol, max_iter=max_iter, step=step, adaptive=adaptive)
     return (mean, info) if return_info else mean
 
 
-def _karcher_flow(space, X, w, mean, *, tol, max_iter, step, adaptive):
+def _is_dask(X) -> bool:
+    """Whether ``X`` is a Dask array (checked without importing dask)."""
+    return type(X).__module__.startswith("dask.") and hasattr(X, "to_delayed")
+
+
+_BLOCK_VALUES = 2**20  # float64 values per in-memory block (8 MB): bounds every temporary
+
+
+class _InMemoryRecords:
+    """Validated records of an in-memory dataset as row blocks (views where validation changes
+    nothing), with their normalised weights; :meth:`map` is one pass over the data."""
+
+    def __init__(self, space, X, weights=None, *, validated=False):
+        arr = np.asarray(X) if validated else _validated_array(space, X)
+        rows = max(1, _BLOCK_VALUES // max(1, int(np.prod(space.point_shape))))
+        self.n = arr.shape[0]
+        self.weights = _weights(weights, self.n)
+        self.blocks = [arr[i:i + rows] for i in range(0, self.n, rows)]
+        if not validated and not space.is_flat:
+            try:
+                self.blocks = [space.check_points(b, "X", batch_ndim=1) for b in self.blocks]
+            except GeodpError:
+                space.check_points(arr, "X", batch_ndim=1)  # the message about the whole dataset
+                raise
+        self.space, self.array, self.n_passes = space, arr, 0
+
+    def map(self, part, *args):
+        """``[part(space, *args, block, block_weights)]`` over the blocks."""
+        self.n_passes += 1
+        out, start = [], 0
+        for block in self.blocks:
+            out.append(part(*args, block, self.weights[start:start + len(block)]))
+            start += len(block)
+        return out
+
+    def first(self):
+        return self.blocks[0][0]
+
+    def raise_invalid(self, count=None):
+        """Raise the validation error about the whole dataset (some record is invalid)."""
+        self.space.check_points(self.array, "X", batch_ndim=1)
+        raise InvalidDataError("X holds records that are not points of the space.")  # not reached
+
+
+def _validated_array(space, X) -> np.ndarray:
+    """``X`` as a float64 array of shape ``(n, *point_shape)``, or the usual validation error.
+    Membership is checked block by block later (no whole-dataset temporaries)."""
+    arr = np.asarray(X) if isinstance(X, np.ndarray) else None
+    if arr is None or arr.dtype != np.float64 or arr.shape[1:] != space.point_shape or arr.shape[0] == 0:
+        return space.check_points(X, "X", batch_ndim=1)
+    return arr
+
+
+# Per-block parts of a pass: module-level functions, so that a distributed scheduler can ship them.
+def _start_part(block, weights):
+    return np.tensordot(weights, block, axes=1)
+
+
+def _direction_part(space, x, block, weights):
+    return space._karcher_direction(x, block, weights)
+
+
+def _max_dist_part(space, x, block, weights):
+    return space._max_dist(x, block)
+
+
+def _coordinates_part(space, block, weights):
+    coords, invalid = space._record_coordinates(block)
+    return weights @ np.where(invalid[:, None], 0.0, coords), int(np.count_nonzero(invalid))
+
+
+def _direction(space, records, x):
+    """``(direction, grad_norm, objective, max_dist)`` at ``x``: one pass."""
+    parts = records.map(_direction_part, space, x)
+    direction = sum(p[0] for p in parts)
+    return direction, float(space._norm(x, direction)), sum(p[1] for p in parts), max(p[2] for p in parts)
+
+
+def _mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
+    """The Fréchet mean of validated records (blocks in memory or chunks of a Dask array)."""
+    if space.is_flat:
+        parts = records.map(_coordinates_part, space)
+        n_invalid = sum(p[1] for p in parts)
+        if n_invalid:
+            records.raise_invalid(n_invalid)
+        mean_coords = sum(p[0] for p in parts)
+        mean = space.from_coordinates(mean_coords)
+        grad_norm = float(np.linalg.norm(space.to_coordinates(mean) - mean_coords))
+        converged = bool(grad_norm < max(tol, 1e-8 * (1.0 + np.linalg.norm(mean_coords))))
+        return mean, FrechetMeanInfo(0, grad_norm, converged, "closed-form", n_passes=records.n_passes)
+    if start is None:
+        start = space._karcher_start(sum(records.map(_start_part)))
+        if start is None or not np.all(np.isfinite(start)):
+            start = np.array(records.first(), dtype=float)
+    mean, info = _karcher_flow(space, records, start, tol=tol, max_iter=max_iter, step=step, adaptive=adaptive)
+    if not info.converged:
+        reason = (
+            f"stopped after {info.n_iter} iterations with gradient norm {info.grad_norm:.3g} "
+            f"(tol={tol:g}); increase max_iter"
+            if info.grad_norm >= tol or not np.isfinite(info.grad_norm)
+            else f"some records are {uniqueness_radius(space):.6g} or more from the result, so the "
+            "Fréchet mean may not be unique (the result is a critical point of F)"
+        )
+        warnings.warn(f"Karcher flow: {reason}.", ConvergenceWarning, stacklevel=3)
+    return mean, info
+
+
+def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
     """Riemannian gradient descent on ``F(x) = ½ Σ w_i ρ²(x, x_i)``.
 
     Adaptive: the trial step is ``step`` first, then Barzilai–Borwein; it is kept only if it
@@ -248,33 +351,32 @@ def _karcher_flow(space, X, w, mean, *, tol, max_iter, step, adaptive):
     method), otherwise the safe step ``1/L`` is taken, ``L`` the Hessian bound over the segment
     (distances to the records grow by at most the step length), which decreases F in exact
     arithmetic. F never exceeds its starting value, and the flow converges on every space.
+    Each evaluation of the direction is one pass over the records.
     """
-    direction, grad_norm, dists = space._karcher_direction(mean, X, w)
-    objective = 0.5 * float(np.sum(w * dists**2))
+    direction, grad_norm, objective, max_dist = _direction(space, records, mean)
     recent = [objective]
     previous = None
     n_iter = 0
     while n_iter < max_iter and grad_norm >= tol and np.isfinite(grad_norm):
         n_iter += 1
-        safe = 1.0 / hessian_bound(space, float(np.max(dists)) + grad_norm)
+        safe = 1.0 / hessian_bound(space, max_dist + grad_norm)
         if adaptive and previous is not None:
             trial = max(_barzilai_borwein(space, previous, mean, direction) or safe, safe)
         else:
             trial = step
         candidate = space.project(space._exp(mean, trial * direction))
-        new = space._karcher_direction(candidate, X, w)
-        new_objective = 0.5 * float(np.sum(w * new[2] ** 2))
-        if adaptive and trial > safe and not new_objective <= max(recent) - _ARMIJO * trial * grad_norm**2:
+        new = _direction(space, records, candidate)
+        if adaptive and trial > safe and not new[2] <= max(recent) - _ARMIJO * trial * grad_norm**2:
             trial = safe
             candidate = space.project(space._exp(mean, trial * direction))
-            new = space._karcher_direction(candidate, X, w)
-            new_objective = 0.5 * float(np.sum(w * new[2] ** 2))
+            new = _direction(space, records, candidate)
         previous = (mean, direction, trial)
         mean = candidate
-        recent = (recent + [new_objective])[-_MEMORY:]
-        direction, grad_norm, dists = new
+        recent = (recent + [new[2]])[-_MEMORY:]
+        direction, grad_norm, _, max_dist = new
     limit = uniqueness_radius(space)
     # On positively curved spaces measure the distances afresh: a log at the cut locus is 0.
-    unique = bool(np.all(np.isfinite(mean)) and (limit == math.inf or np.all(space._dist(mean, X) < limit)))
+    unique = bool(np.all(np.isfinite(mean)) and (
+        limit == math.inf or max(records.map(_max_dist_part, space, mean)) < limit))
     converged = bool(grad_norm < tol) and unique
-    return mean, FrechetMeanInfo(n_iter, float(grad_norm), converged, "karcher-flow", unique)
+    return mean, FrechetMeanInfo(n_iter, float(grad_norm), converged, "karcher-flow", unique, records.n_passes)

@@ -357,17 +357,36 @@ class Manifold(ABC):
         return x
 
     # ------------------------------------------------------------ Fréchet mean
-    def _karcher_init(self, X: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """Starting point of the Karcher flow: the heaviest record by default."""
-        return X[int(np.argmax(weights))].copy()
+    # The flow of geodp.frechet sees the records as blocks (row slices in memory, chunks of a
+    # Dask array); every quantity below is a sum or a maximum over records, so blocks combine.
+    def _karcher_start(self, weighted_sum: np.ndarray) -> np.ndarray | None:
+        """Start of the Karcher flow from the extrinsic mean ``Σ w_i x_i``, or None to start at
+        the first record (the default: not every embedding has a usable extrinsic mean)."""
+        return None
 
-    def _karcher_direction(self, x, X, weights) -> tuple[np.ndarray, float, np.ndarray]:
-        """``(Σ w_i log_x x_i, its norm, ρ(x, x_i))``: minus the Fréchet gradient, its size and
-        the distances to the records (for the objective and the step bound)."""
+    def _karcher_direction(self, x, X, weights) -> tuple[np.ndarray, float, float]:
+        """``(Σ w_i log_x x_i, ½ Σ w_i ρ²(x, x_i), max_i ρ(x, x_i))`` over the records ``X``:
+        minus the Fréchet gradient, the objective and the largest distance (for the step bound)."""
         w = weights.reshape(weights.shape + (1,) * len(self.point_shape))
         logs = self._log(x, X)
-        direction = np.sum(w * logs, axis=0)
-        return direction, float(self._norm(x, direction)), np.asarray(self._norm(x, logs))
+        dists = np.asarray(self._norm(x, logs))
+        return np.sum(w * logs, axis=0), 0.5 * float(np.sum(weights * dists**2)), float(np.max(dists))
+
+    def _max_dist(self, x, X) -> float:
+        """``max_i ρ(x, x_i)`` measured afresh (a log at the cut locus is 0, a distance is not)."""
+        return float(np.max(self._dist(x, X)))
+
+    def _record_coordinates(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """Flat spaces: ``(coordinates, invalid)`` of a block of records, NaN where invalid."""
+        invalid = ~np.asarray(self.belongs(X))
+        coords = np.full((len(invalid), self.dim), np.nan)
+        if not np.all(invalid):
+            coords[~invalid] = self.to_coordinates(self._canonical_records(np.asarray(X, dtype=float)[~invalid]))
+        return coords, invalid
+
+    def _canonical_records(self, X: np.ndarray) -> np.ndarray:
+        """Records known to be valid in the form :meth:`check_points` returns."""
+        return self._canonical(X)
 
     # --------------------------------------------------------------- randomness
     def random_tangent(self, x, size=None, rng=None):

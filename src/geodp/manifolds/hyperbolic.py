@@ -360,6 +360,11 @@ class Hyperbolic(Manifold):
     def _canonical(self, x):
         return self.project(x)
 
+    # ------------------------------------------------------------ Fréchet mean
+    def _karcher_start(self, weighted_sum):
+        """The extrinsic mean (a future timelike vector) lifted onto the sheet by its spatial part."""
+        return self._lifted(weighted_sum)
+
     # --------------------------------------------------------------- randomness
     def _random_tangent(self, x, size=None, rng=None):
         """Standard Gaussian tangent vectors, built in a boosted orthonormal frame."""

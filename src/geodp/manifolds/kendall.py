@@ -214,6 +214,10 @@ class KendallShape(Manifold):
             scale = np.maximum(np.max(np.abs(safe), axis=_AXES), np.finfo(float).tiny)
             return ~(finite & (size > 1e-12 * scale))
 
+    def _canonical_records(self, X):
+        # Any non-degenerate configuration is a valid record: its preshape is the point.
+        return self.project(X)
+
     def check_points(self, X, name: str = "X", *, batch_ndim: int | None = None) -> np.ndarray:
         """Validate ``k × 2`` landmark configurations and return their preshapes.
 

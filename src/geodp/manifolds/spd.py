@@ -19,6 +19,7 @@ _METRICS = ("affine", "log-euclidean")
 # Acceptance margin for rounding-level negative eigenvalues, in units of k·eps·max|λ|; the
 # measured worst case over random rotations with spreads 45–60 and k ≤ 8 is about 0.2.
 _ROUNDING_FACTOR = 4.0
+_RTOL = float(np.sqrt(np.finfo(np.float64).eps))  # the default tolerance of belongs()
 
 
 def _raised_to_rounding_level(w, u):
@@ -139,12 +140,13 @@ class SPD(Manifold):
     def _numerically_pd(self, x):
         """``x`` with each matrix whose smallest eigenvalue is below the rounding level rebuilt
         from eigenvalues raised to it; the other matrices are returned bit for bit."""
-        w, u = mf.eigh(x)
+        w = np.linalg.eigvalsh(x)  # eigenvectors only for the (rare) matrices to rebuild
         need = w[..., 0] < mf.rounding_level(w)[..., 0]
         if not np.any(need):
             return x
         x = np.array(x, dtype=float)
-        x[need] = _raised_to_rounding_level(w[need], u[need])
+        w, u = mf.eigh(x[need])
+        x[need] = _raised_to_rounding_level(w, u)
         return x
 
     def _canonical(self, x):
@@ -155,9 +157,9 @@ class SPD(Manifold):
         # numerically PD version (every other point passes through bit for bit).
         return self._numerically_pd(super()._checked_points(x, name))
 
-    def _karcher_init(self, X, weights):
+    def _karcher_start(self, weighted_sum):
         # The weighted arithmetic mean lies in the SPD cone and is close to the Fréchet mean.
-        return mf.sym(np.tensordot(weights, X, axes=1))
+        return mf.sym(weighted_sum)
 
     def random_point(self, size=None, rng=None):
         """``Exp(S)`` with ``vecd(S)`` standard Gaussian (log-normal around the identity)."""
@@ -215,7 +217,7 @@ class AffineInvariantSPD(SPD):
         logs = mf.logm(mf.congruence(inv_root, X))
         whitened = np.tensordot(weights, logs, axes=1)
         dists = np.linalg.norm(logs, axis=(-2, -1))
-        return mf.sym(mf.congruence(root, whitened)), float(np.linalg.norm(whitened)), dists
+        return mf.sym(mf.congruence(root, whitened)), 0.5 * float(weights @ dists**2), float(np.max(dists))
 
     def _transport(self, x, y, v):
         """``E v Eᵀ`` with ``E = (q p⁻¹)^½ = p^½ (p^-½ q p^-½)^½ p^-½``."""
@@ -256,6 +258,30 @@ class LogEuclideanSPD(SPD):
     def to_coordinates(self, x):
         """``vecd(Log x)``, shape ``(..., k(k+1)/2)``."""
         return mf.vecd(mf.logm(np.asarray(x, dtype=float)))
+
+    def _record_coordinates(self, X):
+        """``(vecd(Log x_i), invalid_i)`` from one batched ``eigh``, whose eigenvalues also decide
+        membership (the criterion of :meth:`_belongs`) and are raised to the rounding level where
+        :meth:`project` would raise them. Invalid records get NaN coordinates."""
+        X = np.asarray(X, dtype=np.float64)
+        finite = np.all(np.isfinite(X), axis=(-2, -1))
+        X = np.where(finite[:, None, None], X, 0.0)
+        with np.errstate(all="ignore"):
+            peak = np.max(np.abs(X), axis=(-2, -1), keepdims=True)
+            exponent = np.frexp(np.where(peak > 0, peak, 1.0))[1]
+            scaled = np.ldexp(X, -exponent)
+            scale = np.linalg.norm(scaled, axis=(-2, -1))
+            symmetric = np.linalg.norm(scaled - np.swapaxes(scaled, -1, -2), axis=(-2, -1)) <= _RTOL * scale
+            w, u = mf.eigh(scaled)
+            top = np.max(np.abs(w), axis=-1)
+            valid = (
+                finite & symmetric & (peak[:, 0, 0] <= 1e150) & (peak[:, 0, 0] >= 1e-150)
+                & (w[:, -1] > 0) & (w[:, 0] > -_ROUNDING_FACTOR * self.k * np.finfo(float).eps * top)
+            )
+            logw = np.log(np.maximum(w, mf.rounding_level(w))) + exponent[:, 0] * np.log(2.0)
+            coords = mf.vecd(mf.from_eig(logw, u))
+        coords[~valid] = np.nan
+        return coords, ~valid
 
     def from_coordinates(self, y):
         """``Exp(invvecd(y))``."""

@@ -1,0 +1,98 @@
+"""Fréchet means of Dask arrays (the ``[dask]`` extra): the data are never materialised.
+
+Every pass of :func:`geodp.frechet.frechet_mean` (one per Karcher-flow iteration, one in all on
+flat spaces) maps a per-chunk function over the chunks of ``X`` and combines the per-chunk sums,
+so memory does not grow with ``n`` and the same code runs on a ``dask.distributed`` cluster.
+Validation (and, in :class:`~geodp.models.PrivateFrechetMean`, the invalid-record policy and
+the clipping) happens chunk by chunk inside the same passes. dask is imported only here.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from geodp.errors import GeodpError, InvalidDataError, NotOnManifoldError
+
+__all__ = ["DaskRecords"]
+
+
+def checked_block(space, block):
+    """Validate one chunk for :func:`~geodp.frechet.frechet_mean`: ``(points, (n_invalid,))``;
+    flat spaces validate inside their coordinate pass, so their chunks pass through."""
+    if space.is_flat:
+        return block, (0,)
+    try:
+        return space.check_points(block, "X", batch_ndim=1), (0,)
+    except GeodpError:
+        return None, (int(np.count_nonzero(space.invalid_records(block))),)
+
+
+def _chunk_part(prepare, part, args, block, n):
+    block, counts = prepare(np.asarray(block, dtype=np.float64))
+    if block is None:
+        return None, counts
+    return part(*args, block, np.full(block.shape[0], 1.0 / n)), counts
+
+
+class DaskRecords:
+    """The records of a Dask array, validated (and prepared) chunk by chunk in every pass.
+
+    Parameters
+    ----------
+    space : Manifold
+    X : dask.array.Array, shape (n, *space.point_shape)
+        Chunked along the first axis (other axes are merged into one chunk).
+    prepare : callable, optional
+        ``prepare(block) -> (points, counts)``: validates one chunk; ``counts[0]`` is its number
+        of invalid records. Default :func:`checked_block`.
+    refuse_invalid : str, optional
+        Message of the :class:`~geodp.errors.NotOnManifoldError` raised after a pass that met
+        an invalid record; default a message with their number.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from geodp.frechet import frechet_mean
+    >>> from geodp.manifolds import Sphere
+    >>> X = da.from_array(np.array([[1.0, 0.0], [0.0, 1.0]]), chunks=1)
+    >>> np.round(frechet_mean(Sphere(1), X), 6).tolist()
+    [0.707107, 0.707107]
+    """
+
+    def __init__(self, space, X, prepare=None, refuse_invalid=None):
+        if X.ndim != len(space.point_shape) + 1 or tuple(X.shape[1:]) != space.point_shape or X.shape[0] == 0:
+            shape = ", ".join(map(str, space.point_shape))
+            raise InvalidDataError(f"X must have shape (n, {shape}) with n >= 1 for {space!r}, got {X.shape}.")
+        if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+            raise InvalidDataError(f"X must be a real numeric array, got dtype {X.dtype}.")
+        X = X.rechunk({axis: -1 for axis in range(1, X.ndim)})
+        self.space, self.X, self.n = space, X, int(X.shape[0])
+        self.chunks = X.to_delayed().ravel().tolist()
+        self.prepare = prepare or functools.partial(checked_block, space)
+        self.refuse_invalid = refuse_invalid
+        self.n_passes, self.counts = 0, None
+
+    def map(self, part, *args):
+        """One pass: ``part(*args, points, weights)`` on every prepared chunk (uniform weights)."""
+        import dask
+
+        self.n_passes += 1
+        tasks = [dask.delayed(_chunk_part)(self.prepare, part, args, chunk, self.n) for chunk in self.chunks]
+        results = dask.compute(*tasks)
+        self.counts = tuple(int(sum(c)) for c in zip(*(r[1] for r in results)))
+        if self.counts[0]:
+            self.raise_invalid()
+        return [r[0] for r in results]
+
+    def first(self):
+        """The first record, prepared (a fallback start of the flow)."""
+        return self.prepare(np.asarray(self.X[:1].compute(), dtype=np.float64))[0][0]
+
+    def raise_invalid(self, count=None):
+        count = self.counts[0] if count is None else count
+        raise NotOnManifoldError(
+            self.refuse_invalid or f"{count} point(s) of X are not on {self.space!r}. {self.space._membership_hint}"
+        )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
+from functools import lru_cache
 from fractions import Fraction
 from math import isqrt
 
@@ -67,6 +67,19 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     best = minimize_scalar(log_delta, bounds=(guess - 20.0, guess + 20.0), method="bounded",
                            options={"xatol": 1e-10})
     return min(1.0, math.exp(min(best.fun, log_delta(guess))))
+
+
+@lru_cache(maxsize=256)
+def _smallest_sigma2(epsilon: float, delta: float, l2_units: float) -> int:
+    """The smallest integer σ_u² whose ρ = Δ'²/(2σ_u²) has δ(ε) ≤ δ (bisection on ρ; public)."""
+    target = delta * (1.0 - 1e-9)
+    low, high = 0.0, 1.0  # bracket ρ: find the largest ρ whose δ is ≤ target
+    while zcdp_delta(high, epsilon) <= target:
+        low, high = high, 2.0 * high
+    for _ in range(60):
+        mid = 0.5 * (low + high)
+        low, high = (mid, high) if zcdp_delta(mid, epsilon) <= target else (low, mid)
+    return math.ceil(l2_units**2 / (2.0 * low))
 
 
 def _chart_integers(coordinates, grid: float) -> np.ndarray:
@@ -230,17 +243,10 @@ class GridGaussian(_GridNoise):
         """Δ' = Δ/g + √d, rounded up by a relative 1e-12 (float safety)."""
         return (self.sensitivity / self.grid + math.sqrt(self.dim)) * (1.0 + 1e-12)
 
-    @cached_property
+    @property
     def sigma2_units(self) -> int:
         """σ_u², the discrete Gaussian parameter in grid units (an integer)."""
-        target = self.delta * (1.0 - 1e-9)
-        low, high = 0.0, 1.0  # bracket ρ: find the largest ρ whose δ is ≤ target
-        while zcdp_delta(high, self.epsilon) <= target:
-            low, high = high, 2.0 * high
-        for _ in range(60):
-            mid = 0.5 * (low + high)
-            low, high = (mid, high) if zcdp_delta(mid, self.epsilon) <= target else (low, mid)
-        return math.ceil(self.l2_units**2 / (2.0 * low))
+        return _smallest_sigma2(self.epsilon, self.delta, self.l2_units)
 
     @property
     def rho(self) -> float:

@@ -1,11 +1,15 @@
 """The K-norm gradient (KNG) law of the Fréchet objective, sampled exactly (docs/math.md §5).
 
 ``p(x) ∝ exp(−‖∇F_D(x)‖_x/σ)`` on the public ball ``B_r(m0)``, with
-``F_D(x) = (1/2n) Σ ρ²(x, x_i)`` and ``∇F_D(x) = −(1/n) Σ log_x(x_i)`` (S22). Under Assumption 1
-the gradient norm is bounded below by ``h·ρ(x, x̄)`` (S22 Lemma 1, ``h = h(r, κ_max)``), so a
-Laplace proposal at the Fréchet mean ``x̄`` with scale ``σ/h``, truncated to the ball, accepted with
-probability ``exp(−(‖∇F_D(x)‖ − h ρ(x, x̄))/σ)``, is an exact sampler. In flat spaces
-``∇F_D(x) = x − x̄``: KNG is the untruncated Laplace at ``x̄`` and every proposal is accepted.
+``F_D(x) = (1/2n) Σ ρ²(x, x_i)`` and ``∇F_D(x) = −(1/n) Σ log_x(x_i)`` (S22). Along a geodesic
+from the Fréchet mean ``x̄`` the Hessian of ``F_D`` is that of ``ρ²/2`` averaged over the records,
+whose transverse eigenvalues the curvature bounds pin between ``c_{κ_max}(s)`` and ``c_{κ_min}(s)``;
+the records' mean square distance to ``x̄`` is at most ``r²`` (less when ``x̄`` is off-centre). This
+gives public envelopes ``h·ρ(x, x̄) ≤ ‖∇F_D(x)‖ ≤ U(ρ(x, x̄))`` (:func:`gradient_norm_envelopes`), so
+a Laplace proposal at ``x̄`` with scale ``σ/h``, truncated to the ball, accepted with probability
+``exp(−(‖∇F_D(x)‖ − h ρ(x, x̄))/σ)``, is an exact sampler, and ``U`` bounds its acceptance from
+below with public quantities only. In flat spaces ``∇F_D(x) = x − x̄``: KNG is the untruncated
+Laplace at ``x̄`` and every proposal is accepted.
 
 The acceptance rate depends on the data; whether to use rejection or MH is decided from the public
 lower bound :func:`kng_acceptance_lower_bound` only, so the choice leaks nothing.
@@ -18,6 +22,7 @@ import math
 import warnings
 
 import numpy as np
+from scipy.special import logsumexp
 
 from geodp.distributions.base import (
     Distribution,
@@ -26,69 +31,161 @@ from geodp.distributions.base import (
     check_private_points,
     rejection_sample,
 )
-from geodp.distributions.laplace import ACCEPTANCE_FLOOR, RiemannianLaplace, _eigenvalue_law, _radial_law
+from geodp.distributions.laplace import ACCEPTANCE_FLOOR, RiemannianLaplace, _log_sn
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.radial import is_isotropic
 from geodp.errors import ConvergenceWarning, InvalidDataError, InvalidParameterError, InvalidTypeError
 from geodp.frechet import frechet_mean, karcher_iteration_budget
 from geodp.manifolds.base import Manifold
-from geodp.manifolds.spd import AffineInvariantSPD
 from geodp.sensitivity import check_radius, curvature_factor
 from geodp.validation import as_generator, check_positive
 
-__all__ = ["KNGDistribution", "kng_acceptance_lower_bound", "kng_uses_mcmc", "gradient_norm_bounds"]
+__all__ = [
+    "KNGDistribution",
+    "kng_acceptance_lower_bound",
+    "kng_uses_mcmc",
+    "gradient_norm_bounds",
+    "gradient_norm_envelopes",
+]
 
 _SAMPLERS = ("auto", "exact", "mcmc")
 
 
-def gradient_norm_bounds(space, radius) -> tuple[float, float]:
-    """``(h, H)`` with ``h ρ(x, x̄) ≤ ‖∇F_D(x)‖ ≤ H ρ(x, x̄)`` for data and ``x`` in ``B_r(m0)``.
+def _hessian_excess(s, kappa):
+    """``|c_κ(s) − 1|``: how far the transverse eigenvalue ``c_κ(s)`` of the Hessian of ``ρ²(·, y)/2``
+    at distance ``s`` from ``y`` lies from the radial one (1) on the model space of curvature κ:
+    ``c_κ(s) = s√κ·cot(s√κ)`` (κ > 0), ``s√−κ·coth(s√−κ)`` (κ < 0), 1 (κ = 0)."""
+    s = np.asarray(s, dtype=float)
+    if kappa == 0:
+        return np.zeros_like(s)
+    z = math.sqrt(abs(kappa)) * s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = z / np.tan(z) if kappa > 0 else z / np.tanh(z)
+    return np.abs(np.where(z > 1e-4, c, 1.0 - math.copysign(1.0, kappa) * z * z / 3.0) - 1.0)
 
-    ``h = h(r, κ_max)`` (S22 Lemma 1, R21 Thm 2). ``H`` bounds the Hessian of F: 1 when
-    ``κ_min ≥ 0``; ``a coth a`` with ``a = 2r√(−κ_min)`` otherwise (Hessian comparison, with
-    ``ρ(x, x_i) ≤ 2r``).
+
+def _mean_excess_majorant(kappa, mean_square, s_max, cap, t, grid=160):
+    """``Φ(t) ≥ (1/n) Σ φ(min(s_i + t, cap))`` for every ``s_i ∈ [0, s_max]`` with
+    ``(1/n) Σ s_i² ≤ mean_square``, ``φ = _hessian_excess(·, κ)`` (docs/math.md §5).
+
+    ``φ(min(√u + t, cap))`` is non-decreasing in ``u = s²``; on a grid of ``u`` it is majorised by
+    its value at the next node, and Jensen's inequality bounds the mean by the least concave
+    majorant of those steps at ``u = mean_square``: the largest chord across that point.
+    """
+    t = np.asarray(t, dtype=float)
+    if kappa == 0:
+        return np.zeros_like(t)
+    u = np.linspace(0.0, s_max, grid + 1) ** 2
+    steps = _hessian_excess(np.minimum(np.sqrt(u[1:, None]) + t, cap), kappa)
+    steps = np.vstack([steps, steps[-1:]])  # node k carries the value at node k + 1
+    target = min(mean_square, u[-1])
+    left, right = np.flatnonzero(u <= target), np.flatnonzero(u >= target)
+    width = u[right][None, :] - u[left][:, None]
+    w_right = np.divide(target - u[left][:, None], width, out=np.zeros_like(width), where=width > 0)
+    chords = (1.0 - w_right)[..., None] * steps[left][:, None] + w_right[..., None] * steps[right][None]
+    return chords.reshape(-1, len(t)).max(axis=0)
+
+
+# The anchor's distance δ to the centre is split into this many cells: in each, records have a
+# smaller mean square the farther the anchor is out, and rays from it are at most r + δ long.
+_ANCHOR_CELLS = 16
+_STEPS = 160
+
+
+@functools.lru_cache(maxsize=64)
+def gradient_norm_envelopes(space, radius) -> tuple:
+    """Public envelopes ``G(ρ) ≤ ‖∇F_D(x)‖ ≤ U(ρ)`` (up to the anchor's residual gradient),
+    ``ρ = ρ(x, a)``, for every dataset in ``B_r(m0)`` and ``x`` in the ball (docs/math.md §5).
+
+    ``a`` is the Fréchet mean (the anchor), at distance ``δ`` from the centre ``m0``. Returns one
+    ``(delta_lo, delta_hi, t, G, U)`` per cell ``δ ∈ [delta_lo, delta_hi]``: ``G`` and ``U`` on
+    the grid ``t`` of ``[0, r + delta_hi]`` (the longest ray from ``a`` inside the ball).
+    ``G' = 1 − Φ_{κ_max}``, ``U' = 1 + Φ_{κ_min}`` bound the Hessian of ``F_D`` along the geodesic
+    from ``a`` (Hessian comparison for ``ρ²/2``, averaged over the records with their mean square
+    ``2F_D(a) ≤ r² − μδ²``, ``μ = h(r, κ_max)``); both use right-end values (``Φ`` grows with t).
 
     Examples
     --------
     >>> from geodp.manifolds import Sphere
-    >>> [round(b, 4) for b in gradient_norm_bounds(Sphere(2), 0.5)]
-    [0.6421, 1.0]
+    >>> cells = gradient_norm_envelopes(Sphere(2), 0.5)
+    >>> len(cells), cells[0][0], round(float(cells[-1][2][-1]), 6)
+    (16, 0.0, 1.000001)
     """
     kappa_min, kappa_max = space.curvature_bounds
-    h = curvature_factor(radius, kappa_max)
-    if kappa_min >= 0:
-        return h, 1.0
-    a = 2.0 * radius * math.sqrt(-kappa_min)
-    return h, a / math.tanh(a)
+    mu = curvature_factor(radius, kappa_max)
+    r = radius * (1 + 1e-6)  # the ball check admits records at r(1 + 1e-9)
+    edges = np.linspace(0.0, r, _ANCHOR_CELLS + 1)
+    cells = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        mean_square, length = r * r - mu * lo * lo, r + hi
+        t = np.linspace(0.0, length, _STEPS + 1)
+        dt = np.diff(t)
+        below = _mean_excess_majorant(kappa_max, mean_square, length, 2 * r, t[1:]) if kappa_max > 0 else 0.0
+        above = _mean_excess_majorant(kappa_min, mean_square, length, 2 * r, t[1:]) if kappa_min < 0 else 0.0
+        G = np.concatenate([[0.0], np.cumsum(np.maximum(1.0 - below, 0.0) * dt)])
+        U = np.concatenate([[0.0], np.cumsum((1.0 + above) * dt)])
+        cells.append((float(lo), float(hi), t, G, U))
+    return tuple(cells)
+
+
+def gradient_norm_bounds(space, radius) -> tuple[float, float]:
+    """``(h, H)`` with ``h ρ − ε_a ≤ ‖∇F_D(x)‖ ≤ H ρ + ε_a`` for data and ``x`` in ``B_r(m0)``,
+    ``ρ = ρ(x, a)``, ``a`` the Fréchet mean, ``ε_a = ‖∇F_D(a)‖`` (0 at the exact mean).
+
+    The chords of :func:`gradient_norm_envelopes` (``G`` is concave and ``U`` convex, both 0 at 0):
+    ``h`` is the smallest slope ``G(L)/L`` and ``H`` the largest ``U(L)/L`` over the cells. They
+    improve on S22 Lemma 1's ``h(r, κ_max)`` and the Hessian bound ``a coth a``, ``a = 2r√−κ_min``
+    (docs/math.md §5).
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Hyperbolic, Sphere
+    >>> [round(b, 4) for b in gradient_norm_bounds(Sphere(2), 0.5)]
+    [0.7529, 1.0]
+    >>> [round(b, 3) for b in gradient_norm_bounds(Hyperbolic(2), 1.0)]
+    [1.0, 1.875]
+    """
+    if space.is_flat:
+        return 1.0, 1.0
+    cells = gradient_norm_envelopes(space, radius)
+    return (min(float(G[-1] / t[-1]) for _, _, t, G, _ in cells),
+            max(float(U[-1] / t[-1]) for _, _, t, _, U in cells))
 
 
 @functools.lru_cache(maxsize=64)
 def kng_acceptance_lower_bound(space, scale: float, radius: float) -> float:
-    """A data-independent lower bound on the exact KNG sampler's acceptance rate.
+    """A data-independent lower bound on the exact KNG sampler's acceptance rate (docs/math.md §5).
 
-    With ``‖∇F_D(x)‖ ≤ H ρ`` the acceptance is at least ``E[exp(−(H − h) ρ/σ)]`` under the
-    untruncated radial law of scale ``σ/h``, i.e. a ratio of Laplace normalisers
-    ``Z(σ/H)/Z(σ/h)`` (isotropic spaces) or a fixed-seed pilot average (AI-SPD). Flat: 1.
+    The proposal is the Laplace of scale ``σ/h`` at the mean ``a``, truncated to the ball; the
+    acceptance is at least ``∫ exp(−U(t)/σ) J(t) dt / ∫ exp(−ht/σ) J(t) dt`` over ``[0, r + δ]``
+    in the worst anchor cell, with ``J`` the polar volume density (exact on isotropic spaces; the
+    model space of curvature κ_min otherwise, by Bishop–Gromov). Flat: 1.
 
     Examples
     --------
     >>> from geodp.manifolds import Sphere
     >>> round(kng_acceptance_lower_bound(Sphere(2), 0.05, 0.5), 3)
-    0.414
+    0.559
     """
     if space.is_flat:
         return 1.0
-    h, H = gradient_norm_bounds(space, radius)
-    if is_isotropic(space):
-        t_max = math.inf if math.isfinite(space.cut_radius) else 2.0 * radius
-        return math.exp(_radial_law(space, scale / H, t_max).log_normaliser - _radial_law(space, scale / h, t_max).log_normaliser)
-    if isinstance(space, AffineInvariantSPD):
-        law = _eigenvalue_law(space.k, scale / h, 2.0 * radius)
-        if law.acceptance_rate < ACCEPTANCE_FLOOR:
-            return 0.0
-        t = np.linalg.norm(np.linalg.eigvalsh(law.sample_symmetric(4000, rng=0)), axis=-1)
-        return float(np.mean(np.exp(-(H - h) * t / scale)))
-    return 0.0
+    h, _ = gradient_norm_bounds(space, radius)
+    nodes, weights = np.polynomial.legendre.leggauss(4)
+    worst = 0.0
+    for _, _, t, _, U in gradient_norm_envelopes(space, radius):
+        # The acceptance is a mean of exp(−(U(ρ) − hρ)/σ), non-increasing in ρ (U' ≥ 1 ≥ h), under
+        # the proposal's radial law: on each grid step take its value at the right end and weigh
+        # it by the step's mass (4-point Gauss–Legendre).
+        lo, hi = t[:-1, None], t[1:, None]
+        ts = 0.5 * (lo + hi) + 0.5 * (hi - lo) * nodes
+        if is_isotropic(space):
+            log_jacobian = space.radial_log_jacobian(ts)
+        else:  # Bishop–Gromov: the model space of curvature κ_min has stochastically longer rays
+            log_jacobian = (space.dim - 1) * _log_sn(ts, space.curvature_bounds[0])
+        log_mass = logsumexp(-h * ts / scale + log_jacobian, b=weights * (hi - lo) / 2, axis=1)
+        log_ratio = logsumexp(log_mass - (U[1:] - h * t[1:]) / scale) - logsumexp(log_mass)
+        worst = max(worst, -log_ratio)
+    return math.exp(-worst)
 
 
 def kng_uses_mcmc(space, scale: float, radius: float, sampler: str = "auto") -> bool:
@@ -193,6 +290,14 @@ class KNGDistribution(Distribution):
                 # put it a hair outside. Any anchor in the ball keeps the rejection exact (the
                 # acceptance subtracts the gradient norm at the anchor), so clipping is safe here.
                 self.frechet_mean = space._clip_to_ball(self.frechet_mean[None], self.center, self.radius)[0][0]
+                # The envelopes assume 2F_D(a) ≤ r'² − μδ² at the anchor a (δ = ρ(a, m0), r' the
+                # envelopes' r(1 + 1e-6)); the exact mean meets it. If rounding ever broke it,
+                # anchor at the centre, where it always holds (δ = 0, 2F_D(m0) ≤ r²).
+                r_env = self.radius * (1 + 1e-6)
+                delta = float(space._dist(self.center, self.frechet_mean))
+                mu = curvature_factor(self.radius, space.curvature_bounds[1])
+                if np.mean(np.asarray(space._dist(self.frechet_mean, data)) ** 2) > r_env**2 - mu * delta**2:
+                    self.frechet_mean = self.center.copy()
         self.h, self.H = (1.0, 1.0) if space.is_flat else gradient_norm_bounds(space, self.radius)
         self.acceptance_bound = kng_acceptance_lower_bound(space, self.scale, self.radius)
         use_mcmc = kng_uses_mcmc(space, self.scale, self.radius, sampler)
@@ -235,8 +340,8 @@ class KNGDistribution(Distribution):
                     f"that is itself drawn by {self._proposal._mh_sampler}",
                     f"for that proposal {self._proposal._mh_reason}")
         self._use_mcmc = use_mcmc
-        # ‖∇F_D(x)‖ ≥ hρ(x, x̄) ≥ hρ(x, x̄') − ‖∇F_D(x̄')‖ at the computed mean x̄' (also in the ball):
-        # subtracting this offset keeps the rejection exact however far the flow got.
+        # ‖∇F_D(x)‖ ≥ hρ(x, x̄') − ‖∇F_D(x̄')‖ at the computed mean x̄' (the envelopes start from the
+        # anchor's residual gradient): subtracting it keeps the rejection exact however far the flow got.
         self._mean_offset = 0.0 if space.is_flat else float(self.gradient_norm(self.frechet_mean))
 
     def sample_coordinates(self, size=None, rng=None):
@@ -290,7 +395,9 @@ class KNGDistribution(Distribution):
             # ≤ 0 up to rounding (the offset accounts for the inexact mean); the clamp absorbs rounding.
             return x, np.minimum(-(self.gradient_norm(x) - self.h * rho + self._mean_offset) / self.scale, 0.0)
 
-        # The public bound is pessimistic: start from a quarter, then the observed rate.
+        # The public bound is a proven floor (it caps the loop); batches start from a quarter, then
+        # follow the observed rate. Half the bound absorbs the anchor's residual gradient (≤ 1e-12).
         out, self.acceptance_rate = rejection_sample(propose, m, self.space.point_shape,
-                                                     max(self.acceptance_bound, 0.25), rng, max_batch=100_000)
+                                                     max(self.acceptance_bound, 0.25), rng, max_batch=100_000,
+                                                     min_rate=0.5 * self.acceptance_bound)
         return out.reshape(shape + self.space.point_shape)

@@ -47,9 +47,10 @@ class DaskRecords:
     prepare : callable, optional
         ``prepare(block) -> (points, counts)``: validates one chunk; ``counts[0]`` is its number
         of invalid records. Default :func:`checked_block`.
-    refuse_invalid : str, optional
+    refuse_invalid : str or False, optional
         Message of the :class:`~geodp.errors.NotOnManifoldError` raised after a pass that met
-        an invalid record; default a message with their number.
+        an invalid record; default a message with their number; False: ``prepare`` replaced
+        them (``on_invalid="center"``), do not raise.
 
     Examples
     --------
@@ -83,7 +84,7 @@ class DaskRecords:
         tasks = [dask.delayed(_chunk_part)(self.prepare, part, args, chunk, self.n) for chunk in self.chunks]
         results = dask.compute(*tasks)
         self.counts = tuple(int(sum(c)) for c in zip(*(r[1] for r in results)))
-        if self.counts[0]:
+        if self.counts[0] and self.refuse_invalid is not False:
             self.raise_invalid()
         return [r[0] for r in results]
 

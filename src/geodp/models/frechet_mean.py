@@ -294,7 +294,7 @@ class PrivateFrechetMean(BaseEstimator):
         """Everything that touches the private records. Returns the release (coordinates on
         flat spaces) and the curator diagnostics; raises only the invalid-record error."""
         prepare = functools.partial(_prepared_records, space, center, radius, coordinates=space.is_flat and self.mechanism != "kng")
-        refusal = None if self.on_invalid == "center" else _INVALID_MESSAGE.format(space=space)
+        refusal = False if self.on_invalid == "center" else _INVALID_MESSAGE.format(space=space)
         info = None
         if _is_dask(data):  # validated, clipped and averaged chunk by chunk, in every pass
             from geodp.dask_support import DaskRecords

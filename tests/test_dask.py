@@ -1,0 +1,84 @@
+"""Dask input: the same answers as in memory, one pass over the chunks per step, on a cluster too."""
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+
+from geodp.errors import NotOnManifoldError  # noqa: E402
+from geodp.frechet import frechet_mean  # noqa: E402
+from geodp.manifolds import SPD, Sphere  # noqa: E402
+from geodp.models import PrivateFrechetMean  # noqa: E402
+
+SPHERE, AI, LE = Sphere(3), SPD(3), SPD(3, metric="log-euclidean")
+UNEVEN = ((37, 100, 1, 62),)
+
+
+def _data(space):
+    rng = np.random.default_rng(1)
+    if space is SPHERE:
+        return SPHERE.project(rng.normal(size=(200, 4)) * 0.2 + [1.0, 0, 0, 0])
+    return space.random_point(200, rng=2)
+
+
+def _counted(X, calls):
+    """The Dask array of ``X`` in uneven chunks, counting every chunk read."""
+    def read(block):
+        if len(block):  # dask also calls it on an empty block to infer the output
+            calls.append(len(block))
+        return block
+    return da.from_array(X, chunks=UNEVEN + ((X.shape[1],),) * (X.ndim - 1)).map_blocks(read, dtype=X.dtype)
+
+
+@pytest.mark.parametrize("space", [SPHERE, AI, LE], ids=["sphere", "affine", "log-euclidean"])
+def test_dask_mean_is_the_in_memory_mean_with_one_pass_per_step(space):
+    X = _data(space)
+    expected = frechet_mean(space, X, tol=1e-13)
+    calls = []
+    mean, info = frechet_mean(space, _counted(X, calls), tol=1e-13, return_info=True)
+    np.testing.assert_allclose(mean, expected, rtol=0, atol=1e-10)
+    assert len(calls) == 4 * info.n_passes  # every chunk read exactly once per pass
+    if space is LE:
+        assert info.n_passes == 1
+    else:  # start + one per iteration (+ one per rejected trial step) + the uniqueness check
+        assert info.n_iter + 1 <= info.n_passes <= 2 * info.n_iter + 2
+
+
+@pytest.mark.parametrize("space", [SPHERE, LE], ids=["sphere", "log-euclidean"])
+def test_dask_fit_releases_what_the_in_memory_fit_releases(space):
+    X = _data(space)
+    X[[3, 150]] = np.nan  # replaced by the centre under on_invalid="center"
+    center = X[0] if space is SPHERE else np.eye(3)
+    kwargs = dict(epsilon=1.0, center=center, radius=0.4, on_invalid="center", random_state=5)
+    memory = PrivateFrechetMean(space, **kwargs).fit(X)
+    lazy = PrivateFrechetMean(space, **kwargs).fit(da.from_array(X, chunks=UNEVEN + ((X.shape[1],),) * (X.ndim - 1)))
+    np.testing.assert_allclose(lazy.mean_, memory.mean_, rtol=0, atol=1e-10)
+    assert lazy.curator_diagnostics_.n_invalid == memory.curator_diagnostics_.n_invalid == 2
+    assert lazy.curator_diagnostics_.n_clipped == memory.curator_diagnostics_.n_clipped > 0
+    assert str(lazy.privacy_report_) == str(memory.privacy_report_)
+
+
+def test_dask_invalid_record_raises_the_public_message_of_the_in_memory_fit():
+    X = _data(SPHERE)
+    X[7] *= 2.0
+    kwargs = dict(epsilon=1.0, center=X[0], radius=0.4)
+    messages = []
+    for data in (X, da.from_array(X, chunks=50)):
+        with pytest.raises(NotOnManifoldError) as err:
+            PrivateFrechetMean(SPHERE, **kwargs).fit(data)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "7" not in messages[0]
+    with pytest.raises(NotOnManifoldError, match="1 point"):
+        frechet_mean(SPHERE, da.from_array(X, chunks=50))
+
+
+def test_same_code_on_a_distributed_local_cluster():
+    distributed = pytest.importorskip("distributed")
+    X = _data(AI)
+    expected = frechet_mean(AI, X, tol=1e-13)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        with distributed.Client(cluster):
+            mean = frechet_mean(AI, da.from_array(X, chunks=UNEVEN + ((3,), (3,))), tol=1e-13)
+            le = frechet_mean(LE, da.from_array(X, chunks=64))
+    np.testing.assert_allclose(mean, expected, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(le, frechet_mean(LE, X), rtol=0, atol=1e-10)

@@ -1,0 +1,74 @@
+"""The matrix-vector Karcher step and the one-eigh log-Euclidean mean at the edges of the public
+ball, against independent oracles (mpmath, scipy, pyRiemann)."""
+
+import mpmath
+import numpy as np
+import pytest
+import scipy.linalg
+
+from geodp.frechet import frechet_mean
+from geodp.manifolds import SPD, Sphere
+from geodp.sensitivity import max_radius
+
+mpmath.mp.dps = 40
+
+
+def _mp_sphere_gradient(mean, X):
+    """``Σ θ_i/sin θ_i (x_i − cos θ_i m)/n`` in 40-digit arithmetic (an independent oracle)."""
+    m = [mpmath.mpf(float(v)) for v in mean]
+    norm = mpmath.sqrt(sum(v * v for v in m))
+    m = [v / norm for v in m]
+    total = [mpmath.mpf(0)] * len(m)
+    for x in X:
+        x = [mpmath.mpf(float(v)) for v in x]
+        c = sum(a * b for a, b in zip(x, m))
+        theta = mpmath.acos(min(c, mpmath.mpf(1)))
+        f = theta / mpmath.sin(theta) if theta else mpmath.mpf(1)
+        total = [t + f * (a - c * b) for t, a, b in zip(total, x, m)]
+    return float(mpmath.sqrt(sum(t * t for t in total))) / len(X)
+
+
+@pytest.mark.parametrize("dim", [2, 30])
+def test_sphere_mean_of_records_on_the_boundary_of_the_largest_ball(dim):
+    space = Sphere(dim)
+    r = max_radius(space) * (1 - 1e-9)
+    center = np.eye(dim + 1)[0]
+    rng = np.random.default_rng(dim)
+    directions = space.to_tangent(center, rng.normal(size=(40, dim + 1)))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    X = space.exp(center, r * directions[:-10] * rng.uniform(0.5, 1.0, size=(30, 1)))
+    X = np.concatenate([X, space.exp(center, r * directions[-10:])])  # ten on the boundary
+    mean, info = frechet_mean(space, X, tol=1e-13, return_info=True)
+    assert info.converged
+    assert _mp_sphere_gradient(mean, X) < 1e-12
+
+
+def test_sphere_mean_of_nearly_equal_records_is_exact():
+    # Spread 1e-9: cos θ rounds to 1, yet θ/sin θ and the direction stay exact.
+    space = Sphere(5)
+    rng = np.random.default_rng(3)
+    X = space.project(np.eye(6)[0] + 1e-9 * rng.normal(size=(50, 6)))
+    mean = frechet_mean(space, X, tol=1e-15)
+    assert _mp_sphere_gradient(mean, X) < 1e-18
+
+
+def test_log_euclidean_mean_of_ill_conditioned_matrices_matches_scipy():
+    space = SPD(4, metric="log-euclidean")
+    rng = np.random.default_rng(4)
+    q = np.linalg.qr(rng.normal(size=(20, 4, 4)))[0]
+    logs = rng.uniform(-6.0, 6.0, size=(20, 4))  # condition numbers up to e^12 (float64 holds them)
+    X = (q * np.exp(logs)[:, None, :]) @ np.swapaxes(q, 1, 2)
+    X = 0.5 * (X + np.swapaxes(X, 1, 2))
+    oracle = scipy.linalg.expm(np.mean([scipy.linalg.logm(x).real for x in X], axis=0))
+    mean = frechet_mean(space, X)
+    np.testing.assert_allclose(scipy.linalg.logm(mean).real, scipy.linalg.logm(oracle).real, rtol=0, atol=1e-9)
+
+
+def test_affine_mean_matches_pyriemann_at_the_ball_edge():
+    pyriemann = pytest.importorskip("pyriemann.utils.mean")
+    space = SPD(5)
+    rng = np.random.default_rng(5)
+    X = space.exp(np.eye(5), 3.0 * space.random_unit_tangent(np.eye(5), size=30, rng=rng))
+    expected = pyriemann.mean_riemann(X, tol=1e-14, maxiter=500)
+    mean = frechet_mean(space, X, tol=1e-13)
+    assert float(space.dist(mean, expected)) < 1e-10

@@ -29,6 +29,7 @@ from scipy import stats
 
 from geodp.audit.exact_loss import (
     axial_quadrature_loss,
+    fixed_unit_tangent,
     gaussian_exact_epsilon,
     laplace_exact_epsilon,
     supports_axial_quadrature,
@@ -254,12 +255,6 @@ def _rebuilt(mech, space, center, factor):
     return rebuilt
 
 
-def _axis(space, center):
-    """A fixed public unit tangent at the centre: the axis the pair lies on."""
-    v = space._random_tangent(center, rng=0)
-    return v / float(space._norm(center, v))
-
-
 def _footpoint_pair(mech, space, center, radius, axis, delta, sensitivity):
     """Laplace and tangent Gaussian: two footpoints at distance Δ (``sensitivity``, the real
     mechanism's even for the mutant). The loss depends on the footpoints only; truncated laws put
@@ -478,7 +473,7 @@ def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, 
     audit_space = Euclidean(space.dim) if space.is_flat else space
     audit_center = space.to_coordinates(center) if space.is_flat else center
     audited = _rebuilt(mech, audit_space, audit_center, 0.5 if mutant == "halve-scale" else 1.0)
-    axis = _axis(audit_space, audit_center)
+    axis = fixed_unit_tangent(audit_space, audit_center)  # the pair lies on this geodesic
     with np.errstate(all="ignore"):
         pair = (_kng_pair(audited, audit_space, audit_center, radius, axis, n) if mechanism == "kng"
                 else _footpoint_pair(audited, audit_space, audit_center, radius, axis, delta, sensitivity))

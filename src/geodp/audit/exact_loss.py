@@ -24,7 +24,8 @@ from geodp.calibration import analytic_gaussian_delta
 from geodp.manifolds import Hyperbolic, Sphere
 from geodp.validation import check_positive
 
-__all__ = ["laplace_exact_epsilon", "gaussian_exact_epsilon", "axial_quadrature_loss", "supports_axial_quadrature"]
+__all__ = ["laplace_exact_epsilon", "gaussian_exact_epsilon", "axial_quadrature_loss", "fixed_unit_tangent",
+           "supports_axial_quadrature"]
 
 _T_NODES = 48  # Gauss–Legendre nodes per radial piece
 _THETA_NODES = 96  # nodes in the polar angle (graded towards the axis)
@@ -108,16 +109,28 @@ def _gauss_legendre(breaks, nodes):
     return np.concatenate(points), np.concatenate(weights)
 
 
-def _orthonormal_pair(space, center, axis):
-    """The unit tangent ``u`` along ``axis`` and a fixed unit tangent ``w ⊥ u`` at ``center``."""
-    u = axis / float(space._norm(center, axis))
-    for seed in range(8):  # a fixed public choice; any w orthogonal to u gives the same integral
-        w = space._random_tangent(center, rng=seed)
-        w = w - space._inner(center, w, u) * u
-        norm = float(space._norm(center, w))
+def fixed_unit_tangent(space, point, orthogonal_to=None):
+    """A unit tangent vector at ``point`` from a fixed seed (a public choice), orthogonal to the
+    unit tangent ``orthogonal_to`` if given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geodp.manifolds import Sphere
+    >>> north = np.array([0.0, 0.0, 1.0])
+    >>> u = fixed_unit_tangent(Sphere(2), north)
+    >>> w = fixed_unit_tangent(Sphere(2), north, orthogonal_to=u)
+    >>> round(float(np.dot(u, w)), 12), round(float(np.linalg.norm(w)), 12), float(w[2])
+    (0.0, 1.0, 0.0)
+    """
+    for seed in range(1, 9):  # a draw can vanish (e.g. parallel to a point drawn with the same seed)
+        v = space._random_tangent(point, rng=seed)
+        if orthogonal_to is not None:
+            v = v - space._inner(point, v, orthogonal_to) * orthogonal_to
+        norm = float(space._norm(point, v))
         if norm > 1e-6:
-            return u, w / norm
-    raise RuntimeError("no tangent vector orthogonal to the axis was found")  # pragma: no cover
+            return v / norm
+    raise RuntimeError("no fixed tangent direction was found")  # pragma: no cover
 
 
 def axial_quadrature_loss(space, center, radius, axis, laws, kinks=(), *, t_nodes=_T_NODES,
@@ -172,7 +185,9 @@ def axial_quadrature_loss(space, center, radius, axis, laws, kinks=(), *, t_node
     True
     """
     center = np.asarray(center, dtype=float)
-    u, w = _orthonormal_pair(space, center, np.asarray(axis, dtype=float))
+    axis = np.asarray(axis, dtype=float)
+    u = axis / float(space._norm(center, axis))
+    w = fixed_unit_tangent(space, center, orthogonal_to=u)
     breaks = np.unique(np.concatenate([[0.0, radius], [k for k in kinks if 0.0 < k < radius]]))
     t, wt = _gauss_legendre(breaks, t_nodes)
     s, ws = _gauss_legendre(np.array([0.0, 1.0]), theta_nodes)

@@ -15,7 +15,7 @@ import argparse
 import os
 import sys
 
-from geodp.cli import demo, mdm, release, shapes
+from geodp.cli import audit, demo, mdm, release, shapes
 from geodp.cli.common import CommandError, HelpFormatter, install_hint
 from geodp.cli.demo import DEMO_CLASSES, DEMO_EPSILONS, MECHANISMS, run_demo
 from geodp.cli.release import guarantee_schema
@@ -50,12 +50,13 @@ def build_parser() -> argparse.ArgumentParser:
                "  geodp mdm --quick                # private MDM on real EMG and fMRI covariances\n"
                "  geodp release covs.npy --space spd:8 --center identity --radius 2 --epsilon 1 \\\n"
                "      --output mean.npy --guarantee mean.json\n"
+               "  geodp audit epsilon --space sphere:2 --mechanism kng --epsilon 1   # check ε yourself\n"
                "  geodp <command> --help           # the options of a command and their defaults",
     )
     parser.add_argument("--version", action="version", version=f"geodp {geodp.__version__}",
                         help="print the version of geodp and exit")
     sub = parser.add_subparsers(dest="command", required=True, title="commands")
-    for command in (demo, shapes, release, mdm):
+    for command in (demo, shapes, release, mdm, audit):
         command.add_parser(sub)
     return parser
 

@@ -1,0 +1,136 @@
+"""geodp.audit.audit_epsilon: the certified bound stays below the claim for the real mechanisms and
+exceeds it for the halved-scale mutants; the exact-loss oracle against independent formulas."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from geodp.audit import audit_epsilon
+from geodp.audit.epsilon import clopper_pearson_epsilon
+from geodp.errors import InvalidParameterError
+from geodp.manifolds import SPD, Euclidean, Hyperbolic, Sphere
+
+NORTH = np.array([0.0, 0.0, 1.0])
+S2 = dict(n=5, radius=0.2, center=NORTH)
+
+
+def test_sphere_laplace_real_and_mutant():
+    real = audit_epsilon(Sphere(2), "laplace", epsilon=1.0, n_samples=20_000, rng=0, **S2)
+    mutant = audit_epsilon(Sphere(2), "laplace", epsilon=1.0, n_samples=20_000, rng=0, mutant="halve-scale", **S2)
+    assert 0.5 < real.epsilon_lower_bound <= 1.0 and not real.violated
+    assert mutant.epsilon_lower_bound > 1.2 and mutant.violated
+    # closed form: untruncated Laplace at σ = Δ/ε has exact loss Δ/σ = ε; halved σ doubles it
+    assert real.exact_epsilon == pytest.approx(1.0, rel=1e-12)
+    assert mutant.exact_epsilon == pytest.approx(2.0, rel=1e-12)
+    assert mutant.scale == pytest.approx(real.scale / 2, rel=1e-9)
+    assert "EXCEEDS claimed" in str(mutant) and "consistent" in str(real)
+
+
+def _analytic_delta(eps, sigma, distance):
+    """Balle & Wang's δ(ε), written with scipy's normal CDF (independent of geodp.calibration)."""
+    a, b = distance / (2 * sigma), eps * sigma / distance
+    return stats.norm.cdf(a - b) - math.exp(eps) * stats.norm.cdf(-a - b)
+
+
+def test_log_euclidean_tangent_gaussian_real_and_mutant():
+    space, delta = SPD(3, metric="log-euclidean"), 1e-5
+    kwargs = dict(epsilon=1.0, delta=delta, n=5, radius=0.2, center=np.eye(3), n_samples=200_000, rng=1)
+    real = audit_epsilon(space, "tangent-gaussian", **kwargs)
+    mutant = audit_epsilon(space, "tangent-gaussian", mutant="halve-scale", **kwargs)
+    assert real.epsilon_lower_bound <= 1.0 and mutant.epsilon_lower_bound > 1.1
+    distance = 2 * 0.2 / 5  # the log-Euclidean sensitivity 2r/n
+    for audit in (real, mutant):
+        assert _analytic_delta(audit.exact_epsilon, audit.scale, distance) == pytest.approx(delta, rel=1e-6)
+    assert real.exact_epsilon == pytest.approx(1.0, abs=1e-6)  # the calibration is tight
+    assert mutant.exact_epsilon > 2.0
+
+
+def _kng_sphere_oracle(scale, n, r, grid=300):
+    """Exact loss of the audit's KNG pair on S² by scipy's dblquad (normalisers) and a polar grid
+    (supremum), with the sphere's log map written out here."""
+    e1 = np.array([1.0, 0.0, 0.0])
+    b, b_opp = np.cos(r) * NORTH + np.sin(r) * e1, np.cos(r) * NORTH - np.sin(r) * e1
+    datasets = [np.array([b] * n), np.array([b] * (n - 1) + [b_opp])]
+
+    def point(t, phi):
+        return np.cos(t)[..., None] * NORTH + np.sin(t)[..., None] * (
+            np.cos(phi)[..., None] * e1 + np.sin(phi)[..., None] * np.array([0.0, 1.0, 0.0]))
+
+    def grad_norm(x, data):
+        c = np.clip(np.einsum("...k,nk->...n", x, data), -1, 1)
+        theta = np.arccos(c)
+        factor = np.where(theta > 1e-12, theta / np.sin(np.maximum(theta, 1e-300)), 1.0)
+        logs = factor[..., None] * (data - c[..., None] * x[..., None, :])
+        return np.linalg.norm(logs.mean(axis=-2), axis=-1)
+
+    def log_z(data):
+        def f(t, phi):
+            return np.exp(-grad_norm(point(np.array(t), np.array(phi)), data) / scale) * np.sin(t)
+        value, _ = integrate.dblquad(f, 0.0, 2 * np.pi, 0.0, r, epsabs=0, epsrel=1e-7)
+        return math.log(value)
+
+    shift = log_z(datasets[0]) - log_z(datasets[1])
+    t, phi = np.meshgrid(np.linspace(0, r * (1 - 1e-9), grid), np.linspace(0, 2 * np.pi, 2 * grid))
+    x = point(t, phi)
+    loss = (grad_norm(x, datasets[1]) - grad_norm(x, datasets[0])) / scale - shift
+    return float(np.max(np.abs(loss))), shift
+
+
+def test_kng_sphere_real_and_mutant_with_quadrature_oracle():
+    real = audit_epsilon(Sphere(2), "kng", epsilon=1.0, n_samples=20_000, rng=0, **S2)
+    mutant = audit_epsilon(Sphere(2), "kng", epsilon=1.0, n_samples=150_000, rng=0, mutant="halve-scale", **S2)
+    assert real.epsilon_lower_bound <= 1.0
+    assert mutant.epsilon_lower_bound > 1.0  # a single threshold test is not enough in general
+    # σ = 2Δ/ε with the gradient sensitivity Δ = 2r(2 − h)/n, h = 2r cot(2r) (S22, R21 Thm 2)
+    h = 0.4 / math.tan(0.4)
+    assert real.scale == pytest.approx(2 * (0.4 * (2 - h) / 5), rel=1e-12)
+    epsilon, shift = _kng_sphere_oracle(mutant.scale, 5, 0.2, grid=200)
+    assert mutant.log_normaliser_difference == pytest.approx(shift, abs=1e-6)
+    assert mutant.exact_epsilon == pytest.approx(epsilon, abs=3e-3)
+    assert real.exact_epsilon < 1.0 < mutant.exact_epsilon
+
+
+@pytest.mark.parametrize("space, center, radius", [
+    (Euclidean(3), np.zeros(3), 1.0),
+    (Hyperbolic(2), np.array([1.0, 0.0, 0.0]), 0.5),
+    (SPD(2), np.eye(2), 0.5),
+])
+def test_laplace_on_other_spaces_stays_below_the_claim(space, center, radius):
+    audit = audit_epsilon(space, "laplace", epsilon=1.0, n=5, radius=radius, center=center, n_samples=10_000, rng=2)
+    assert audit.epsilon_lower_bound <= 1.0
+    assert audit.epsilon_lower_bound > 0.3  # the test events still see most of the loss
+    assert audit.exact_epsilon == pytest.approx(1.0, rel=1e-9)  # untruncated on these homogeneous spaces
+
+
+def test_clopper_pearson_matches_scipy_exact_interval():
+    alpha, n = 0.01, 10_000
+    for k0, k1 in [(700, 120), (50, 3), (10_000, 0)]:
+        low = stats.binomtest(k0, n).proportion_ci(confidence_level=1 - 2 * alpha, method="exact").low
+        high = stats.binomtest(k1, n).proportion_ci(confidence_level=1 - 2 * alpha, method="exact").high
+        for delta in (0.0, 1e-3):
+            expected = math.log((low - delta) / high)
+            assert float(clopper_pearson_epsilon(k0, k1, n, delta, alpha)) == pytest.approx(expected, rel=1e-9)
+    assert float(clopper_pearson_epsilon(5, 0, n, 1e-3, alpha)) == -math.inf  # p0_low below δ
+
+
+def test_report_and_dict():
+    audit = audit_epsilon(Euclidean(2), "kng", epsilon=0.5, n=4, radius=1.0, center=np.zeros(2),
+                          n_samples=2_000, rng=3)
+    record = audit.to_dict()
+    assert record["epsilon_lower_bound"] == audit.epsilon_lower_bound
+    assert {e["family"] for e in record["events"]} == {"distance", "projection", "likelihood-ratio"}
+    assert record["exact_epsilon"] == pytest.approx(0.5, rel=1e-9)  # flat KNG: Laplace at the mean
+    assert audit.epsilon_lower_bound == max([0.0] + [e.bound for e in audit.events if math.isfinite(e.bound)])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(mechanism="laplace", delta=1e-5), "pure"),
+    (dict(mechanism="laplace", mutant="double-scale"), "mutant"),
+    (dict(mechanism="gaussian"), "mechanism"),
+    (dict(mechanism="laplace", confidence=1.0), "confidence"),
+])
+def test_bad_parameters_are_refused(kwargs, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        audit_epsilon(Sphere(2), epsilon=1.0, n=5, radius=0.2, center=NORTH, n_samples=100, **kwargs)

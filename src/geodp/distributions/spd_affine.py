@@ -77,11 +77,16 @@ def log_sinhc(y):
     True
     """
     y = np.asarray(y, dtype=float)
-    safe = np.where(y > 0, y, 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # log sinh y − log y = y + log(1 − e^(−2y)) − log(2y); below 1e-4, y²/6 (error < y⁴/180)
-        value = safe + np.log(-np.expm1(-2.0 * safe)) - np.log(2.0 * safe)
-    return np.where(y > 1e-4, value, y * y / 6.0)
+    large = np.maximum(y, 1.0)
+    with np.errstate(under="ignore"):
+        # y > 1: log sinh y − log y = y + log(1 − e^(−2y)) − log(2y) (no cancellation to speak of);
+        # y ≤ 1: log1p(Σ_{n≥1} y^(2n)/(2n+1)!), ten terms (the eleventh is below 2e-20 relative)
+        value = large + np.log(-np.expm1(-2.0 * large)) - np.log(2.0 * large)
+        small = np.minimum(y, 1.0) ** 2
+        series = np.zeros_like(small)
+        for n in range(10, 0, -1):  # Horner: y²/3!·(1 + y²/(4·5)·(1 + …))
+            series = small / ((2 * n) * (2 * n + 1)) * (1.0 + series)
+    return np.where(y > 1.0, value, np.log1p(series))
 
 
 def _direction_quartic(k: int) -> float:
@@ -162,13 +167,12 @@ class SPDEigenvalueLaw:
         shift = float(np.max(values))
         inside = np.flatnonzero(values >= shift - _WINDOW)
         lo, hi = grid[max(inside[0] - 1, 0)], grid[min(inside[-1] + 1, len(grid) - 1)]
-        nodes = np.linspace(lo, hi, _PIECES + 1)
-        if math.isinf(upper):
-            # The unbounded last piece, under the tangent at its start plus c·ρ ≥ q, must start
-            # beyond the kink (where q = c·ρ) and fall (ψ' ≤ −(1/σ − c)/2): nodes grow by 10% to there.
-            last = max(self._kink, 2.0 * (dim - 1) / (1.0 / self.scale - self.c))
-            steps = max(0, math.ceil(math.log(last / hi) / math.log(1.1))) if last > hi else 0
-            nodes = np.append(nodes, hi * 1.1 ** np.arange(1, steps + 1))
+        # Beyond the window, nodes grow by 10% (a tangent taken far away would overshoot): up to
+        # t_max, or, unbounded, until the last piece — under the tangent at its start plus
+        # c·ρ ≥ q — lies beyond the kink (where q = c·ρ) and falls (ψ' ≤ −(1/σ − c)/2).
+        last = upper if math.isfinite(upper) else max(self._kink, 2.0 * (dim - 1) / (1.0 / self.scale - self.c))
+        steps = math.ceil(math.log(last / hi) / math.log(1.1)) if last > hi else 0
+        nodes = np.append(np.linspace(lo, hi, _PIECES + 1), hi * 1.1 ** np.arange(1, steps))
         if lo < self._kink < nodes[-1]:
             nodes = np.sort(np.append(nodes, self._kink))
         a = np.concatenate([[0.0], nodes])

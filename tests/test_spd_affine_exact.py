@@ -1,0 +1,160 @@
+"""The exact affine-invariant SPD Laplace sampler (Gaussian-gap envelope, docs/math.md §5).
+
+Oracles: for k = 2 the law of |r| is ∝ ρ e^(−ρ/σ) L_0(ρ/√2) (L_0 the modified Struve function,
+from ∫_0^{π/2} sinh(x cos θ) dθ = π L_0(x)/2), integrated with scipy; the projection is checked
+against an independent exact k = 2 sampler (inverse CDF of that radial law, angle by rejection);
+larger k against long MH chains; the envelope's inequalities against mpmath.
+"""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from scipy import integrate, special, stats
+
+from geodp.distributions.laplace import ACCEPTANCE_FLOOR, RiemannianLaplace
+from geodp.distributions.spd_affine import SPDEigenvalueLaw, _direction_quartic, log_sinhc, spd_laplace_scale_limit
+from geodp.manifolds import SPD
+
+#: Documented range (docs/math.md §5): untruncated, the exact sampler is chosen for
+#: σ ≤ 0.55·σ_max(k); truncated to a ball of radius ≤ 3 (t_max ≤ 6), for every σ.
+EXACT_SHARE_OF_SIGMA_MAX = 0.55
+
+
+def k2_radial_log_density(rho, scale):
+    return np.log(rho) - rho / scale + np.log(special.modstruve(0, rho / math.sqrt(2.0)))
+
+
+def k2_radial_cdf(scale, t_max):
+    upper = min(t_max, 80 * scale)
+    grid = np.linspace(0.0, upper, 4001)
+    dens = np.exp(np.where(grid > 0, k2_radial_log_density(np.maximum(grid, 1e-300), scale), -np.inf))
+    cum = integrate.cumulative_simpson(dens, x=grid, initial=0.0)
+    return grid, cum / cum[-1]
+
+
+def k2_reference(n, scale, t_max, rng):
+    """Independent exact k = 2 draws of r: |r| by inverse CDF, the angle φ of r by rejection from
+    the uniform law with acceptance sinh(ρ|cos φ − sin φ|/2)/sinh(ρ/√2)."""
+    grid, cdf = k2_radial_cdf(scale, t_max)
+    rho = np.interp(rng.random(n), cdf, grid)
+    phi = np.empty(n)
+    todo = np.arange(n)
+    while todo.size:
+        cand = rng.uniform(0, 2 * np.pi, todo.size)
+        gap = rho[todo] * np.abs(np.cos(cand) - np.sin(cand))
+        ok = np.log(rng.random(todo.size)) < (log_sinh(gap / 2) - log_sinh(rho[todo] / math.sqrt(2.0)))
+        phi[todo[ok]] = cand[ok]
+        todo = todo[~ok]
+    return rho[:, None] * np.stack([np.cos(phi), np.sin(phi)], axis=1)
+
+
+def log_sinh(x):
+    return x + np.log(-np.expm1(-2 * x)) - math.log(2.0)
+
+
+def eigen_draws(k, scale, n, seed, t_max=math.inf):
+    S = SPDEigenvalueLaw(k, scale, t_max).sample_symmetric(n, rng=seed)
+    return np.linalg.eigvalsh(S)
+
+
+@pytest.mark.parametrize("scale, t_max", [(0.5, math.inf), (1.0, 3.0)], ids=["untruncated", "truncated"])
+def test_k2_norm_and_projection_match_independent_references_and_catch_a_scale_mutant(scale, t_max):
+    n = 20_000
+    r = eigen_draws(2, scale, n, seed=1, t_max=t_max)
+    grid, cdf = k2_radial_cdf(scale, t_max)
+    norm_cdf = lambda x: np.interp(x, grid, cdf)  # noqa: E731
+    assert stats.kstest(np.linalg.norm(r, axis=1), norm_cdf).pvalue > 1e-3
+    # projection: the larger log-eigenvalue (eigvalsh sorts), against the independent sampler
+    reference = np.sort(k2_reference(n, scale, t_max, np.random.default_rng(2)), axis=1)
+    assert stats.ks_2samp(r[:, 1], reference[:, 1]).pvalue > 1e-3
+    wrong = eigen_draws(2, 1.5 * scale, n, seed=3, t_max=t_max)
+    assert stats.kstest(np.linalg.norm(wrong, axis=1), norm_cdf).pvalue < 1e-6
+    assert stats.ks_2samp(wrong[:, 1], reference[:, 1]).pvalue < 1e-6
+
+
+@pytest.mark.parametrize("k, scale", [(5, 0.1), (10, 0.04)])
+def test_exact_draws_match_long_mh_and_catch_a_scale_mutant(k, scale):
+    law = SPDEigenvalueLaw(k, scale)
+    assert law.acceptance_rate > 0.3
+    r = np.linalg.eigvalsh(law.sample_symmetric(3000, rng=4))
+    S, result = law.sample_symmetric_mcmc(3000, rng=5, burn_in=1200, thinning=2)
+    mh = np.linalg.eigvalsh(S)
+    assert 0.1 < result.diagnostics.acceptance_rate < 0.8
+    wrong = np.linalg.eigvalsh(SPDEigenvalueLaw(k, 1.5 * scale).sample_symmetric(3000, rng=6))
+    for stat in (lambda x: np.linalg.norm(x, axis=1), lambda x: x[:, -1] - x[:, 0]):  # |r| and the spread
+        assert stats.ks_2samp(stat(r), stat(mh)).pvalue > 1e-3
+        assert stats.ks_2samp(stat(wrong), stat(mh)).pvalue < 1e-6
+
+
+def test_envelope_inequalities_against_mpmath():
+    # y²/6 − y⁴/180 ≤ log(sinh y / y) ≤ min(y²/6, y) (docs/math.md §5)
+    for y in [1e-6, 1e-3, 0.1, 0.5, 1.0, 2.0, 3.5, 10.0, 50.0, 700.0]:
+        with mpmath.workdps(60):
+            exact = float(mpmath.log(mpmath.sinh(y) / y))
+        assert log_sinhc(np.array(y)) == pytest.approx(exact, rel=1e-12, abs=1e-300)
+        assert y**2 / 6 - y**4 / 180 <= exact * (1 + 1e-12) and exact <= min(y**2 / 6, y)
+
+
+def test_direction_quartic_against_monte_carlo():
+    # E Σ_{i<j} (u_i − u_j)⁴ for a uniform unit direction of Sym(k), by plain Monte Carlo
+    rng = np.random.default_rng(7)
+    for k in (2, 5, 12):
+        G = rng.standard_normal((20_000, k, k))
+        G = (G + np.swapaxes(G, 1, 2)) / 2.0  # GOE: diagonal variance 1, off-diagonal 1/2
+        u = np.linalg.eigvalsh(G / np.linalg.norm(G, axis=(1, 2))[:, None, None])
+        i, j = np.triu_indices(k, 1)
+        quartic = np.sum((u[:, i] - u[:, j]) ** 4, axis=1)
+        assert np.mean(quartic) == pytest.approx(_direction_quartic(k), rel=5 * np.std(quartic) / math.sqrt(len(quartic)) / np.mean(quartic))
+
+
+SWEEP = [(2, 0.5, math.inf), (5, 0.15, math.inf), (10, 0.02, math.inf), (16, 0.02, math.inf), (16, 0.002, math.inf),
+         (24, 0.01, math.inf), (32, 0.002, math.inf), (32, 0.01, math.inf), (8, 5.0, 4.0), (32, 100.0, 6.0)]
+
+
+@pytest.mark.parametrize("k, scale, t_max", SWEEP)
+def test_proven_bound_is_below_the_observed_acceptance(k, scale, t_max):
+    law = SPDEigenvalueLaw(k, scale, t_max)
+    _, log_acc = law._propose(4000, np.random.default_rng(8))
+    acc = np.exp(log_acc)
+    assert np.all(log_acc <= 0.0)
+    assert law.acceptance_rate <= np.mean(acc) + 4 * np.std(acc) / math.sqrt(len(acc))
+    assert law.acceptance_rate >= 0.05  # and it is useful on the whole sweep
+
+
+def test_hat_dominates_the_radial_envelope():
+    for k, scale, t_max in SWEEP:
+        law = SPDEigenvalueLaw(k, scale, t_max)
+        rho, log_hat = law._hat.propose(20_000, np.random.default_rng(9))
+        assert np.all(law._psi(rho) - law._shift - log_hat <= 1e-9 * (1 + np.abs(log_hat)))
+        assert np.all((rho > 0) & (rho <= t_max))
+
+
+@pytest.mark.parametrize("k", [2, 3, 8, 16, 24, 32])
+def test_exact_sampler_is_chosen_in_the_documented_range(k):
+    top = EXACT_SHARE_OF_SIGMA_MAX * spd_laplace_scale_limit(k)
+    eye = np.eye(k)
+    for scale in np.geomspace(1e-4, top, 5):
+        law = RiemannianLaplace(SPD(k), eye, scale)
+        assert law.exact and "proven" in law.sampler, (k, scale)
+    for scale in (1e-3, 0.1, 10.0, 1e4):  # truncated to a ball of radius 3: every scale
+        assert SPDEigenvalueLaw(k, scale, 6.0).acceptance_rate >= ACCEPTANCE_FLOOR, (k, scale)
+
+
+@pytest.mark.parametrize("k, scale, t_max", [(32, 1e-9, math.inf), (32, 0.011, math.inf), (32, 1e8, 6.0),
+                                             (32, 1e8, 60.0), (2, 1e-9, 1e-6), (16, 0.05, math.inf)])
+def test_extremes_are_finite_and_raise_no_overflow_or_invalid_value(k, scale, t_max):
+    with np.errstate(over="raise", divide="raise", invalid="raise"):  # underflow to 0 is harmless
+        law = SPDEigenvalueLaw(k, scale, t_max)
+        assert 0.0 <= law.acceptance_rate <= 1.0
+        S, log_acc = law._propose(200, np.random.default_rng(10))
+    assert np.all(np.isfinite(S)) and not np.any(np.isnan(log_acc))
+    if law.acceptance_rate >= ACCEPTANCE_FLOOR:
+        r = np.linalg.eigvalsh(law.sample_symmetric(20, rng=11))
+        assert np.all(np.isfinite(r)) and np.all(np.linalg.norm(r, axis=1) <= t_max * (1 + 1e-12))
+
+
+def test_not_normalisable_untruncated_law_is_refused_with_a_fix():
+    with pytest.raises(Exception, match="Truncate it to a ball or use a smaller scale"):
+        SPDEigenvalueLaw(16, 0.06)

@@ -1,0 +1,372 @@
+"""Reproductions of the figures and tables of the four papers, ours beside the published numbers.
+
+Each paper has one module (:mod:`geodp.experiments.r21`, ``u23``, ``s22``, ``k25``) holding a
+tuple ``REPRODUCTIONS`` of :class:`Reproduction` entries; :func:`reproductions` collects them.
+:func:`run_reproduction` runs one item (or ``"all"``), writes ``<name>.png`` (the panels as in the
+paper) and ``<name>.csv`` (the numbers), prints the table ``setting | ours | published | note``
+and records the run time in ``<name>.json``; a later call with the same settings (name,
+repetitions, seed, geodp version) reads that record instead of running again.
+
+The published numbers live in :mod:`geodp.experiments.published`; docs/reproduction.md lists every
+item with its status, our numbers beside the published ones and the run times.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import sys
+import time
+import zlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from geodp.errors import InvalidParameterError
+
+__all__ = [
+    "PAPER_MODULES",
+    "STATUSES",
+    "Outcome",
+    "Reproduction",
+    "Result",
+    "Row",
+    "format_list",
+    "format_table",
+    "get_reproduction",
+    "make_progress",
+    "reproductions",
+    "run_reproduction",
+]
+
+PAPER_MODULES = {"R21": "geodp.experiments.r21", "U23": "geodp.experiments.u23",
+                 "S22": "geodp.experiments.s22", "K25": "geodp.experiments.k25"}
+STATUSES = ("reproduced", "stand-in data", "partial", "pending", "not reproducible")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the printed comparison table: a setting, our number, the published one.
+
+    Examples
+    --------
+    >>> Row("sphere, n = 20", "0.12", "0.14", "axis reading").ours
+    '0.12'
+    """
+
+    setting: str
+    ours: str
+    published: str
+    note: str = ""
+
+
+@dataclass
+class Result:
+    """What a reproduction's ``run`` returns.
+
+    Attributes
+    ----------
+    figure : matplotlib.figure.Figure
+        The panels as in the paper.
+    data : list of dict
+        The CSV rows (the same keys in every dict).
+    rows : list of Row
+        Ours beside the published numbers.
+    """
+
+    figure: Any
+    data: list
+    rows: list
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """One figure or table of a paper and how to redo it.
+
+    Attributes
+    ----------
+    name : str
+        ``"r21-fig1"``, ``"u23-fig1"``, ``"k25-table1"``, ...
+    paper : str
+        ``"R21"``, ``"U23"``, ``"S22"`` or ``"K25"``.
+    title : str
+        What the figure or table shows.
+    status : str
+        One of :data:`STATUSES`.
+    repetitions : tuple of int
+        ``(quick, full)``; full is the paper's.
+    run : callable or None
+        ``run(repetitions, rng, progress) -> Result``; None when pending or not reproducible.
+    note : str
+        Why pending, what stand-in, what we chose where the paper is silent.
+
+    Examples
+    --------
+    >>> Reproduction("x-fig1", "R21", "a figure", "pending", (1, 10), None, "later").status
+    'pending'
+    """
+
+    name: str
+    paper: str
+    title: str
+    status: str
+    repetitions: tuple
+    run: Callable | None
+    note: str = ""
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise InvalidParameterError(f"status must be one of {STATUSES}, got {self.status!r}")
+        if self.paper not in PAPER_MODULES:
+            raise InvalidParameterError(f"paper must be one of {tuple(PAPER_MODULES)}, got {self.paper!r}")
+        if self.run is None and self.status not in ("pending", "not reproducible"):
+            raise InvalidParameterError(f"{self.name}: an item with status {self.status!r} needs a run function")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What :func:`run_reproduction` did for one item.
+
+    Attributes
+    ----------
+    reproduction : Reproduction
+    rows : list of Row
+    seconds : float
+        The run time of the (possibly earlier, cached) run.
+    cached : bool
+        True when the item was read from an earlier run with the same settings.
+    csv_path, png_path : pathlib.Path
+    """
+
+    reproduction: Reproduction
+    rows: list
+    seconds: float
+    cached: bool
+    csv_path: Path
+    png_path: Path
+
+
+def reproductions() -> tuple[Reproduction, ...]:
+    """Every figure and table of R21, U23, S22 and K25, in paper order.
+
+    A paper module that does not exist yet contributes nothing.
+
+    Examples
+    --------
+    >>> names = [r.name for r in reproductions()]
+    >>> "r21-fig1" in names and "s22-sims" in names
+    True
+    """
+    items: list[Reproduction] = []
+    for module_name in PAPER_MODULES.values():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as err:
+            if err.name != module_name:
+                raise
+            continue
+        items.extend(getattr(module, "REPRODUCTIONS", ()))
+    return tuple(items)
+
+
+def get_reproduction(name: str) -> Reproduction:
+    """The item called ``name``.
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown name (the message lists the known ones).
+
+    Examples
+    --------
+    >>> get_reproduction("r21-fig1").paper
+    'R21'
+    """
+    for item in reproductions():
+        if item.name == name:
+            return item
+    known = ", ".join(item.name for item in reproductions())
+    raise InvalidParameterError(f"no reproduction called {name!r}; known: {known}, all")
+
+
+def make_progress(enabled: bool = True) -> Callable:
+    """A tqdm-like wrapper ``progress(iterable, total=None, desc="")``.
+
+    With ``enabled`` and tqdm installed, a bar on stderr when stderr is a terminal; otherwise the
+    iterable unchanged.
+
+    Examples
+    --------
+    >>> list(make_progress(False)(range(3), desc="x"))
+    [0, 1, 2]
+    """
+
+    def silent(iterable, total=None, desc=""):
+        return iterable
+
+    if not enabled:
+        return silent
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return silent
+
+    def bar(iterable, total=None, desc=""):
+        return tqdm(iterable, total=total, desc=desc, disable=None, leave=False, file=sys.stderr)
+
+    return bar
+
+
+def format_table(rows) -> str:
+    """The rows as an aligned text table ``setting | ours | published | note``.
+
+    Examples
+    --------
+    >>> print(format_table([Row("n = 10", "0.5", "0.6", "axis reading")]))
+    setting | ours | published | note
+    ------- | ---- | --------- | ------------
+    n = 10  | 0.5  | 0.6       | axis reading
+    """
+    header = ("setting", "ours", "published", "note")
+    cells = [header] + [(r.setting, r.ours, r.published, r.note) for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(4)]
+    lines = [" | ".join(c[i].ljust(widths[i]) for i in range(4)).rstrip() for c in cells]
+    lines.insert(1, " | ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def format_list() -> str:
+    """One line per item: name, status, repetitions (quick/full), title.
+
+    Examples
+    --------
+    >>> print(format_list())  # doctest: +ELLIPSIS
+    name ... status ... quick/full ... title
+    ...
+    r21-fig1 ...
+    """
+    items = reproductions()
+    width = max(len(item.name) for item in items)
+    swidth = max(len(item.status) for item in items)
+    lines = [f"{'name'.ljust(width)}  {'status'.ljust(swidth)}  quick/full  title"]
+    for item in items:
+        reps = f"{item.repetitions[0]}/{item.repetitions[1]}" if item.run else "-"
+        line = f"{item.name.ljust(width)}  {item.status.ljust(swidth)}  {reps.ljust(10)}  {item.title}"
+        if item.run is None and item.note:
+            line += f"  ({item.note})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _item_rng(name: str, seed: int) -> np.random.Generator:
+    # One stream per (item, seed): an item gives the same numbers alone and within "all".
+    return np.random.default_rng([int(seed), zlib.crc32(name.encode())])
+
+
+def _settings(item: Reproduction, repetitions: int, seed: int) -> dict:
+    import geodp
+
+    return {"name": item.name, "repetitions": int(repetitions), "seed": int(seed), "geodp": geodp.__version__}
+
+
+def _write_csv(path: Path, data: list) -> None:
+    keys = list(data[0]) if data else []
+    for row in data:
+        if list(row) != keys:
+            raise InvalidParameterError(f"{path.name}: every CSV row needs the keys {keys}, got {list(row)}")
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(data)
+
+
+def _run_one(item: Reproduction, *, quick: bool, output_dir: Path, seed: int, out, progress: Callable,
+             force: bool) -> Outcome:
+    repetitions = item.repetitions[0] if quick else item.repetitions[1]
+    settings = _settings(item, repetitions, seed)
+    csv_path, png_path, meta_path = (output_dir / f"{item.name}.{ext}" for ext in ("csv", "png", "json"))
+    print(f"\n{item.name} ({item.paper}, {item.status}): {item.title}; {repetitions} repetitions", file=out)
+    if not force and meta_path.exists() and csv_path.exists() and png_path.exists():
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError):
+            meta = {}
+        if meta.get("settings") == settings:
+            rows = [Row(**row) for row in meta["rows"]]
+            print(format_table(rows), file=out)
+            print(f"(cached: same settings as the run of {meta['seconds']:.1f} s in {meta_path.name})", file=out)
+            return Outcome(item, rows, float(meta["seconds"]), True, csv_path, png_path)
+    start = time.perf_counter()
+    result = item.run(repetitions, _item_rng(item.name, seed), progress)
+    seconds = time.perf_counter() - start
+    _write_csv(csv_path, result.data)
+    result.figure.savefig(png_path, dpi=120, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(result.figure)
+    meta = {"settings": settings, "seconds": seconds, "status": item.status,
+            "rows": [asdict(row) for row in result.rows]}
+    meta_path.write_text(json.dumps(meta, indent=1, ensure_ascii=False))
+    print(format_table(result.rows), file=out)
+    if item.note:
+        print(f"note: {item.note}", file=out)
+    print(f"{seconds:.1f} s; wrote {png_path.name}, {csv_path.name}", file=out)
+    return Outcome(item, list(result.rows), seconds, False, csv_path, png_path)
+
+
+def run_reproduction(name: str, *, quick: bool, output_dir, seed: int = 0, out=None, progress: bool = True,
+                     force: bool = False) -> list[Outcome]:
+    """Run one reproduction (or ``"all"`` that are not pending); write its PNG, CSV and run record.
+
+    Parameters
+    ----------
+    name : str
+        An item name (see :func:`reproductions`) or ``"all"``.
+    quick : bool
+        Use the item's quick repetitions instead of the paper's.
+    output_dir : str or path-like
+        Folder for ``<name>.png``, ``<name>.csv`` and ``<name>.json`` (created if missing).
+    seed : int
+        Seed of the item's random stream (each item derives its own stream from it).
+    out : file-like, optional
+        Where the tables go (default: stdout).
+    progress : bool
+        Progress bars on a terminal.
+    force : bool
+        Run even when a record with the same settings exists.
+
+    Returns
+    -------
+    list of Outcome
+
+    Raises
+    ------
+    InvalidParameterError
+        For an unknown name, or a pending item asked for by name.
+
+    Examples
+    --------
+    >>> import io, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     run_reproduction("r21-fig1", quick=True, output_dir=folder, out=io.StringIO())  # doctest: +SKIP
+    """
+    out = sys.stdout if out is None else out
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    if name == "all":
+        items = [item for item in reproductions() if item.run is not None]
+    else:
+        item = get_reproduction(name)
+        if item.run is None:
+            raise InvalidParameterError(f"{name} is {item.status}: {item.note}")
+        items = [item]
+    bar = make_progress(progress)
+    outcomes = [_run_one(item, quick=quick, output_dir=output_dir, seed=seed, out=out, progress=bar, force=force)
+                for item in items]
+    if len(outcomes) > 1:
+        total = sum(o.seconds for o in outcomes)
+        print(f"\n{len(outcomes)} items, {total:.1f} s of run time", file=out)
+    return outcomes

@@ -17,6 +17,7 @@ from geodp.datasets.geomstats_sets import (
     load_optical_nerves,
 )
 from geodp.datasets.shapes import CellShapes, contour_landmarks, load_cell_shapes
+from geodp.datasets.synthetic import polar_cap, wishart_in_ball
 
 __all__ = [
     "CellShapes",
@@ -34,4 +35,6 @@ __all__ = [
     "load_digit_descriptors",
     "load_emg_covariances",
     "load_optical_nerves",
+    "polar_cap",
+    "wishart_in_ball",
 ]

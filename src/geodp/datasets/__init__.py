@@ -17,7 +17,7 @@ from geodp.datasets.geomstats_sets import (
     load_optical_nerves,
 )
 from geodp.datasets.shapes import CellShapes, contour_landmarks, load_cell_shapes
-from geodp.datasets.synthetic import polar_cap, wishart_in_ball
+from geodp.datasets.synthetic import eigenvalue_design, polar_cap, wishart_in_ball
 
 __all__ = [
     "CellShapes",
@@ -27,6 +27,7 @@ __all__ = [
     "EMGCovariances",
     "OpticalNerves",
     "contour_landmarks",
+    "eigenvalue_design",
     "covariance_descriptors",
     "descriptor_radius",
     "load_cell_shapes",

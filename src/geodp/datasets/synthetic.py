@@ -5,6 +5,8 @@
 * :func:`polar_cap` — R21 supp. A.3.1 and S22 supp. §2.4.1: points on the unit sphere ``S^d`` with
   polar angle uniform on ``[0, r]`` from the north pole and a uniform direction (concentrated near
   the pole).
+* :func:`eigenvalue_design` — U23 §6.1: ``E diag(λ) Eᵀ`` on SPD(k) with eigenvalues uniform on
+  ``[e^(-r), e^r]`` and a Haar-distributed rotation ``E`` (inside the ball ``B_(√k r)(I)``).
 
 Every generator takes an explicit ``rng`` (seed, Generator or None) and never touches numpy's
 global state.
@@ -17,7 +19,7 @@ import numpy as np
 from geodp.errors import InvalidParameterError
 from geodp.validation import as_generator
 
-__all__ = ["polar_cap", "wishart_in_ball"]
+__all__ = ["eigenvalue_design", "polar_cap", "wishart_in_ball"]
 
 
 def _count(n, name="n") -> int:
@@ -130,3 +132,44 @@ def polar_cap(n: int, *, radius: float = np.pi / 8, dim: int = 2, rng=None) -> n
     direction = rng.standard_normal((n, dim))
     direction /= np.linalg.norm(direction, axis=1, keepdims=True)
     return np.concatenate([np.sin(theta)[:, None] * direction, np.cos(theta)[:, None]], axis=1)
+
+
+def eigenvalue_design(n: int, k: int, *, r: float = 0.25, rng=None) -> np.ndarray:
+    """``n`` SPD(k) matrices ``E diag(λ) Eᵀ``, ``λ_i`` uniform on ``[e^(-r), e^r]``, ``E`` Haar on O(k).
+
+    U23 §6.1's synthetic design (with ``n = 500``, ``r = 1/4``). Every matrix lies in the
+    log-Euclidean (and affine-invariant) ball ``B_(√k·r)(I)``: ``‖Log X‖_F = (Σ ln² λ_i)^½ ≤ √k·r``,
+    so U23 uses the public radius ``√k·r`` and the sensitivity ``2√k·r/n``.
+
+    Parameters
+    ----------
+    n, k : int
+        Number and size of the matrices.
+    r : float, default 0.25
+        Half-width of the log-eigenvalue range, > 0.
+    rng : seed, numpy.random.Generator or None
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, k, k)
+
+    Examples
+    --------
+    >>> X = eigenvalue_design(100, 5, rng=0)
+    >>> X.shape
+    (100, 5, 5)
+    >>> logs = np.log(np.linalg.eigvalsh(X))
+    >>> bool(np.all(np.abs(logs) <= 0.25 + 1e-12)), bool(np.all(np.linalg.norm(logs, axis=1) <= 5 ** 0.5 / 4))
+    (True, True)
+    """
+    n, k = _count(n), _count(k, "k")
+    r = float(r)
+    if not (np.isfinite(r) and r > 0):
+        raise InvalidParameterError(f"r must be a finite number > 0, got {r!r}")
+    rng = as_generator(rng)
+    lam = rng.uniform(np.exp(-r), np.exp(r), size=(n, k))
+    # Haar rotation: QR of a Gaussian matrix with the signs of R's diagonal moved into Q (Mezzadri 2007).
+    q, upper = np.linalg.qr(rng.standard_normal((n, k, k)))
+    q = q * np.sign(np.diagonal(upper, axis1=-2, axis2=-1))[:, None, :]
+    X = (q * lam[:, None, :]) @ np.swapaxes(q, -1, -2)
+    return 0.5 * (X + np.swapaxes(X, -1, -2))

@@ -82,3 +82,17 @@ def test_same_code_on_a_distributed_local_cluster():
             le = frechet_mean(LE, da.from_array(X, chunks=64))
     np.testing.assert_allclose(mean, expected, rtol=0, atol=1e-10)
     np.testing.assert_allclose(le, frechet_mean(LE, X), rtol=0, atol=1e-10)
+
+
+def test_kng_on_a_dask_array_is_refused_before_the_accountant_is_charged():
+    from geodp.accountant import BudgetAccountant
+    from geodp.errors import InvalidParameterError
+
+    X = _data(SPHERE)
+    accountant = BudgetAccountant(epsilon=5.0)
+    model = PrivateFrechetMean(SPHERE, epsilon=1.0, center=X[0], radius=0.4, mechanism="kng", accountant=accountant)
+    with pytest.raises(InvalidParameterError, match="in memory"):
+        model.fit(da.from_array(X, chunks=50))
+    assert accountant.spent == []
+    model.fit(X)  # in memory the same model releases and pays
+    assert len(accountant.spent) == 1

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 
+from geodp.errors import ConvergenceWarning
 from geodp.frechet import frechet_mean
 from geodp.manifolds import SPD, Sphere
 from geodp.sensitivity import max_radius
@@ -72,3 +73,57 @@ def test_affine_mean_matches_pyriemann_at_the_ball_edge():
     expected = pyriemann.mean_riemann(X, tol=1e-14, maxiter=500)
     mean = frechet_mean(space, X, tol=1e-13)
     assert float(space.dist(mean, expected)) < 1e-10
+
+
+def test_affine_newton_flow_matches_the_plain_flow_in_few_passes():
+    # The Newton trial step (CG on the exact Hessian) from the log-Euclidean start: the same
+    # mean as the papers' fixed-step flow, in at most 3 steps and one pass per step.
+    rng = np.random.default_rng(4)
+    X = SPD(6, metric="log-euclidean").from_coordinates(0.6 * rng.standard_normal((500, 21)))
+    space = SPD(6)
+    mean, info = frechet_mean(space, X, tol=1e-12, return_info=True)
+    plain = frechet_mean(space, X, tol=1e-12, max_iter=500, adaptive=False)
+    np.testing.assert_allclose(mean, plain, rtol=0, atol=1e-10)
+    assert info.converged and info.n_iter <= 3 and info.n_passes == info.n_iter + 2
+
+
+def test_affine_flow_falls_back_to_the_safe_step_when_newton_fails_armijo(monkeypatch):
+    # A Newton direction that increases F is refused by the Armijo test: the safe gradient step
+    # is taken instead, and the flow still converges to the same mean.
+    rng = np.random.default_rng(5)
+    X = SPD(3, metric="log-euclidean").from_coordinates(rng.standard_normal((200, 6)))
+    space = SPD(3)
+    expected = frechet_mean(space, X, tol=1e-12)
+    bad = lambda self, x, direction, states, grad_norm, tol: (-10.0 * direction, 1e6)  # noqa: E731
+    monkeypatch.setattr(type(space), "_newton_direction", bad)
+    mean, info = frechet_mean(space, X, tol=1e-12, max_iter=500, return_info=True)
+    np.testing.assert_allclose(mean, expected, rtol=0, atol=1e-10)
+    assert info.converged and info.n_passes == 2 * info.n_iter + 2  # every trial refused
+
+
+def test_rounding_level_asymmetric_records_give_the_mean_of_their_symmetric_parts():
+    # Records from matrix products are symmetric only to rounding; a visible (but accepted)
+    # asymmetry is symmetrised as check_points does.
+    rng = np.random.default_rng(6)
+    A = rng.standard_normal((300, 4, 4))
+    X = A @ np.swapaxes(A, -1, -2) + 0.5 * np.eye(4)
+    skew = 1e-10 * np.triu(np.ones((4, 4)), 1)
+    Y = X + skew  # symmetric within the default tolerance, not to rounding
+    for space in (SPD(4), SPD(4, metric="log-euclidean")):
+        sym = 0.5 * (Y + np.swapaxes(Y, -1, -2))
+        np.testing.assert_allclose(frechet_mean(space, Y), frechet_mean(space, sym), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(frechet_mean(space, X), frechet_mean(space, 0.5 * (X + np.swapaxes(X, -1, -2))), rtol=0, atol=1e-12)
+
+
+def test_sphere_certifies_uniqueness_from_its_last_pass():
+    # The sphere's passes measure angles exactly (atan2): no extra pass for the certificate, and
+    # antipodal records (distance π from any point between them) are not certified.
+    rng = np.random.default_rng(7)
+    space = Sphere(20)
+    X = space.project(rng.normal(size=(1000, 21)) * 0.1 + np.eye(21)[0])
+    _, info = frechet_mean(space, X, tol=1e-12, return_info=True)
+    assert info.converged and info.n_passes == info.n_iter + 2
+    north = np.eye(21)[0]
+    with pytest.warns(ConvergenceWarning, match="unique"):
+        _, info = frechet_mean(space, np.stack([north, -north, np.eye(21)[1]]), init=np.eye(21)[1], return_info=True)
+    assert not info.unique

@@ -36,6 +36,10 @@ def _chunk_part(prepare, part, args, block, n):
     return part(*args, block, np.full(block.shape[0], 1.0 / n)), counts
 
 
+def _start_part(space, block, weights):
+    return space._start_statistic(block, weights)
+
+
 class DaskRecords:
     """The records of a Dask array, validated (and prepared) chunk by chunk in every pass.
 
@@ -75,6 +79,15 @@ class DaskRecords:
         self.prepare = prepare or functools.partial(checked_block, space)
         self.refuse_invalid = refuse_invalid
         self.n_passes, self.counts = 0, None
+
+    keeps_hessian = False  # per-chunk Newton state would grow with n: gradient steps only
+
+    def start(self):
+        """One pass: the summed start statistic (:meth:`~geodp.manifolds.Manifold._start_statistic`)."""
+        return sum(self.map(_start_part, self.space))
+
+    def validate(self):
+        """Nothing to do: every pass validates its chunks."""
 
     def map(self, part, *args):
         """One pass: ``part(*args, points, weights)`` on every prepared chunk (uniform weights)."""

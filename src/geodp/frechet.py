@@ -244,31 +244,53 @@ _BLOCK_VALUES = 2**20  # float64 values per in-memory block (8 MB): bounds every
 
 
 class _InMemoryRecords:
-    """Validated records of an in-memory dataset as row blocks (views where validation changes
-    nothing), with their normalised weights; :meth:`map` is one pass over the data."""
+    """Records of an in-memory dataset as row blocks (views, as long as validation changes
+    nothing), with their normalised weights; :meth:`map` is one pass over the data. Blocks hold
+    about 8 MB of the pass's temporaries (all rows at once on the sphere, whose passes keep
+    only n-vectors). Unless ``validated``, the first pass (:meth:`start` or :meth:`validate`)
+    validates the blocks."""
+
+    keeps_hessian = True  # the Newton state of a pass may be kept (it is the size of the data)
 
     def __init__(self, space, X, weights=None, *, validated=False):
         arr = np.asarray(X) if validated else _validated_array(space, X)
-        rows = max(1, _BLOCK_VALUES // max(1, int(np.prod(space.point_shape))))
+        rows = max(1, _BLOCK_VALUES // max(1, int(space._karcher_row_values)))
         self.n = arr.shape[0]
         self.weights = _weights(weights, self.n)
         self.blocks = [arr[i:i + rows] for i in range(0, self.n, rows)]
-        if not validated and not space.is_flat:
-            try:
-                self.blocks = [space.check_points(b, "X", batch_ndim=1) for b in self.blocks]
-            except GeodpError:
-                space.check_points(arr, "X", batch_ndim=1)  # the message about the whole dataset
-                raise
-        self.space, self.array, self.n_passes = space, arr, 0
+        self.space, self.array, self.n_passes, self.validated = space, arr, 0, validated or space.is_flat
+
+    def _block_weights(self):
+        start = 0
+        for block in self.blocks:
+            yield block, self.weights[start:start + len(block)]
+            start += len(block)
 
     def map(self, part, *args):
-        """``[part(space, *args, block, block_weights)]`` over the blocks."""
+        """``[part(*args, block, block_weights)]`` over the blocks."""
         self.n_passes += 1
-        out, start = [], 0
-        for block in self.blocks:
-            out.append(part(*args, block, self.weights[start:start + len(block)]))
-            start += len(block)
-        return out
+        return [part(*args, block, weights) for block, weights in self._block_weights()]
+
+    def start(self):
+        """One pass: validate the blocks (unless done) and sum the start statistic."""
+        if self.validated:
+            return sum(self.map(self.space._start_statistic))
+        self.n_passes += 1
+        try:
+            parts = [self.space._validated_start(block, weights) for block, weights in self._block_weights()]
+        except GeodpError:
+            self.raise_invalid()
+        self.blocks, self.validated = [p[0] for p in parts], True
+        return sum(p[1] for p in parts)
+
+    def validate(self):
+        """One pass (if not done yet): validate the blocks."""
+        if not self.validated:
+            try:
+                self.blocks = [self.space._checked_records(block) for block in self.blocks]
+            except GeodpError:
+                self.raise_invalid()
+            self.n_passes, self.validated = self.n_passes + 1, True
 
     def first(self):
         return self.blocks[0][0]
@@ -289,12 +311,12 @@ def _validated_array(space, X) -> np.ndarray:
 
 
 # Per-block parts of a pass: module-level functions, so that a distributed scheduler can ship them.
-def _start_part(block, weights):
-    return np.tensordot(weights, block, axes=1)
-
-
 def _direction_part(space, x, block, weights):
     return space._karcher_direction(x, block, weights)
+
+
+def _newton_part(space, x, block, weights):
+    return space._karcher_direction(x, block, weights, hessian=True)
 
 
 def _max_dist_part(space, x, block, weights):
@@ -302,15 +324,17 @@ def _max_dist_part(space, x, block, weights):
 
 
 def _coordinates_part(space, block, weights):
-    coords, invalid = space._record_coordinates(block)
-    return weights @ np.where(invalid[:, None], 0.0, coords), int(np.count_nonzero(invalid))
+    return space._coordinate_sum(block, weights)
 
 
 def _direction(space, records, x):
-    """``(direction, grad_norm, objective, max_dist)`` at ``x``: one pass."""
-    parts = records.map(_direction_part, space, x)
+    """``(direction, grad_norm, objective, max_dist, newton_state)`` at ``x``: one pass. The
+    Newton state (per-block Hessian data) only for in-memory records on spaces that offer it."""
+    newton = space._karcher_newton and records.keeps_hessian
+    parts = records.map(_newton_part if newton else _direction_part, space, x)
     direction = sum(p[0] for p in parts)
-    return direction, float(space._norm(x, direction)), sum(p[1] for p in parts), max(p[2] for p in parts)
+    state = [p[3] for p in parts] if newton else None
+    return direction, float(space._norm(x, direction)), sum(p[1] for p in parts), max(p[2] for p in parts), state
 
 
 def _mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
@@ -326,9 +350,11 @@ def _mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
         converged = bool(grad_norm < max(tol, 1e-8 * (1.0 + np.linalg.norm(mean_coords))))
         return mean, FrechetMeanInfo(0, grad_norm, converged, "closed-form", n_passes=records.n_passes)
     if start is None:
-        start = space._karcher_start(sum(records.map(_start_part)))
+        start = space._karcher_start(records.start())
         if start is None or not np.all(np.isfinite(start)):
             start = np.array(records.first(), dtype=float)
+    else:
+        records.validate()
     mean, info = _karcher_flow(space, records, start, tol=tol, max_iter=max_iter, step=step, adaptive=adaptive)
     if not info.converged:
         reason = (
@@ -345,38 +371,47 @@ def _mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
 def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
     """Riemannian gradient descent on ``F(x) = ½ Σ w_i ρ²(x, x_i)``.
 
-    Adaptive: the trial step is ``step`` first, then Barzilai–Borwein; it is kept only if it
-    satisfies the non-monotone Armijo condition of Grippo, Lampariello & Lucidi (1986) against
-    the largest of the last ``_MEMORY`` objective values (as in Raydan's 1997 globalised BB
-    method), otherwise the safe step ``1/L`` is taken, ``L`` the Hessian bound over the segment
-    (distances to the records grow by at most the step length), which decreases F in exact
-    arithmetic. F never exceeds its starting value, and the flow converges on every space.
-    Each evaluation of the direction is one pass over the records.
+    Adaptive: the trial step is ``step`` first, then Barzilai–Borwein (on affine-invariant SPD
+    in memory: the inexact Newton step of :meth:`_newton_direction`, from the Hessian state of
+    the same pass); it is kept only if it satisfies the non-monotone Armijo condition of Grippo,
+    Lampariello & Lucidi (1986) against the largest of the last ``_MEMORY`` objective values (as
+    in Raydan's 1997 globalised BB method), otherwise the safe gradient step ``1/L`` is taken,
+    ``L`` the Hessian bound over the segment (distances to the records grow by at most the step
+    length), which decreases F in exact arithmetic. F never exceeds its starting value, and the
+    flow converges on every space. Each evaluation of the direction is one pass over the records.
     """
-    direction, grad_norm, objective, max_dist = _direction(space, records, mean)
+    direction, grad_norm, objective, max_dist, state = _direction(space, records, mean)
     recent = [objective]
     previous = None
     n_iter = 0
     while n_iter < max_iter and grad_norm >= tol and np.isfinite(grad_norm):
         n_iter += 1
         safe = 1.0 / hessian_bound(space, max_dist + grad_norm)
-        if adaptive and previous is not None:
-            trial = max(_barzilai_borwein(space, previous, mean, direction) or safe, safe)
+        newton = space._newton_direction(mean, direction, state, grad_norm, tol) if adaptive and state is not None else None
+        if newton is not None and newton[1] > 0 and np.all(np.isfinite(newton[0])):
+            move, decrease, checked = newton[0], newton[1], True
         else:
-            trial = step
-        candidate = space.project(space._exp(mean, trial * direction))
+            if adaptive and previous is not None:
+                trial = max(_barzilai_borwein(space, previous, mean, direction) or safe, safe)
+            else:
+                trial = step
+            move, decrease, checked = trial * direction, trial * grad_norm**2, adaptive and trial > safe
+        candidate = space.project(space._exp(mean, move))
         new = _direction(space, records, candidate)
-        if adaptive and trial > safe and not new[2] <= max(recent) - _ARMIJO * trial * grad_norm**2:
-            trial = safe
-            candidate = space.project(space._exp(mean, trial * direction))
+        if checked and not new[2] <= max(recent) - _ARMIJO * decrease:
+            move = safe * direction
+            candidate = space.project(space._exp(mean, move))
             new = _direction(space, records, candidate)
-        previous = (mean, direction, trial)
+        # Barzilai–Borwein needs a gradient step (the displacement along the old direction).
+        previous = (mean, direction, float(space._norm(mean, move)) / grad_norm) if newton is None else None
         mean = candidate
         recent = (recent + [new[2]])[-_MEMORY:]
-        direction, grad_norm, _, max_dist = new
+        direction, grad_norm, _, max_dist, state = new
     limit = uniqueness_radius(space)
-    # On positively curved spaces measure the distances afresh: a log at the cut locus is 0.
-    unique = bool(np.all(np.isfinite(mean)) and (
-        limit == math.inf or max(records.map(_max_dist_part, space, mean)) < limit))
+    # On positively curved spaces measure the distances afresh (a log at the cut locus is 0),
+    # unless the passes measure them exactly.
+    if limit < math.inf and not space._karcher_exact_distances:
+        max_dist = max(records.map(_max_dist_part, space, mean))
+    unique = bool(np.all(np.isfinite(mean)) and (limit == math.inf or max_dist < limit))
     converged = bool(grad_norm < tol) and unique
     return mean, FrechetMeanInfo(n_iter, float(grad_norm), converged, "karcher-flow", unique, records.n_passes)

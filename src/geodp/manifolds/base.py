@@ -359,9 +359,37 @@ class Manifold(ABC):
     # ------------------------------------------------------------ Fréchet mean
     # The flow of geodp.frechet sees the records as blocks (row slices in memory, chunks of a
     # Dask array); every quantity below is a sum or a maximum over records, so blocks combine.
+    # Float64 temporaries per record in a pass (sets the rows of an in-memory block, ~8 MB).
+    @property
+    def _karcher_row_values(self) -> int:
+        return int(np.prod(self.point_shape))
+
+    # Does _karcher_direction measure distances exactly (a log at the cut locus is 0, a distance
+    # is not)? Then the last pass also certifies uniqueness, without a pass of its own.
+    _karcher_exact_distances = False
+    # Does _karcher_direction(..., hessian=True) return per-block Hessian state for
+    # _newton_direction(x, direction, states, grad_norm, tol) (in-memory records only)?
+    _karcher_newton = False
+
+    def _checked_records(self, X: np.ndarray) -> np.ndarray:
+        """Validate a float64 block ``(n, *point_shape)`` as :meth:`check_points` does (same
+        errors, same returned points); spaces override it with a cheaper test that falls back
+        to :meth:`check_points` whenever some record fails it."""
+        return self.check_points(X, "X", batch_ndim=1)
+
+    def _start_statistic(self, X: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """The block's share of the statistic :meth:`_karcher_start` maps to the start: ``Σ w_i x_i``."""
+        return np.tensordot(weights, X, axes=1)
+
+    def _validated_start(self, X: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(points, start statistic)`` of a block in one pass (validation as :meth:`_checked_records`)."""
+        points = self._checked_records(X)
+        return points, self._start_statistic(points, weights)
+
     def _karcher_start(self, weighted_sum: np.ndarray) -> np.ndarray | None:
-        """Start of the Karcher flow from the extrinsic mean ``Σ w_i x_i``, or None to start at
-        the first record (the default: not every embedding has a usable extrinsic mean)."""
+        """Start of the Karcher flow from the summed :meth:`_start_statistic` (by default the
+        extrinsic mean ``Σ w_i x_i``), or None to start at the first record (the default: not
+        every embedding has a usable extrinsic mean)."""
         return None
 
     def _karcher_direction(self, x, X, weights) -> tuple[np.ndarray, float, float]:
@@ -375,6 +403,11 @@ class Manifold(ABC):
     def _max_dist(self, x, X) -> float:
         """``max_i ρ(x, x_i)`` measured afresh (a log at the cut locus is 0, a distance is not)."""
         return float(np.max(self._dist(x, X)))
+
+    def _coordinate_sum(self, X, weights) -> tuple[np.ndarray, int]:
+        """Flat spaces: ``(Σ w_i φ(x_i) over the valid records, number of invalid records)``."""
+        coords, invalid = self._record_coordinates(X)
+        return weights @ np.where(invalid[:, None], 0.0, coords), int(np.count_nonzero(invalid))
 
     def _record_coordinates(self, X) -> tuple[np.ndarray, np.ndarray]:
         """Flat spaces: ``(coordinates, invalid)`` of a block of records, NaN where invalid."""

@@ -36,6 +36,11 @@ def _raised_to_rounding_level(w, u):
     return out
 
 
+def _weighted_eig_sum(weights, logw, u):
+    """``Σ_i weights_i u_i diag(logw_i) u_iᵀ`` (one batched product and a sum)."""
+    return np.sum((u * (weights[:, None] * logw)[:, None, :]) @ np.swapaxes(u, -1, -2), axis=0)
+
+
 class SPD(Manifold):
     """Manifold of ``k × k`` symmetric positive-definite matrices.
 
@@ -161,6 +166,48 @@ class SPD(Manifold):
         # The weighted arithmetic mean lies in the SPD cone and is close to the Fréchet mean.
         return mf.sym(weighted_sum)
 
+    def _eigen_records(self, X):
+        """One batched ``eigh`` of a block of records: ``(w, u, log w, valid, as_is)``.
+
+        ``valid`` is the criterion of :meth:`_belongs`; ``log w`` has the eigenvalues raised to
+        the rounding level (as :meth:`project` raises them; anything for invalid records);
+        ``as_is`` says that every record is valid and has no eigenvalue to raise, so that
+        :meth:`check_points` would return the block's symmetric part (the block itself when it
+        is exactly symmetric, as ``w`` and ``u`` are then of the block). Entries beyond
+        [1e-150, 1e150] (invalid) are the only reason to scale by powers of two first.
+        """
+        X = np.asarray(X, dtype=np.float64)
+        k = self.k
+        with np.errstate(all="ignore"):
+            norm2 = np.einsum("nij,nij->n", X, X)  # NaN/inf propagate
+            shift = 0.0
+            # ‖x‖_F/k ≤ max|x_ij| ≤ ‖x‖_F: every peak is in range when every norm is in the
+            # narrower range; otherwise (rare) measure the peaks and scale by powers of two.
+            in_range = (norm2 >= (k * 1e-150) ** 2) & (norm2 <= 1e300)
+            if not np.all(in_range):
+                peak = np.max(np.abs(X), axis=(-2, -1))
+                in_range = (peak <= 1e150) & (peak >= 1e-150)
+                exponent = np.frexp(np.where(np.isfinite(peak) & (peak > 0), peak, 1.0))[1]
+                X = np.ldexp(np.where(np.isfinite(peak)[:, None, None], X, 0.0), -exponent[:, None, None])
+                shift = exponent[:, None] * np.log(2.0)
+                norm2 = np.einsum("nij,nij->n", X, X)
+            if np.array_equal(X, np.swapaxes(X, -1, -2)):
+                symmetric, (w, u) = True, np.linalg.eigh(X)  # reads one triangle: X is symmetric
+            else:
+                asym = X - np.swapaxes(X, -1, -2)
+                asym2 = np.einsum("nij,nij->n", asym, asym)
+                symmetric = asym2 <= _RTOL**2 * norm2
+                # A rounding-level asymmetry (matrix products) is below eigh's own backward
+                # error: decompose the triangle eigh reads instead of forming the symmetric part.
+                rounding = bool(np.all(asym2 <= (4.0 * np.finfo(float).eps) ** 2 * norm2))
+                w, u = np.linalg.eigh(X) if rounding else mf.eigh(X)
+            top = np.maximum(np.abs(w[:, 0]), np.abs(w[:, -1]))
+            valid = in_range & symmetric & (w[:, -1] > 0) & (w[:, 0] > -_ROUNDING_FACTOR * self.k * np.finfo(float).eps * top)
+            floor = mf.rounding_level(w)
+            logw = np.log(np.maximum(w, floor)) + shift
+        as_is = bool(np.all(valid)) and bool(np.all(w[:, 0] >= 2.0 * floor[:, 0]))
+        return w, u, logw, valid, as_is
+
     def random_point(self, size=None, rng=None):
         """``Exp(S)`` with ``vecd(S)`` standard Gaussian (log-normal around the identity)."""
         rng = as_generator(rng)
@@ -210,14 +257,86 @@ class AffineInvariantSPD(SPD):
         w = np.linalg.eigvalsh(mf.sym(mf.congruence(inv_root, np.asarray(y, dtype=float))))
         return np.sqrt(np.sum(np.log(mf.positive_eigenvalues(w)) ** 2, axis=-1))
 
-    def _karcher_direction(self, x, X, weights):
-        # Work in whitened coordinates p^-½ · p^-½: the gradient norm is a Frobenius norm there,
-        # and only the averaged direction is mapped back (two batched products fewer).
+    # ------------------------------------------------------------ Fréchet mean
+    _karcher_newton = True
+
+    def _validated_start(self, X, weights):
+        """Validation and the log-Euclidean start from one batched ``eigh`` (the eigenvalues
+        decide membership as :meth:`_belongs` does); anything unusual goes through
+        :meth:`check_points`, which raises the usual error or returns the projected records."""
+        w, u, logw, valid, as_is = self._eigen_records(X)
+        if not as_is:
+            X = self.check_points(X, "X", batch_ndim=1)
+            return X, self._start_statistic(X, weights)
+        if not np.array_equal(X, np.swapaxes(X, -1, -2)):
+            X = mf.sym(X)  # what check_points returns (w, u are of this matrix)
+        return X, _weighted_eig_sum(weights, logw, u)
+
+    def _start_statistic(self, X, weights):
+        # Σ w_i Log x_i: the log-Euclidean mean, a far better start than the arithmetic mean
+        # (gradient 9e-3 against 2.0 for SPD(10) records with log-spread 0.5).
+        w, u = np.linalg.eigh(X)
+        return _weighted_eig_sum(weights, np.log(mf.positive_eigenvalues(w)), u)
+
+    def _karcher_start(self, weighted_sum):
+        return mf.expm(weighted_sum)
+
+    def _karcher_direction(self, x, X, weights, hessian=False):
+        """Whitened by ``p^-½``: the logs ``U_i diag(l_i) U_iᵀ`` of ``p^-½ x_i p^-½`` from one
+        batched ``eigh``, the gradient norm a Frobenius norm, the distances ``‖l_i‖``; only the
+        averaged direction is mapped back. With ``hessian`` also the state for
+        :meth:`_newton_direction`: ``U_i`` and ``w_i h(l_ij − l_ik)``, ``h(t) = (t/2)coth(t/2)``,
+        the Hessian of ``½ρ²(·, x_i)`` in the eigenbasis of the whitened record."""
         root, inv_root = mf.sqrtm_and_invsqrtm(x)
-        logs = mf.logm(mf.congruence(inv_root, X))
-        whitened = np.tensordot(weights, logs, axes=1)
-        dists = np.linalg.norm(logs, axis=(-2, -1))
-        return mf.sym(mf.congruence(root, whitened)), 0.5 * float(weights @ dists**2), float(np.max(dists))
+        w, u = np.linalg.eigh(mf.congruence(inv_root, X))  # reads one triangle
+        logs = np.log(mf.positive_eigenvalues(w))
+        dists2 = np.einsum("ni,ni->n", logs, logs)
+        whitened = _weighted_eig_sum(weights, logs, u)
+        out = (mf.sym(mf.congruence(root, whitened)), 0.5 * float(weights @ dists2), float(np.sqrt(np.max(dists2))))
+        return out + ((u, logs, weights),) if hessian else out
+
+    def _newton_direction(self, x, direction, states, grad_norm, tol):
+        """Inexact Newton direction ``H⁻¹(−∇F)`` by conjugate gradients on the exact Hessian
+        ``V ↦ Σ w_i U_i (h_i ∘ (U_iᵀ V U_i)) U_iᵀ``, ``h_i = h(l_ij − l_ik)`` with ``h(t) =
+        (t/2)coth(t/2)`` (the Hessian of ``½ρ²(·, x_i)`` in the eigenbasis of the whitened
+        record; whitened coordinates; ``H ⪰ I``, so CG converges in a few
+        steps; each costs ~1/5 of a pass and reads no record), to a relative residual
+        ``min(0.1, max(tol/(4‖∇F‖), 1e-6))`` (the residual's share of the next gradient stays
+        below ``tol/4``), at most 10 steps. Returns the direction and ``⟨−∇F, direction⟩`` (the
+        decrease the Armijo test asks a share of)."""
+        root, inv_root = mf.sqrtm_and_invsqrtm(x)
+        g = mf.sym(mf.congruence(inv_root, direction))
+
+        blocks = []
+        for u, logs, weights in states:
+            gap = 0.5 * (logs[:, :, None] - logs[:, None, :])
+            small = np.abs(gap) < 1e-4
+            with np.errstate(all="ignore"):
+                h = np.where(small, 1.0 + gap**2 / 3.0, gap / np.tanh(np.where(small, 1.0, gap)))
+            blocks.append((u, weights[:, None, None] * h))
+
+        def hess(v):
+            total = 0.0
+            for u, h in blocks:
+                ut = np.swapaxes(u, -1, -2)
+                total = total + np.sum((u @ ((ut @ v @ u) * h)) @ ut, axis=0)
+            return mf.sym(total)
+
+        v, r = np.zeros_like(g), g.copy()
+        p, rr = r.copy(), float(np.sum(r * r))
+        target = (min(0.1, max(0.25 * tol / grad_norm, 1e-6)) * grad_norm) ** 2
+        for _ in range(10):
+            hp = hess(p)
+            curvature = float(np.sum(p * hp))
+            if not curvature > 0:
+                break
+            alpha = rr / curvature
+            v, r = v + alpha * p, r - alpha * hp
+            rr, previous = float(np.sum(r * r)), rr
+            if rr <= target:
+                break
+            p = r + (rr / previous) * p
+        return mf.sym(mf.congruence(root, v)), float(np.sum(g * v))
 
     def _transport(self, x, y, v):
         """``E v Eᵀ`` with ``E = (q p⁻¹)^½ = p^½ (p^-½ q p^-½)^½ p^-½``."""
@@ -263,25 +382,15 @@ class LogEuclideanSPD(SPD):
         """``(vecd(Log x_i), invalid_i)`` from one batched ``eigh``, whose eigenvalues also decide
         membership (the criterion of :meth:`_belongs`) and are raised to the rounding level where
         :meth:`project` would raise them. Invalid records get NaN coordinates."""
-        X = np.asarray(X, dtype=np.float64)
-        finite = np.all(np.isfinite(X), axis=(-2, -1))
-        X = np.where(finite[:, None, None], X, 0.0)
-        with np.errstate(all="ignore"):
-            peak = np.max(np.abs(X), axis=(-2, -1), keepdims=True)
-            exponent = np.frexp(np.where(peak > 0, peak, 1.0))[1]
-            scaled = np.ldexp(X, -exponent)
-            scale = np.linalg.norm(scaled, axis=(-2, -1))
-            symmetric = np.linalg.norm(scaled - np.swapaxes(scaled, -1, -2), axis=(-2, -1)) <= _RTOL * scale
-            w, u = mf.eigh(scaled)
-            top = np.max(np.abs(w), axis=-1)
-            valid = (
-                finite & symmetric & (peak[:, 0, 0] <= 1e150) & (peak[:, 0, 0] >= 1e-150)
-                & (w[:, -1] > 0) & (w[:, 0] > -_ROUNDING_FACTOR * self.k * np.finfo(float).eps * top)
-            )
-            logw = np.log(np.maximum(w, mf.rounding_level(w))) + exponent[:, 0] * np.log(2.0)
-            coords = mf.vecd(mf.from_eig(logw, u))
+        w, u, logw, valid, _ = self._eigen_records(X)
+        coords = mf.vecd(mf.from_eig(logw, u))
         coords[~valid] = np.nan
         return coords, ~valid
+
+    def _coordinate_sum(self, X, weights):
+        """``(vecd(Σ w_i Log x_i) over the valid records, number of invalid)``: one ``eigh``."""
+        w, u, logw, valid, _ = self._eigen_records(X)
+        return mf.vecd(_weighted_eig_sum(np.where(valid, weights, 0.0), logw, u)), int(np.count_nonzero(~valid))
 
     def from_coordinates(self, y):
         """``Exp(invvecd(y))``."""

@@ -17,6 +17,13 @@ from geodp.validation import as_generator, check_positive
 
 __all__ = ["Sphere"]
 
+_RTOL = float(np.sqrt(np.finfo(np.float64).eps))  # the default tolerance of belongs()
+
+
+def _norms(x):
+    """Euclidean norms over the last axis, without an ``x``-sized temporary."""
+    return np.sqrt(np.einsum("...i,...i->...", x, x))
+
 
 def _dot(a, b, axes):
     return np.sum(a * b, axis=axes)
@@ -153,7 +160,18 @@ class Sphere(Manifold):
 
     # --------------------------------------------------------------- membership
     def _belongs(self, x, rtol):
-        return np.abs(np.linalg.norm(x, axis=-1) - self.radius) <= rtol * self.radius
+        return np.abs(_norms(x) - self.radius) <= rtol * self.radius
+
+    def _checked_records(self, X):
+        """One product per record (the norms) decides membership as :meth:`_belongs` does; a
+        normalised block comes back as it is, without a copy."""
+        norm = _norms(X)
+        deviation = np.abs(norm - self.radius)
+        if not np.all(deviation <= _RTOL * self.radius):  # NaN/inf fail here as well
+            return super()._checked_records(X)  # the usual error
+        if np.all(deviation <= 4.0 * np.finfo(float).eps * self.radius):
+            return X
+        return self.radius * X / norm[:, None]
 
     _membership_hint = "Sphere points must have Euclidean norm R = 1/sqrt(curvature); use space.project(x)."
 
@@ -166,12 +184,15 @@ class Sphere(Manifold):
         """Points whose norm is already ``R`` to within 4 ulp are kept bit for bit (no copy of a
         normalised dataset); the others are projected."""
         x = np.asarray(x, dtype=float)
-        norm = np.sqrt(np.einsum("...i,...i->...", x, x))
+        norm = _norms(x)
         if np.all(np.abs(norm - self.radius) <= 4.0 * np.finfo(float).eps * self.radius):
             return x
         return self.radius * x / norm[..., None]
 
     # ------------------------------------------------------------ Fréchet mean
+    _karcher_row_values = 8  # a pass keeps a few n-vectors (cosines, angles, weights), no n × D
+    _karcher_exact_distances = True  # angles from atan2: π at the antipode
+
     def _karcher_start(self, weighted_sum):
         """The normalised extrinsic mean (None when it vanishes, e.g. two antipodal records)."""
         norm = float(np.linalg.norm(weighted_sum))

@@ -200,7 +200,9 @@ class PrivateFrechetMean(BaseEstimator):
             With ``on_invalid="raise"``, some record is not a point of the space. The
             accountant has already been charged (whether this error is raised depends on the
             data, so it is treated as part of the release): check records with
-            ``space.invalid_records(X)`` before fitting.
+            ``space.invalid_records(X)`` before fitting. In memory it is raised before any
+            work on the records; on a Dask array after the first pass over the chunks (which
+            validates them) — the same error with the same message, only later.
         BudgetExceededError
             The accountant cannot pay for the release (nothing is released, nothing charged).
 
@@ -231,6 +233,8 @@ class PrivateFrechetMean(BaseEstimator):
         center = space.check_points(self.center, "center", batch_ndim=0)
         radius = check_radius(space, self.radius)
         data = X if _is_dask(X) else space._dataset_array(X, "X")
+        if _is_dask(data) and self.mechanism == "kng":  # public refusals come before the charge
+            raise InvalidParameterError("mechanism='kng' needs the records in memory; pass a numpy array.")
         rng = as_generator(self.random_state)
 
         n = int(data.shape[0])
@@ -299,8 +303,6 @@ class PrivateFrechetMean(BaseEstimator):
         if _is_dask(data):  # validated, clipped and averaged chunk by chunk, in every pass
             from geodp.dask_support import DaskRecords
 
-            if self.mechanism == "kng":
-                raise InvalidParameterError("mechanism='kng' needs the records in memory; pass a numpy array.")
             records = DaskRecords(space, data, prepare=prepare, refuse_invalid=refusal)
         else:
             clipped, (n_invalid, n_clipped) = prepare(data)

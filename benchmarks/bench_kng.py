@@ -7,20 +7,26 @@
 2. Acceptance of the exact rejection sampler (observed, data-dependent) and its public lower bound
    (which decides the MH fallback at 1e-3) for S², S⁵, Kendall k = 4 and k = 8, n = 100, ε = 1,
    over radii as fractions of r*.
+3. Higher dimensions at n = 100, ε = 1 (S²⁰, S⁵⁰ at r = 0.5; H¹⁰, SPD(5) at r = 1; Kendall k = 50,
+   100 at r = 0.2): the public bound, the sampler chosen, the observed acceptance and the median
+   time per release over rounds that interleave the spaces. MH releases (20,600 steps) take
+   minutes on Kendall shapes: timed only with ``--mh``.
 
-Run: ``python benchmarks/bench_kng.py``
+Run: ``python benchmarks/bench_kng.py [--mh]``
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
 from geodp.distributions import KNGDistribution
 from geodp.distributions.laplace import ACCEPTANCE_FLOOR
 from geodp.distributions.mcmc import random_walk_metropolis
-from geodp.manifolds import KendallShape, Sphere
+from geodp.errors import ApproximateSamplerWarning
+from geodp.manifolds import SPD, Hyperbolic, KendallShape, Sphere
 from geodp.mechanisms import KNGMechanism
 from geodp.sensitivity import frechet_mean_sensitivity, max_radius
 
@@ -73,6 +79,41 @@ def acceptance_table():
             print(f"  {space!r:<16}{space.dim:>4}{frac:>6}{radius:>8.3f}{law.h:>8.3f}{law.acceptance_bound:>14.3g}{observed:>10.3g}  {kind}")
 
 
+def high_dimension(with_mh, rounds=5):
+    cases = [(Sphere(20), 0.5), (Sphere(50), 0.5), (Hyperbolic(10), 1.0), (SPD(5), 1.0),
+             (KendallShape(50), 0.2), (KendallShape(100), 0.2)]
+    setups = []
+    for space, radius in cases:
+        center, X = data_in_ball(space, radius, 100, 0)
+        mech = KNGMechanism(space, epsilon=1.0, sensitivity=frechet_mean_sensitivity(space, radius, 100, "kng"),
+                            center=center, radius=radius)
+        setups.append((space, radius, X, mech, []))
+    rng = np.random.default_rng(5)
+    for _ in range(rounds):  # interleaved: every space once per round
+        for space, radius, X, mech, times in setups:
+            if not mech.exact and not with_mh:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ApproximateSamplerWarning)
+                t = time.perf_counter()
+                mech.randomise(X, rng=rng)
+                times.append(time.perf_counter() - t)
+    print("\nKNG at higher dimension (n = 100, ε = 1); median time per release over interleaved rounds")
+    print(f"  {'space':<22}{'r':>5}{'σ':>9}{'public bound':>14}{'observed':>10}{'ms/release':>12}  sampler")
+    for space, radius, X, mech, times in setups:
+        observed = float("nan")
+        if mech.exact:
+            law = mech.distribution(X)
+            law.sample(400, rng=6)
+            observed = law.acceptance_rate
+        ms = f"{np.median(times) * 1e3:12.1f}" if times else f"{'(--mh)':>12}"
+        kind = "exact" if mech.exact else ("MH" if mech._use_mcmc else "envelope ok, proposal MH")
+        print(f"  {space!r:<22}{radius:>5}{mech.scale:>9.4f}{mech.acceptance_bound:>14.3g}{observed:>10.3g}{ms}  {kind}")
+
+
 if __name__ == "__main__":
+    import sys
+
     timing()
     acceptance_table()
+    high_dimension(with_mh="--mh" in sys.argv)

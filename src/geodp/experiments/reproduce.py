@@ -243,10 +243,10 @@ def format_list() -> str:
 
     Examples
     --------
-    >>> print(format_list())  # doctest: +ELLIPSIS
-    name ... status ... quick/full ... title
-    ...
-    r21-fig1 ...
+    >>> print(format_list().splitlines()[0])  # doctest: +NORMALIZE_WHITESPACE
+    name status quick/full title
+    >>> "r21-fig1" in format_list()
+    True
     """
     items = reproductions()
     width = max(len(item.name) for item in items)

@@ -143,7 +143,7 @@ def gradient_norm_bounds(space, radius) -> tuple[float, float]:
     >>> [round(b, 4) for b in gradient_norm_bounds(Sphere(2), 0.5)]
     [0.7529, 1.0]
     >>> [round(b, 3) for b in gradient_norm_bounds(Hyperbolic(2), 1.0)]
-    [1.0, 1.875]
+    [1.0, 1.76]
     """
     if space.is_flat:
         return 1.0, 1.0

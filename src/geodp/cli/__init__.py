@@ -15,7 +15,7 @@ import argparse
 import os
 import sys
 
-from geodp.cli import audit, demo, mdm, release, shapes
+from geodp.cli import audit, demo, mdm, release, reproduce, shapes
 from geodp.cli.common import CommandError, HelpFormatter, install_hint
 from geodp.cli.demo import DEMO_CLASSES, DEMO_EPSILONS, MECHANISMS, run_demo
 from geodp.cli.release import guarantee_schema
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"geodp {geodp.__version__}",
                         help="print the version of geodp and exit")
     sub = parser.add_subparsers(dest="command", required=True, title="commands")
-    for command in (demo, shapes, release, mdm, audit):
+    for command in (demo, shapes, release, mdm, audit, reproduce):
         command.add_parser(sub)
     return parser
 

@@ -101,7 +101,7 @@ def run_sims(repetitions: int, rng, progress) -> Result:
     >>> from geodp.experiments.reproduce import make_progress
     >>> result = run_sims(2, np.random.default_rng(0), make_progress(False))
     >>> len(result.data), sorted(result.data[0])[:3]
-    (12, ['exact', 'kng-published_error', 'kng-published_se'])
+    (12, ['epsilon', 'exact', 'kng-published_error'])
     """
     repetitions = int(repetitions)
     data = []

@@ -166,10 +166,11 @@ def test_kng_refuses_a_batch_as_center():
 
 
 def test_kng_guarantee_is_inexact_when_the_envelope_itself_needs_mh():
-    # Forced rejection on SPD(5): the σ/h Laplace proposal falls back to eigenvalue MH, so the
-    # release is not exact and the guarantee must say so.
+    # Forced rejection on SPD(5) in a ball of radius 12: the proposal's public acceptance bound is
+    # far below the floor (the eigenvalue envelope is exact only for balls up to radius ≈ 8 at this
+    # σ), so the proposal is drawn by MH, the release is not exact and the guarantee must say so.
     space, I = SPD(5), np.eye(5)
-    mech = KNGMechanism(space, epsilon=1.0, sensitivity=0.15, center=I, radius=1.0, sampler="exact")
+    mech = KNGMechanism(space, epsilon=1.0, sensitivity=1.5, center=I, radius=12.0, sampler="exact")
     g = mech.guarantee
     assert not g.exact and "MH" in g.sampler and any("approximately" in a for a in g.assumptions)
     assert KNGMechanism(Sphere(2), epsilon=1.0, sensitivity=0.01, center=np.array([0.0, 0.0, 1.0]),

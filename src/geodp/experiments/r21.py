@@ -35,7 +35,6 @@ from geodp.datasets.synthetic import polar_cap, wishart_in_ball
 from geodp.errors import InvalidParameterError, PrivacyLeakWarning
 from geodp.experiments.published import published
 from geodp.experiments.reproduce import Reproduction, Result, Row
-from geodp.frechet import frechet_mean
 from geodp.manifolds import SPD, Sphere
 from geodp.manifolds.spd import invvech, vech
 from geodp.mechanisms import ExtrinsicMeanMechanism, LaplaceMechanism
@@ -149,6 +148,7 @@ def batched_frechet_means(space, X, *, tol: float = 1e-10, max_iter: int = 200) 
 
     Examples
     --------
+    >>> from geodp.frechet import frechet_mean
     >>> X = polar_cap(40, rng=0)[None]
     >>> bool(np.allclose(batched_frechet_means(Sphere(2), X)[0], frechet_mean(Sphere(2), X[0]), atol=1e-9))
     True

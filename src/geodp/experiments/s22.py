@@ -36,7 +36,7 @@ import numpy as np
 from geodp.datasets.synthetic import polar_cap, wishart_in_ball
 from geodp.errors import InvalidParameterError, PrivacyLeakWarning
 from geodp.experiments.published import published
-from geodp.experiments.r21 import _laplace_at, batched_frechet_means
+from geodp.experiments.r21 import _laplace_at, _mean_se, batched_frechet_means
 from geodp.experiments.reproduce import Reproduction, Result, Row
 from geodp.manifolds import SPD, Sphere
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism
@@ -80,11 +80,6 @@ def s22_sphere_kng(space, *, epsilon, sensitivity, center, radius, as_published:
     warnings.warn("S22 §2.4.2's KNG scale σ = Δ/ε ignores the data-dependent normaliser: it is only 2ε-DP; "
                   "use for reproductions only", PrivacyLeakWarning, stacklevel=2)
     return KNGMechanism(space, epsilon=2.0 * epsilon, sensitivity=sensitivity, center=center, radius=radius)
-
-
-def _mean_se(values) -> tuple[float, float]:
-    values = np.asarray(values, dtype=float)
-    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else 0.0
 
 
 _SIM_KEYS = ("kng", "kng-published", "laplace")

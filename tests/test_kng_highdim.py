@@ -7,7 +7,13 @@ import pytest
 from scipy import stats
 
 from geodp.distributions import KNGDistribution
-from geodp.distributions.kng import gradient_norm_bounds, kng_acceptance_lower_bound, kng_uses_mcmc
+from geodp.distributions.kng import (
+    gradient_norm_bounds,
+    kng_acceptance_lower_bound,
+    kng_cap_acceptance_bound,
+    kng_route,
+    kng_uses_mcmc,
+)
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.manifolds import SPD, Hyperbolic, KendallShape, Sphere
 from geodp.mechanisms import KNGMechanism
@@ -59,15 +65,62 @@ def test_the_new_slope_and_bound_improve_on_the_old_ones():
 
 @pytest.mark.parametrize("space, radius, exact", [
     (SPD(5), 1.0, True), (Hyperbolic(10), 1.0, True), (Sphere(20), 0.5, True),
-    (KendallShape(100), 0.2, False), (Sphere(50), 0.5, False),
+    (KendallShape(100), 0.2, False),
 ], ids=repr)
 def test_exact_or_mh_at_the_issue_settings(space, radius, exact):
     # n = 100, ε = 1, σ = 2Δ_K/ε: public quantities only. Kendall-100 passes the envelope bound
-    # (≥ 1e-3) but its σ/h Laplace proposal cannot be truncated to the ball exactly; S⁵⁰ fails it.
+    # (≥ 1e-3) but its σ/h Laplace proposal cannot be truncated to the ball exactly, and the cap
+    # route's bound (κ = 1 vs κ = 4 caps) is 1.7e-5.
     scale = 2 * frechet_mean_sensitivity(space, radius, 100, "kng")
-    assert kng_uses_mcmc(space, scale, radius) is (isinstance(space, Sphere) and space.dim == 50)
+    assert kng_uses_mcmc(space, scale, radius) is False
     mech = KNGMechanism(space, epsilon=1.0, sensitivity=scale / 2, center=space.random_point(rng=0), radius=radius)
     assert mech.exact is exact
+
+
+def test_s50_is_exact_by_the_cap_route_and_kendall_100_is_not():
+    space, radius = Sphere(50), 0.5
+    scale = 2 * frechet_mean_sensitivity(space, radius, 100, "kng")
+    assert kng_acceptance_lower_bound(space, scale, radius) < 1e-3  # the σ/h Laplace route: 2.6e-4
+    route, bound = kng_route(space, scale, radius)
+    assert route == "cap" and 2e-3 < bound < 3e-3
+    kendall = KendallShape(100)
+    assert kng_cap_acceptance_bound(kendall, 2 * frechet_mean_sensitivity(kendall, 0.2, 100, "kng"), 0.2) < 1e-4
+
+
+def test_cap_bound_is_below_the_observed_acceptance_on_adversarial_data():
+    # S⁵⁰ at the n = 100 scale; 20 records keep the gradient norms cheap (the bound holds for any n).
+    space, radius = Sphere(50), 0.5
+    scale = 2 * frechet_mean_sensitivity(space, radius, 100, "kng")
+    center, named = datasets(space, radius, 20, seed=3)
+    for name, X in named.items():
+        law = KNGDistribution(space, X, scale, center=center, radius=radius)
+        assert law.exact and law.route == "cap"
+        x = law.sample(100, rng=4)
+        assert np.all(space.dist(center, x) <= radius)
+        # 100 accepted draws: the observed rate is within ~25% of the truth (bound 2.2e-3; observed
+        # 4e-3 with all records at one boundary point, 1e-2 to 5e-2 otherwise)
+        assert law.acceptance_rate >= 0.75 * law.acceptance_bound, (name, law.acceptance_rate)
+
+
+def test_cap_route_matches_long_mh_and_fails_with_scale_times_1_5():
+    # S²⁰ at r = 0.5 takes the cap route (bound 0.014 against 6.1e-3 for the σ/h Laplace).
+    space, radius = Sphere(20), 0.5
+    center, named = datasets(space, radius, 10, seed=8)
+    X = named["one point"]  # the anchor on the boundary: the cap is a proper part of the sphere
+    scale = 2 * frechet_mean_sensitivity(space, radius, 100, "kng")
+    law = KNGDistribution(space, X, scale, center=center, radius=radius)
+    assert law.exact and law.route == "cap"
+    draws = 1000
+    x = law.sample(draws, rng=9)
+    mh = random_walk_metropolis(space, law.log_density, np.repeat(center[None], draws, axis=0),
+                                burn_in=300, thinning=1, step_size=scale,
+                                in_support=lambda y: space.dist(center, y) <= radius, rng=10).samples[0]
+    wrong = KNGDistribution(space, X, 1.5 * scale, center=center, radius=radius).sample(draws, rng=11)
+    axis = space.log(center, law.frechet_mean)
+    for stat in (lambda y: space.dist(center, y), lambda y: np.sum(space.log(center, y) * axis, axis=-1),
+                 lambda y: space.dist(law.frechet_mean, y)):
+        assert stats.ks_2samp(stat(x), stat(mh)).pvalue > 1e-3
+    assert stats.ks_2samp(space.dist(law.frechet_mean, wrong), space.dist(law.frechet_mean, mh)).pvalue < 1e-6
 
 
 def test_exact_kng_on_h10_matches_long_mh_and_fails_with_scale_times_1_5():

@@ -22,7 +22,7 @@ import math
 import warnings
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import betainc, betaincinv, logsumexp
 
 from geodp.distributions.base import (
     Distribution,
@@ -31,10 +31,24 @@ from geodp.distributions.base import (
     check_private_points,
     rejection_sample,
 )
-from geodp.distributions.laplace import ACCEPTANCE_FLOOR, RiemannianLaplace, _log_sn
+from geodp.distributions.laplace import (
+    ACCEPTANCE_FLOOR,
+    RiemannianLaplace,
+    _cap_threshold,
+    ball_acceptance_bound,
+    _log_sn,
+    direction_share,
+)
 from geodp.distributions.mcmc import random_walk_metropolis
-from geodp.distributions.radial import is_isotropic
-from geodp.errors import ConvergenceWarning, InvalidDataError, InvalidParameterError, InvalidTypeError
+from geodp.distributions.piecewise_hat import PiecewiseExponentialHat
+from geodp.distributions.radial import _SecantHat, is_isotropic
+from geodp.errors import (
+    AssumptionError,
+    ConvergenceWarning,
+    InvalidDataError,
+    InvalidParameterError,
+    InvalidTypeError,
+)
 from geodp.frechet import frechet_mean, karcher_iteration_budget
 from geodp.manifolds.base import Manifold
 from geodp.sensitivity import check_radius, curvature_factor
@@ -43,6 +57,8 @@ from geodp.validation import as_generator, check_positive
 __all__ = [
     "KNGDistribution",
     "kng_acceptance_lower_bound",
+    "kng_cap_acceptance_bound",
+    "kng_route",
     "kng_uses_mcmc",
     "gradient_norm_bounds",
     "gradient_norm_envelopes",
@@ -188,6 +204,101 @@ def kng_acceptance_lower_bound(space, scale: float, radius: float) -> float:
     return math.exp(-worst)
 
 
+_CAP_SUBCELLS = 4  # share cells per anchor cell of the envelopes
+_CAP_REFINE = 8  # bound grid: each envelope step split in this many
+
+
+def _cap_curvature(space, radius):
+    """The model curvature whose direction cap contains the ball's directions (κ_max, by the
+    CAT(κ_max) hinge comparison), or None when the cap route is unavailable: non-isotropic spaces,
+    dimension 1, or ``(r(1 + 1/16))·√κ_max > π/2`` (the share must fall with t)."""
+    if space.is_flat or not is_isotropic(space) or space.dim < 2:
+        return None
+    kappa_max = float(space.curvature_bounds[1])
+    if kappa_max > 0 and radius * (1 + 1.0 / (_ANCHOR_CELLS * _CAP_SUBCELLS)) * math.sqrt(kappa_max) > math.pi / 2:
+        return None
+    return kappa_max
+
+
+@functools.lru_cache(maxsize=64)
+def kng_cap_acceptance_bound(space, scale: float, radius: float) -> float:
+    """A data-independent lower bound on the acceptance of the *cap* KNG sampler (docs/math.md §5):
+    the Laplace of scale ``σ/h`` at the anchor drawn inside the model-space direction cap of the
+    ball (radius law ∝ ``e^{−ht/σ} J(t) S(t)``, direction uniform in the cap), kept if it lies in
+    the ball and then with probability ``exp(−(‖∇F_D(x)‖ − hρ)/σ)``. 0 where the route is
+    unavailable (see :func:`kng_route`).
+
+    The acceptance is ``∫ e^{−ht/σ} J S_ball(t) F(t) dt / ∫ e^{−ht/σ} J S_cap(t) dt`` with
+    ``F = exp(−(U(t) − ht)/σ)``; for anchors ``δ ∈ [δ_i, δ_{i+1}]``, ``S_ball ≥`` the smaller of
+    the κ_min shares at the two ends and ``S_cap ≤`` the κ_max share at ``δ_i`` of the ball of
+    radius ``r + δ_{i+1} − δ_i`` (triangle inequality); all three factors fall with t, so
+    right-end values bound the numerator and left-end ones the denominator on each grid step.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Sphere
+    >>> b = kng_cap_acceptance_bound(Sphere(50), 0.0272, 0.5)  # the old route's bound: 2.6e-4
+    >>> 1e-3 < b < 1e-2
+    True
+    """
+    kappa_cap = _cap_curvature(space, radius)
+    if kappa_cap is None:
+        return 0.0
+    kappa_min, dim = float(space.curvature_bounds[0]), space.dim
+    h, _ = gradient_norm_bounds(space, radius)
+    nodes, weights = np.polynomial.legendre.leggauss(4)
+    worst = 0.0
+    for lo, hi, t, _, U in gradient_norm_envelopes(space, radius):
+        tf = np.linspace(0.0, t[-1], (len(t) - 1) * _CAP_REFINE + 1)
+        Uf = np.interp(tf, t, U)  # U is convex: its chords over-estimate it (a valid upper bound)
+        a, b = tf[:-1, None], tf[1:, None]
+        ts = 0.5 * (a + b) + 0.5 * (b - a) * nodes
+        log_mass = logsumexp(-h * ts / scale + space.radial_log_jacobian(ts), b=weights * (b - a) / 2, axis=1)
+        log_f = -(Uf[1:] - h * tf[1:]) / scale
+        ends = np.linspace(lo, hi, _CAP_SUBCELLS + 1)
+        for d0, d1 in zip(ends[:-1], ends[1:]):
+            low = np.minimum(direction_share(tf[1:], d0, radius, kappa_min, dim),
+                             direction_share(tf[1:], d1, radius, kappa_min, dim))
+            high = direction_share(tf[:-1], d0, radius + (d1 - d0), kappa_cap, dim)
+            with np.errstate(divide="ignore"):
+                log_ratio = logsumexp(log_mass + log_f + np.log(low)) - logsumexp(log_mass + np.log(high))
+            worst = max(worst, -log_ratio)
+    return math.exp(-worst)
+
+
+def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tuple[str, float]:
+    """Which KNG sampler runs, and its public acceptance bound, from public quantities only.
+
+    Returns ``(route, bound)``: ``"flat"`` (the Laplace at the mean, bound 1), ``"cap"`` (the
+    cap proposal, :func:`kng_cap_acceptance_bound`), ``"laplace"`` (the σ/h Laplace truncated to
+    the ball by its own rejection, :func:`kng_acceptance_lower_bound`) or ``"mcmc"``. ``"auto"``
+    takes the cap route where its bound reaches :data:`ACCEPTANCE_FLOOR` and beats the Laplace
+    route's bound times its proposal's public ball bound; else the Laplace route where
+    :func:`kng_uses_mcmc`'s former rule allowed it; else MH. ``"exact"`` never returns ``"mcmc"``.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Sphere
+    >>> kng_route(Sphere(50), 0.0272, 0.5)[0], kng_route(Sphere(50), 0.0272, 0.5, "mcmc")[0]
+    ('cap', 'mcmc')
+    """
+    if sampler not in _SAMPLERS:
+        raise InvalidParameterError(f"sampler must be one of {_SAMPLERS}, got {sampler!r}.")
+    if space.is_flat:
+        return "flat", 1.0
+    laplace_bound = kng_acceptance_lower_bound(space, scale, radius)
+    if sampler == "mcmc":
+        return "mcmc", laplace_bound
+    cap = kng_cap_acceptance_bound(space, scale, radius)
+    h, _ = gradient_norm_bounds(space, radius)
+    ball = ball_acceptance_bound(space, scale / h, radius) if is_isotropic(space) else 0.0
+    if cap >= ACCEPTANCE_FLOOR and cap >= laplace_bound * ball:
+        return "cap", cap
+    if sampler == "exact" or laplace_bound >= ACCEPTANCE_FLOOR:
+        return "laplace", laplace_bound
+    return "mcmc", laplace_bound
+
+
 def kng_uses_mcmc(space, scale: float, radius: float, sampler: str = "auto") -> bool:
     """Does KNG on ``space`` use MH? Decided from public quantities only: ``"mcmc"`` always,
     ``"exact"`` never, ``"auto"`` when the public acceptance bound is below the floor. Flat spaces
@@ -201,9 +312,89 @@ def kng_uses_mcmc(space, scale: float, radius: float, sampler: str = "auto") -> 
     """
     if sampler not in _SAMPLERS:
         raise InvalidParameterError(f"sampler must be one of {_SAMPLERS}, got {sampler!r}.")
-    if space.is_flat or sampler == "exact":
-        return False
-    return sampler == "mcmc" or kng_acceptance_lower_bound(space, scale, radius) < ACCEPTANCE_FLOOR
+    return kng_route(space, scale, radius, sampler)[0] == "mcmc"
+
+
+class _CapProposal:
+    """Exact draws of ``∝ e^{−hρ(a, x)/σ}`` on the region swept by the model-space direction caps
+    around the anchor ``a`` (docs/math.md §5): the ball itself on spaces of constant curvature,
+    a superset (κ_max caps) on the others, where draws outside the ball are rejected.
+
+    The radius ``t`` is drawn from ``∝ e^{−ht/σ} J(t) S(t)`` (``S`` the cap's share of directions,
+    non-increasing in t) by rejection from the secant hat of the concave ``−ht/σ + log J`` times
+    ``S`` at each interval's left node; the nodes are refined until that hat accepts ≥ 1/2 (a
+    construction guarantee, checked by quadrature). The direction is uniform in the cap:
+    ``(1 − cos θ)/2`` from the symmetric Beta((d−1)/2) truncated to ``[0, Q(t)]`` by its inverse
+    CDF, the rest uniform on the orthogonal sphere.
+    """
+
+    def __init__(self, space, anchor, center, rate, radius, kappa):
+        self.space, self.anchor, self.rate, self.radius, self.kappa = space, anchor, rate, radius, kappa
+        self.a = (space.dim - 1) / 2.0
+        self.delta = delta = float(space._dist(center, anchor))
+        if delta > 1e-9 * radius:
+            log_c = space._log(anchor, center)
+            self.axis = log_c / float(space._norm(anchor, log_c))
+        else:  # the anchor (nearly) at the centre: the ball lies in B_{r+δ}(a); all directions
+            self.axis, delta = None, 0.0
+        self.length = min(radius + self.delta, float(space.cut_radius))
+        for intervals in (256, 1024, 4096, 16384, 65536):
+            nodes = np.linspace(0.0, self.length, intervals + 1)[1:]
+            g = self._g(nodes)
+            shift = float(np.max(g[np.isfinite(g)]))
+            hat = _SecantHat(nodes, g - shift, self.length)
+            with np.errstate(divide="ignore"):  # S = 0 beyond the ball: that piece gets no mass
+                log_s = np.log(self._share(np.concatenate([[0.0], nodes])))  # at each interval's left end
+            piece_log_s = np.repeat(log_s, 2)
+            with np.errstate(invalid="ignore"):
+                capped = _SecantHatShifted(hat, piece_log_s)
+                inner = hat.piece_integrals(lambda t: self._g(t) - shift)
+                right = np.repeat(np.append(np.exp(log_s[1:]), 0.0), 2)
+                efficiency = float(np.nansum(inner * right) / capped.mass.sum())
+            if efficiency >= 0.5:
+                break
+        else:
+            raise AssumptionError("the cap proposal's radial hat did not reach acceptance 1/2 with 65,536 "
+                                  "nodes: please report this bug.")
+        self.hat, self.shift = capped, shift
+
+    def _g(self, t):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return -self.rate * t + np.asarray(self.space.radial_log_jacobian(t))
+
+    def _share(self, t):
+        if self.axis is None:
+            return (np.asarray(t) <= self.radius + self.delta).astype(float)
+        return direction_share(t, self.delta, self.radius, self.kappa, self.space.dim)
+
+    def propose(self, m, rng):
+        """``m`` candidates and a mask of those that passed the radius and cap steps."""
+        t, log_hat = self.hat.propose(m, rng)
+        share = self._share(t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keep = np.log(rng.random(m)) < self._g(t) - self.shift + np.log(share) - log_hat
+        keep &= (t > 0) & (t <= self.length) & (share > 0)
+        t, share = t[keep], share[keep]
+        k = len(t)
+        u = self.space._random_unit_tangent(self.anchor, size=k, rng=rng)
+        if self.axis is not None and k:
+            q = _cap_threshold(t, self.delta, self.radius, self.kappa)
+            z = betaincinv(self.a, self.a, rng.random(k) * betainc(self.a, self.a, q))  # (1 − cos θ)/2 ≤ q
+            expand = (slice(None),) + (None,) * len(self.space.point_shape)
+            along = np.asarray(self.space._inner(self.anchor, u, self.axis))
+            v = u - along[expand] * self.axis
+            v = v / np.asarray(self.space._norm(self.anchor, v))[expand]
+            u = (1.0 - 2.0 * z)[expand] * self.axis + (2.0 * np.sqrt(z * (1.0 - z)))[expand] * v
+        return self.space._polar_exp(self.anchor, u, t), keep
+
+
+class _SecantHatShifted(PiecewiseExponentialHat):
+    """A piecewise-exponential hat raised by ``log_shift`` on each piece (``−inf`` drops it)."""
+
+    def __init__(self, hat, log_shift):
+        value = np.where(np.isfinite(log_shift), hat.top + log_shift, -np.inf)
+        slope = -hat.sign * hat.rate
+        super().__init__(hat.lo, hat.hi, slope, hat.anchor, value)
 
 
 class KNGDistribution(Distribution):
@@ -299,19 +490,30 @@ class KNGDistribution(Distribution):
                 if np.mean(np.asarray(space._dist(self.frechet_mean, data)) ** 2) > r_env**2 - mu * delta**2:
                     self.frechet_mean = self.center.copy()
         self.h, self.H = (1.0, 1.0) if space.is_flat else gradient_norm_bounds(space, self.radius)
+        self.route, route_bound = kng_route(space, self.scale, self.radius, sampler)
         self.acceptance_bound = kng_acceptance_lower_bound(space, self.scale, self.radius)
-        use_mcmc = kng_uses_mcmc(space, self.scale, self.radius, sampler)
+        use_mcmc = self.route == "mcmc"
         self.acceptance_rate, self.diagnostics = None, None
+        self._cap = None
+        if self.route == "cap":
+            self.acceptance_bound = route_bound
+            self._cap = _CapProposal(space, self.frechet_mean, self.center, self.h / self.scale, self.radius,
+                                     _cap_curvature(space, self.radius))
         if space.is_flat:
             self._proposal = RiemannianLaplace(space, self.frechet_mean, self.scale)
         else:
             self._proposal = RiemannianLaplace(space, self.frechet_mean, self.scale / self.h,
                                                center=self.center, radius=self.radius)
-        self.exact = not use_mcmc and self._proposal.exact
+        self.exact = not use_mcmc and (self._cap is not None or self._proposal.exact)
         self.approximation_notice = None
         law = f"KNG on {space!r}"
         if space.is_flat:
             self.sampler = f"exact: KNG = Laplace at the mean in a flat space ({self._proposal.sampler})"
+        elif self._cap is not None:
+            self.sampler = (
+                f"exact rejection from the Laplace with scale σ/h (h = {self.h:.4g}) at the mean, drawn inside "
+                f"the ball's direction caps; acceptance ≥ {self.acceptance_bound:.3g} (public bound)"
+            )
         elif use_mcmc:
             self.sampler = (
                 f"MH on the ball (public acceptance bound {self.acceptance_bound:.1e} < {ACCEPTANCE_FLOOR})"
@@ -389,15 +591,31 @@ class KNGDistribution(Distribution):
             )
             self.diagnostics = result.diagnostics
             return result.samples[0].reshape(shape + self.space.point_shape)
-        def propose(batch, rng):
-            x = self._proposal._sample(batch, rng=rng)
+        def kng_log_acceptance(x):
             rho = np.asarray(self.space._dist(self.frechet_mean, x))
             # ≤ 0 up to rounding (the offset accounts for the inexact mean); the clamp absorbs rounding.
-            return x, np.minimum(-(self.gradient_norm(x) - self.h * rho + self._mean_offset) / self.scale, 0.0)
+            return np.minimum(-(self.gradient_norm(x) - self.h * rho + self._mean_offset) / self.scale, 0.0)
+
+        def propose(batch, rng):
+            x = self._proposal._sample(batch, rng=rng)
+            return x, kng_log_acceptance(x)
+
+        def propose_cap(batch, rng):
+            x, passed = self._cap.propose(batch, rng)
+            inside = np.asarray(self.space._dist(self.center, x)) <= self.radius
+            log_acc = np.full(batch, -np.inf)
+            idx = np.flatnonzero(passed)[inside]
+            if len(idx):
+                log_acc[idx] = kng_log_acceptance(x[inside])
+            out = np.empty((batch,) + self.space.point_shape)
+            out[idx] = x[inside]
+            return out, log_acc
 
         # The public bound is a proven floor (it caps the loop); batches start from a quarter, then
-        # follow the observed rate. Half the bound absorbs the anchor's residual gradient (≤ 1e-12).
-        out, self.acceptance_rate = rejection_sample(propose, m, self.space.point_shape,
-                                                     max(self.acceptance_bound, 0.25), rng, max_batch=100_000,
-                                                     min_rate=0.5 * self.acceptance_bound)
+        # follow the observed rate. Half the bound absorbs the anchor's residual gradient (≤ 1e-12);
+        # on the cap route another half is the radial hat's guaranteed acceptance.
+        floor = 0.5 * self.acceptance_bound * (0.5 if self._cap is not None else 1.0)
+        out, self.acceptance_rate = rejection_sample(propose_cap if self._cap is not None else propose, m,
+                                                     self.space.point_shape, max(floor, 0.25), rng,
+                                                     max_batch=100_000, min_rate=floor)
         return out.reshape(shape + self.space.point_shape)

@@ -103,6 +103,17 @@ def _log_sn(x, kappa):
     return np.log(x)
 
 
+def _cap_threshold(t, s, radius, kappa):
+    """``Q ∈ [0, 1]`` of :func:`direction_share`: ``exp_η(t u)`` lies in the model-space ball iff
+    ``(1 − cos θ)/2 ≤ Q``, θ the angle between ``u`` and the direction of the centre."""
+    t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
+    alpha, beta = (radius + t - s) / 2.0, (radius - t + s) / 2.0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        log_q = _log_sn(alpha, kappa) + _log_sn(np.abs(beta), kappa) - _log_sn(t, kappa) - _log_sn(s, kappa)
+        q = np.where(beta > 0, np.exp(np.minimum(log_q, 1.0)), 0.0)
+    return np.where(np.isnan(q), 0.0, np.clip(q, 0.0, 1.0))
+
+
 def direction_share(t, s, radius, kappa, dim):
     """Share of uniform directions ``u`` at η with ``exp_η(t u)`` inside ``B_radius(m0)`` when
     ``ρ(η, m0) = s ≤ radius``, on the model space of constant curvature κ (a lower bound on
@@ -136,13 +147,9 @@ def direction_share(t, s, radius, kappa, dim):
     (1.0, 0.0)
     """
     t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
-    alpha, beta = (radius + t - s) / 2.0, (radius - t + s) / 2.0
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        log_q = _log_sn(alpha, kappa) + _log_sn(np.abs(beta), kappa) - _log_sn(t, kappa) - _log_sn(s, kappa)
-        q = np.where(beta > 0, np.exp(np.minimum(log_q, 1.0)), 0.0)
-    q = np.where(np.isnan(q), 0.0, np.clip(q, 0.0, 1.0))
+    q = _cap_threshold(t, s, radius, kappa)
     if dim == 1:  # u = ±(direction of m0)
-        share = 0.5 * (beta >= 0) + 0.5 * (q >= 1.0)
+        share = 0.5 * (radius - t + s >= 0) + 0.5 * (q >= 1.0)
     else:
         share = q.copy()  # I_0 = 0 and I_1 = 1: the incomplete beta only strictly in between
         between = (q > 0) & (q < 1)

@@ -272,8 +272,8 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     Returns ``(route, bound)``: ``"flat"`` (the Laplace at the mean, bound 1), ``"cap"`` (the
     cap proposal, :func:`kng_cap_acceptance_bound`), ``"laplace"`` (the σ/h Laplace truncated to
     the ball by its own rejection, :func:`kng_acceptance_lower_bound`) or ``"mcmc"``. ``"auto"``
-    takes the cap route where its bound reaches :data:`ACCEPTANCE_FLOOR` and beats the Laplace
-    route's bound times its proposal's public ball bound; else the Laplace route where
+    takes the Laplace route where its bound times its proposal's public ball bound reaches
+    :data:`ACCEPTANCE_FLOOR` (cheaper per proposal), else the cap route where its bound does; else the Laplace route where
     :func:`kng_uses_mcmc`'s former rule allowed it; else MH. ``"exact"`` never returns ``"mcmc"``.
 
     Examples
@@ -292,7 +292,9 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     cap = kng_cap_acceptance_bound(space, scale, radius)
     h, _ = gradient_norm_bounds(space, radius)
     ball = ball_acceptance_bound(space, scale / h, radius) if is_isotropic(space) else 0.0
-    if cap >= ACCEPTANCE_FLOOR and cap >= laplace_bound * ball:
+    # The Laplace route costs a fraction of the cap route per proposal (no cone sampling): keep it
+    # where its own bound and its proposal's ball bound are both proven above the floor.
+    if laplace_bound * ball < ACCEPTANCE_FLOOR and cap >= ACCEPTANCE_FLOOR:
         return "cap", cap
     if sampler == "exact" or laplace_bound >= ACCEPTANCE_FLOOR:
         return "laplace", laplace_bound

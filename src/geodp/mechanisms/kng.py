@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from geodp.calibration import laplace_scale
-from geodp.distributions.kng import KNGDistribution, gradient_norm_bounds, kng_acceptance_lower_bound, kng_uses_mcmc
+from geodp.distributions.kng import KNGDistribution, gradient_norm_bounds, kng_route
 from geodp.distributions.laplace import RiemannianLaplace
 from geodp.distributions.laplace import ACCEPTANCE_FLOOR
 from geodp.errors import InvalidParameterError
@@ -65,15 +65,16 @@ class KNGMechanism(Mechanism):
         self.sampler = sampler
         flat = self.space.is_flat
         self._scale = laplace_scale(self.epsilon, self.sensitivity, footpoint_invariant=flat)
-        self.acceptance_bound = kng_acceptance_lower_bound(self.space, self._scale, self.radius)
-        # Exact = rejection chosen (public bound) and its truncated Laplace proposal exact too;
-        # the proposal's sampler depends only on (space, σ/h, ball), so probe it at the centre.
-        self._use_mcmc = kng_uses_mcmc(self.space, self._scale, self.radius, sampler)
+        # The route (flat, cap, Laplace proposal, MH) and its bound depend only on (space, σ, ball).
+        self._route, self.acceptance_bound = kng_route(self.space, self._scale, self.radius, sampler)
+        self._use_mcmc = self._route == "mcmc"
+        # The Laplace route is exact when its truncated proposal is; that sampler depends only on
+        # (space, σ/h, ball), so probe it at the centre.
         h = 1.0 if flat else gradient_norm_bounds(self.space, self.radius)[0]
         ball = {} if flat else {"center": self.center, "radius": self.radius}
         proposal = RiemannianLaplace(self.space, self.center, self._scale / h, **ball)
         self._proposal_sampler = proposal.sampler
-        self.exact = not self._use_mcmc and proposal.exact
+        self.exact = self._route in ("flat", "cap") or (self._route == "laplace" and proposal.exact)
 
     @property
     def scale(self) -> float:
@@ -106,6 +107,11 @@ class KNGMechanism(Mechanism):
             rule = "σ = 2Δ/ε: the KNG normaliser depends on the data (docs/math.md §4; S22 §2.4.2 used Δ/ε)"
             if self._use_mcmc:
                 sampler = f"MH restricted to the ball (public acceptance bound {self.acceptance_bound:.1e} below {ACCEPTANCE_FLOOR}, or requested)"
+            elif self._route == "cap":
+                sampler = (
+                    f"rejection from the Laplace with scale σ/h at the mean, drawn inside the ball's direction caps; "
+                    f"public acceptance bound {self.acceptance_bound:.3g}"
+                )
             else:
                 sampler = (
                     f"rejection from the Laplace with scale σ/h, truncated to the ball; public acceptance bound "

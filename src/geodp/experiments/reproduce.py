@@ -102,6 +102,9 @@ class Reproduction:
         ``run(repetitions, rng, progress) -> Result``; None when pending or not reproducible.
     note : str
         Why pending, what stand-in, what we chose where the paper is silent.
+    stream : str
+        Name of the random stream (default: ``name``). Items drawn by one run share it (K25's
+        Figs. 2 and 3), so they give the same numbers and a paper module may compute them once.
 
     Examples
     --------
@@ -116,6 +119,7 @@ class Reproduction:
     repetitions: tuple
     run: Callable | None
     note: str = ""
+    stream: str = ""
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -300,7 +304,7 @@ def _run_one(item: Reproduction, *, quick: bool, output_dir: Path, seed: int, ou
             print(f"(cached: same settings as the run of {meta['seconds']:.1f} s in {meta_path.name})", file=out)
             return Outcome(item, rows, float(meta["seconds"]), True, csv_path, png_path)
     start = time.perf_counter()
-    result = item.run(repetitions, _item_rng(item.name, seed), progress)
+    result = item.run(repetitions, _item_rng(item.stream or item.name, seed), progress)
     seconds = time.perf_counter() - start
     _write_csv(csv_path, result.data)
     result.figure.savefig(png_path, dpi=120, bbox_inches="tight")

@@ -8,8 +8,8 @@ the Riemannian Laplace at scale σ has ``ρ_LE = σ·Gamma(d, 1)``, the tangent 
 **U23's Laplace scale.** On this flat, homogeneous space the untruncated Laplace needs only
 ``σ = Δ/ε`` (R21 Thm 1; docs/math.md §4). U23's Rie-Laplace curves are twice ours in every panel,
 consistent with ``σ = 2Δ/ε`` (the truncated-law rule). Each figure draws both: ours (``Δ/ε``, the
-library's :class:`~geodp.mechanisms.LaplaceMechanism`) and U23's (``2Δ/ε``, the same mechanism
-at ε/2). The factor 2 costs utility but not privacy, so that variant needs no
+library's :class:`~geodp.mechanisms.LaplaceMechanism`) and U23's as-published variant (``2Δ/ε``:
+the same mechanism run at ε/2, labelled "as published" in every figure). The factor 2 costs utility but not privacy, so that variant needs no
 :class:`~geodp.errors.PrivacyLeakWarning`; the extrinsic baseline "as published" (noise on the
 Fréchet mean) does warn.
 
@@ -28,12 +28,13 @@ import numpy as np
 from geodp.calibration import gaussian_sigma
 from geodp.datasets.descriptors import covariance_descriptors, descriptor_radius, load_digit_descriptors
 from geodp.datasets.synthetic import eigenvalue_design
-from geodp.errors import InvalidDataError, InvalidParameterError, PrivacyLeakWarning
+from geodp.errors import InvalidDataError, InvalidParameterError, NumericalWarning, PrivacyLeakWarning
 from geodp.experiments.published import published
 from geodp.experiments.published.u23 import FIG2_PANELS, FIG3_PANELS
 from geodp.experiments.reproduce import Reproduction, Result, Row
 from geodp.manifolds import SPD
 from geodp.manifolds import _matrix as mf
+from geodp.manifolds.spd import invvecd, vecd
 from geodp.mechanisms import LaplaceMechanism, TangentGaussianMechanism
 from geodp.sensitivity import extrinsic_mean_sensitivity
 from geodp.validation import as_generator, check_positive
@@ -145,7 +146,7 @@ def extrinsic_gaussian_release(X, *, epsilon, delta, radius, as_published=False,
         base = clipped.mean(axis=0)
     rng = as_generator(rng)
     shape = (() if size is None else (int(size),)) + (k * (k + 1) // 2,)
-    return base + mf.invvecd(sigma * rng.standard_normal(shape), k)
+    return base + invvecd(sigma * rng.standard_normal(shape), k)
 
 
 def u23_mcmc_laplace(mean, sigma, n_steps, *, n_chains=1, checkpoints=(), start_radius=None, matrix_ops=True, rng=None):
@@ -204,9 +205,9 @@ def u23_mcmc_laplace(mean, sigma, n_steps, *, n_chains=1, checkpoints=(), start_
     log_x = np.zeros((n_chains, k, k))  # Log I
     if start_radius is not None:
         u = rng.standard_normal((n_chains, d))
-        log_x = mf.invvecd(start_radius * u / np.linalg.norm(u, axis=-1, keepdims=True), k)
+        log_x = invvecd(start_radius * u / np.linalg.norm(u, axis=-1, keepdims=True), k)
     if not matrix_ops:  # the same chain in the chart: vecd coordinates
-        log_mean, log_x = mf.vecd(log_mean), mf.vecd(log_x)
+        log_mean, log_x = vecd(log_mean), vecd(log_x)
     dist = np.linalg.norm(log_x - log_mean, axis=(-2, -1))
     checkpoints = set(int(c) for c in checkpoints)
     distances, seconds, accepted = {}, {}, 0
@@ -214,8 +215,10 @@ def u23_mcmc_laplace(mean, sigma, n_steps, *, n_chains=1, checkpoints=(), start_
     for step in range(1, int(n_steps) + 1):
         z = rng.standard_normal((n_chains, d))
         if matrix_ops:
-            proposal = mf.expm(log_x + sigma * mf.invvecd(z, k))
-            log_p = mf.logm(proposal)  # the distance needs Log of the candidate, as geomstats computes it
+            proposal = mf.expm(log_x + sigma * invvecd(z, k))
+            with warnings.catch_warnings():  # far proposals at small ε are ill-conditioned; U23's chain rejects them
+                warnings.simplefilter("ignore", NumericalWarning)
+                log_p = mf.logm(proposal)  # the distance needs Log of the candidate, as geomstats computes it
             dist_p = np.linalg.norm(log_p - log_mean, axis=(-2, -1))
         else:
             log_p = log_x + sigma * z
@@ -228,7 +231,7 @@ def u23_mcmc_laplace(mean, sigma, n_steps, *, n_chains=1, checkpoints=(), start_
             seconds[step] = time.perf_counter() - start
             distances[step] = dist.copy()
     if not matrix_ops:
-        log_x = mf.invvecd(log_x, k)
+        log_x = invvecd(log_x, k)
     return {"state": mf.expm(log_x), "acceptance": accepted / (n_chains * int(n_steps)),
             "distances": distances, "seconds": seconds}
 
@@ -276,6 +279,7 @@ def _band(ax, xs, stats, label, **style):
 
 _STYLE = {LAP_OURS: dict(color="C0"), LAP_U23: dict(color="C0", ls="--"), "TanG-Classical": dict(color="C1"),
           "TanG-Analytic": dict(color="C2")}
+_MCMC_COLOURS = ("C4", "C5", "C6")  # U23-style MCMC runs, apart from the exact samplers' colours
 
 
 # ---------------------------------------------------------------------------- Fig. 1
@@ -545,14 +549,15 @@ def _run_fig4(repetitions, rng, progress):
     mcmc = [f"Rie-Laplace MCMC (burn-in {b})" for b in BURN_INS]
     tag = f" (time: {timed_steps} steps × burn-in/{timed_steps})"
     for i, m in enumerate(mcmc):
-        axes[0].plot(KS, [secs[(m, k)][0] for k in KS], marker="x", color=f"C{i}", label=m + tag)
+        axes[0].plot(KS, [secs[(m, k)][0] for k in KS], marker="x", ls=":", color=_MCMC_COLOURS[i], label=m + tag)
     for label, marker in ((LAP_OURS, "o"), ("TanG-Analytic", "s")):
-        axes[0].plot(KS, [secs[(label, k)][0] for k in KS], marker=marker, label=label + ", one release")
+        axes[0].plot(KS, [secs[(label, k)][0] for k in KS], marker=marker, label=label + ", one release",
+                     **_STYLE[label])
     axes[0].set_yscale("log")
     axes[0].set_ylabel("time per release (s)")
     axes[0].set_title("(a) time: U23-style MCMC vs exact samplers")
     for i, m in enumerate(mcmc):
-        _band(axes[1], KS, [stats[(m, k)] for k in KS], m, color=f"C{i}", marker="x")
+        _band(axes[1], KS, [stats[(m, k)] for k in KS], m, color=_MCMC_COLOURS[i], marker="x", ls=":")
     for label in (LAP_OURS, LAP_U23, "TanG-Classical", "TanG-Analytic"):
         _band(axes[1], KS, [stats[(label, k)] for k in KS], label, **_STYLE.get(label, {}))
     axes[1].set_ylabel("ρ_LE(f(D), A(D))")

@@ -97,6 +97,17 @@ def check_radius(space, radius) -> float:
     AssumptionError
         ``radius ≥ r*`` (the message names r*), or beyond ``space.max_representable_radius``.
 
+    Notes
+    -----
+    On log-Euclidean SPD, radii up to 200 are accepted although a float64 matrix whose
+    log-eigenvalues spread beyond ~36 (condition number ``e^{36}``, reached in a ball of radius
+    ~18 around the identity) does not hold its smallest eigenvalues: the records' chart
+    coordinates ``vecd(Log x)`` are then inaccurate. That costs utility, not privacy: each
+    record's coordinates are computed from that record alone and clipped into the ball *in the
+    chart*, and the models average and noise those coordinates without forming a matrix (the
+    release is mapped to a matrix only at the end, ``mean_coordinates_`` keeps it exact), so
+    replacing one record moves the statistic by at most ``2r/n`` whatever the per-record error.
+
     Examples
     --------
     >>> from geodp.manifolds import Euclidean

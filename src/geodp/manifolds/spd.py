@@ -173,8 +173,15 @@ class SPD(Manifold):
         the rounding level (as :meth:`project` raises them; anything for invalid records);
         ``as_is`` says that every record is valid and has no eigenvalue to raise, so that
         :meth:`check_points` would return the block's symmetric part (the block itself when it
-        is exactly symmetric, as ``w`` and ``u`` are then of the block). Entries beyond
-        [1e-150, 1e150] (invalid) are the only reason to scale by powers of two first.
+        is exactly symmetric, as ``w`` and ``u`` are then of the block).
+
+        **Each record's result depends on that record alone**, bit for bit, never on the other
+        records of the block (nor on how a Dask array is chunked): a record is scaled by a power
+        of two only if its own entries leave [1e-150, 1e150], and decomposed as given (``eigh``
+        reads one triangle) if its own asymmetry is at the rounding level, else through its
+        symmetric part. This is what makes the records' chart coordinates a per-record map, so
+        that replacing one record moves the mean of the clipped coordinates by at most ``2r/n``
+        however (in)accurate that map is for a badly conditioned record.
         """
         X = np.asarray(X, dtype=np.float64)
         k = self.k
@@ -182,13 +189,15 @@ class SPD(Manifold):
             norm2 = np.einsum("nij,nij->n", X, X)  # NaN/inf propagate
             shift = 0.0
             # ‖x‖_F/k ≤ max|x_ij| ≤ ‖x‖_F: every peak is in range when every norm is in the
-            # narrower range; otherwise (rare) measure the peaks and scale by powers of two.
+            # narrower range; otherwise (rare) measure the peaks and scale, by powers of two,
+            # only the records whose own norm is outside that range.
             in_range = (norm2 >= (k * 1e-150) ** 2) & (norm2 <= 1e300)
             if not np.all(in_range):
                 peak = np.max(np.abs(X), axis=(-2, -1))
-                in_range = (peak <= 1e150) & (peak >= 1e-150)
-                exponent = np.frexp(np.where(np.isfinite(peak) & (peak > 0), peak, 1.0))[1]
-                X = np.ldexp(np.where(np.isfinite(peak)[:, None, None], X, 0.0), -exponent[:, None, None])
+                scaled = ~in_range
+                in_range = in_range | ((peak <= 1e150) & (peak >= 1e-150))
+                exponent = np.where(scaled, np.frexp(np.where(np.isfinite(peak) & (peak > 0), peak, 1.0))[1], 0)
+                X = np.ldexp(np.where((np.isfinite(peak) | ~scaled)[:, None, None], X, 0.0), -exponent[:, None, None])
                 shift = exponent[:, None] * np.log(2.0)
                 norm2 = np.einsum("nij,nij->n", X, X)
             if np.array_equal(X, np.swapaxes(X, -1, -2)):
@@ -199,8 +208,9 @@ class SPD(Manifold):
                 symmetric = asym2 <= _RTOL**2 * norm2
                 # A rounding-level asymmetry (matrix products) is below eigh's own backward
                 # error: decompose the triangle eigh reads instead of forming the symmetric part.
-                rounding = bool(np.all(asym2 <= (4.0 * np.finfo(float).eps) ** 2 * norm2))
-                w, u = np.linalg.eigh(X) if rounding else mf.eigh(X)
+                # Decided per record (sym(x) = x bit for bit for an exactly symmetric x).
+                rounding = asym2 <= (4.0 * np.finfo(float).eps) ** 2 * norm2
+                w, u = np.linalg.eigh(np.where(rounding[:, None, None], X, mf.sym(X)))
             top = np.maximum(np.abs(w[:, 0]), np.abs(w[:, -1]))
             valid = in_range & symmetric & (w[:, -1] > 0) & (w[:, 0] > -_ROUNDING_FACTOR * self.k * np.finfo(float).eps * top)
             floor = mf.rounding_level(w)

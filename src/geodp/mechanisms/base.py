@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field, replace
 
-from geodp.errors import InvalidParameterError, InvalidTypeError
+import numpy as np
+
+from geodp.distributions.base import refuse_non_finite
+from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError
 from geodp.manifolds.base import Manifold
 from geodp.secure import is_secure
 from geodp.validation import as_generator, check_delta, check_epsilon, check_positive
 
-__all__ = ["Guarantee", "Mechanism", "check_space", "require_flat", "sampler_construction"]
+__all__ = ["Guarantee", "Mechanism", "check_space", "combine_sum_parts", "exact_weighted_sum_parts", "require_flat",
+           "sampler_construction"]
 
 ADJACENCY = "replace-one (n public)"
 FLOATING_POINT_SAMPLER = (
@@ -187,6 +192,70 @@ class Mechanism(ABC):
             return self._secure_release(value, rng, size)[1]
         return self.distribution(value).sample_coordinates(size, rng=rng)
 
+    def _chart_law(self, space, coordinates):
+        """The output law for the statistic with chart coordinates ``coordinates`` on the flat
+        ``space``, built on ``Euclidean(space.dim)`` (the chart is an isometry onto it, so it is
+        the same law, with no matrix round trip). Flat mechanisms only."""
+        raise NotImplementedError
+
+    def _flat_space(self, dim: int):
+        """The flat space whose chart has ``dim`` coordinates that this mechanism releases on,
+        or None (curved space). Public: ``dim`` is a shape."""
+        space = getattr(self, "space", None)
+        return space if space is not None and space.is_flat else None
+
+    def _grid_applies(self) -> bool:
+        """Whether secure mode releases through the exact grid construction (flat spaces)."""
+        return True
+
+    def randomise_chart(self, coordinates, rng=None, size=None):
+        """Release a statistic given by its chart coordinates; return the release's chart
+        coordinates (flat spaces only).
+
+        The statistic never leaves the chart: no matrix is formed, so nothing is lost however
+        far out it lies (on log-Euclidean SPD, ``Exp`` then ``Log`` of a point whose
+        log-eigenvalues spread beyond ~36 destroys its small eigenvalues, and with them the
+        sensitivity bound). The sensitivity Δ is a bound on the Euclidean distance between the
+        coordinates of neighbouring statistics. Secure mode (``rng="secure"``) rounds them to
+        the public grid and adds exact discrete noise, as :meth:`randomise_coordinates` does.
+
+        Parameters
+        ----------
+        coordinates : array_like, shape (space.dim,)
+            The statistic's chart coordinates (``space.to_coordinates`` of the point).
+        rng : None, int, numpy.random.Generator or "secure"
+        size : int or tuple, optional
+            Independent copies (each spends the budget again).
+
+        Returns
+        -------
+        numpy.ndarray, shape size + (space.dim,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from geodp.manifolds import SPD
+        >>> from geodp.mechanisms import LaplaceMechanism
+        >>> mech = LaplaceMechanism(SPD(2, metric="log-euclidean"), epsilon=1.0, sensitivity=0.1)
+        >>> far = np.array([40.0, -40.0, 0.0])  # Exp of it would hold e^-40 next to e^40
+        >>> mech.randomise_chart(far, rng=0).shape, mech.randomise_chart(far, rng="secure", size=2).shape
+        ((3,), (2, 3))
+        """
+        refuse_non_finite(coordinates, "coordinates")  # without counting the bad entries
+        c = np.array(coordinates, dtype=float)
+        space = self._flat_space(c.shape[0] if c.ndim == 1 else -1)
+        if space is None:
+            raise InvalidParameterError(
+                f"randomise_chart needs a flat space (a global isometric chart); {self!r} has none "
+                f"for coordinates of shape {c.shape}."
+            )
+        if c.shape != (space.dim,):
+            raise InvalidDataError(f"coordinates must have shape ({space.dim},), got {c.shape}.")
+        rng = as_generator(rng)
+        if is_secure(rng) and self._grid_applies():
+            return self._grid_noise(space.dim).release(c, rng, size)
+        return self._chart_law(space, c).sample_coordinates(size, rng=rng)
+
     def guarantee_for(self, rng, value=None) -> Guarantee:
         """The :class:`Guarantee` of a release drawn with ``rng`` (as passed to :meth:`randomise`):
         :attr:`guarantee`, or in secure mode the guarantee of the construction that runs.
@@ -217,6 +286,35 @@ class Mechanism(ABC):
             f"{type(self).__name__}(epsilon={self.epsilon!r}, delta={self.delta!r}, "
             f"sensitivity={self.sensitivity!r})"
         )
+
+
+def exact_weighted_sum_parts(block, weights) -> np.ndarray:
+    """``(hi, lo)`` per coordinate, shape ``(2, d)``: ``Σ_i fl(w_i·c_i)`` over the rows ``c_i`` of
+    ``block`` as a correctly rounded float ``hi`` (:func:`math.fsum`) plus the correctly rounded
+    rest ``lo``; :func:`combine_sum_parts` adds such parts of several blocks.
+
+    Each term ``fl(w_i·c_i)`` is a function of its own record, and the sum is exact up to
+    ``eps²``: replacing one record moves the result by that record's terms, never by a rounding
+    of the other ``n − 1`` records' sum (whose worst case grows like ``n·eps·r``, beyond ``2r/n``
+    at large ``n``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> parts = exact_weighted_sum_parts(np.array([[1e16], [1.0], [-1e16]]), np.ones(3))
+    >>> combine_sum_parts([parts])
+    array([1.])
+    """
+    terms = np.asarray(weights, dtype=float)[:, None] * np.asarray(block, dtype=float)
+    hi = np.array([math.fsum(col) for col in terms.T])
+    lo = np.array([math.fsum(np.append(col, -h)) if math.isfinite(h) else 0.0 for col, h in zip(terms.T, hi)])
+    return np.stack([hi, lo])
+
+
+def combine_sum_parts(parts) -> np.ndarray:
+    """The correctly rounded sum of the ``(hi, lo)`` parts of :func:`exact_weighted_sum_parts`."""
+    stacked = np.concatenate([np.asarray(p, dtype=float) for p in parts], axis=0)
+    return np.array([math.fsum(col) for col in stacked.T])
 
 
 def check_space(space) -> Manifold:

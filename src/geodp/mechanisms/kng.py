@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from geodp.calibration import laplace_scale
 from geodp.distributions.kng import KNGDistribution, gradient_norm_bounds, kng_route
 from geodp.distributions.laplace import RiemannianLaplace
 from geodp.distributions.laplace import ACCEPTANCE_FLOOR
-from geodp.errors import InvalidParameterError
-from geodp.mechanisms.base import Guarantee, Mechanism, check_space
+from geodp.distributions.base import check_private_points
+from geodp.errors import InvalidDataError, InvalidParameterError
+from geodp.manifolds.euclidean import Euclidean
+from geodp.mechanisms.base import Guarantee, Mechanism, check_space, combine_sum_parts, exact_weighted_sum_parts
 from geodp.mechanisms.grid import GridLaplace
 from geodp.sensitivity import check_radius
 
@@ -89,9 +93,53 @@ class KNGMechanism(Mechanism):
     def _chart(self, value=None):
         return self.space if self.space.is_flat else None
 
+    def mean_coordinates(self, data) -> np.ndarray:
+        """Flat spaces: the chart coordinates of the records' mean, computed in the chart (the
+        exactly summed mean of the records' coordinates, never a matrix mean mapped back),
+        after checking that the records are points in the ball. **Private**: never release it.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from geodp.manifolds import Euclidean
+        >>> mech = KNGMechanism(Euclidean(1), epsilon=1.0, sensitivity=0.5, center=[0.0], radius=1.0)
+        >>> mech.mean_coordinates(np.array([[0.5], [-0.25]]))
+        array([0.125])
+        """
+        space = self.space
+        if not space.is_flat:
+            raise InvalidParameterError(f"mean_coordinates needs a flat space, got {space!r}.")
+        data = check_private_points(space, data, "data", batch_ndim=1)  # messages without counts
+        coords, _ = space._record_coordinates(data)
+        if np.any(~(np.linalg.norm(coords - space.to_coordinates(self.center), axis=-1) <= self.radius * (1 + 1e-9))):
+            raise InvalidDataError(
+                f"data holds records outside the public ball B_{self.radius!r}(center): KNG's "
+                "sensitivity needs the data in the ball; clip them first (space.clip_to_ball)."
+            )
+        n = coords.shape[0]
+        return combine_sum_parts([exact_weighted_sum_parts(coords, np.full(n, 1.0 / n))])
+
     def _chart_statistic(self, data):
-        # Flat spaces: KNG is the Laplace at the mean of the (checked) records.
-        return self.space, self.space.to_coordinates(self.distribution(data).frechet_mean)
+        # Flat spaces: KNG is the Laplace at the mean of the (checked) records, taken in the chart.
+        return self.space, self.mean_coordinates(data)
+
+    def _chart_law(self, space, coordinates) -> RiemannianLaplace:
+        return RiemannianLaplace(Euclidean(space.dim), coordinates, self._scale)
+
+    def randomise(self, value, rng=None, size=None):
+        """Release the private mean of the dataset ``value`` (shape ``(n, *point_shape)``, inside
+        the ball). On flat spaces the mean is taken in the chart and noised there
+        (:meth:`randomise_coordinates`), then mapped to a point."""
+        if self.space.is_flat:
+            return self.space.from_coordinates(self.randomise_coordinates(value, rng=rng, size=size))
+        return super().randomise(value, rng=rng, size=size)
+
+    def randomise_coordinates(self, value, rng=None, size=None):
+        """Flat spaces: the release in the chart, from the mean of the records' chart
+        coordinates (:meth:`mean_coordinates`); secure mode on the public grid."""
+        if self.space.is_flat:
+            return self.randomise_chart(self.mean_coordinates(value), rng=rng, size=size)
+        return super().randomise_coordinates(value, rng=rng, size=size)
 
     def _grid_noise(self, dim: int) -> GridLaplace:
         return GridLaplace(self.epsilon, self.sensitivity, dim)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from geodp.calibration import laplace_scale
 from geodp.distributions.laplace import RiemannianLaplace, laplace_normalisability
 from geodp.errors import AssumptionError, InvalidParameterError
+from geodp.manifolds.euclidean import Euclidean
 from geodp.mechanisms.base import Guarantee, Mechanism, check_space
 from geodp.mechanisms.grid import GridLaplace
 from geodp.validation import check_positive
@@ -122,6 +123,15 @@ class LaplaceMechanism(Mechanism):
         # The exact grid release is untruncated: a truncation (requested on a flat space) keeps
         # the floating-point sampler.
         return self.space if self.space.is_flat and not self.truncated else None
+
+    def _grid_applies(self) -> bool:
+        return not self.truncated
+
+    def _chart_law(self, space, coordinates) -> RiemannianLaplace:
+        ball = {}
+        if self.truncated:
+            ball = {"center": space.to_coordinates(self.center), "radius": self.radius}
+        return RiemannianLaplace(Euclidean(space.dim), coordinates, self._scale, **ball)
 
     def _grid_noise(self, dim: int) -> GridLaplace:
         return GridLaplace(self.epsilon, self.sensitivity, dim)

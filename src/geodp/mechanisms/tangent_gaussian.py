@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 from geodp.calibration import gaussian_sigma
 from geodp.distributions.base import check_private_points, refuse_non_finite
 from geodp.distributions.gaussian import TangentGaussian
 from geodp.errors import InvalidDataError, InvalidParameterError
+from geodp.manifolds.euclidean import Euclidean
 from geodp.manifolds.spd import LogEuclideanSPD
 from geodp.mechanisms.base import Guarantee, Mechanism, check_space, require_flat
 from geodp.mechanisms.grid import GridGaussian
@@ -85,6 +88,15 @@ class TangentGaussianMechanism(Mechanism):
                 "build it with space=."
             )
         return self.space if self.space is not None else self._space_for(value)
+
+    def _flat_space(self, dim: int):
+        if self.space is not None:
+            return self.space
+        k = (math.isqrt(8 * dim + 1) - 1) // 2 if dim > 0 else 0
+        return LogEuclideanSPD(k) if k >= 1 and k * (k + 1) // 2 == dim else None
+
+    def _chart_law(self, space, coordinates) -> TangentGaussian:
+        return TangentGaussian(Euclidean(space.dim), coordinates, self._sigma)
 
     def _grid_noise(self, dim: int) -> GridGaussian:
         return GridGaussian(self.epsilon, self.delta, self.sensitivity, dim, nominal_scale=self._sigma)

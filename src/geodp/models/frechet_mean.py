@@ -22,6 +22,7 @@ from geodp.errors import (
 from geodp.frechet import _InMemoryRecords, _is_dask, _mean_of_records, convexity_bound, karcher_iteration_budget
 from geodp.manifolds.base import Manifold
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMechanism
+from geodp.mechanisms.base import combine_sum_parts, exact_weighted_sum_parts
 from geodp.models.report import CuratorDiagnostics, PrivacyReport
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity, max_radius
 from geodp.validation import as_generator, check_delta, check_epsilon
@@ -296,8 +297,16 @@ class PrivateFrechetMean(BaseEstimator):
 
     def _private_release(self, space, data, center, radius, tol, mechanism, rng):
         """Everything that touches the private records. Returns the release (coordinates on
-        flat spaces) and the curator diagnostics; raises only the invalid-record error."""
-        prepare = functools.partial(_prepared_records, space, center, radius, coordinates=space.is_flat and self.mechanism != "kng")
+        flat spaces) and the curator diagnostics; raises only the invalid-record error.
+
+        Flat spaces never leave the chart: the records' chart coordinates (one per-record map:
+        validated, decomposed and clipped record by record) are averaged by an exact sum and
+        noised in the chart (:meth:`~geodp.mechanisms.base.Mechanism.randomise_chart`), for
+        every mechanism. A matrix round trip of the mean (``Exp`` then ``Log``) would lose the
+        small eigenvalues of a log-Euclidean SPD mean far out, and with them the bound ``2r/n``.
+        """
+        flat = space.is_flat
+        prepare = functools.partial(_prepared_records, space, center, radius, coordinates=flat)
         refusal = False if self.on_invalid == "center" else _INVALID_MESSAGE.format(space=space)
         info = None
         if _is_dask(data):  # validated, clipped and averaged chunk by chunk, in every pass
@@ -308,29 +317,24 @@ class PrivateFrechetMean(BaseEstimator):
             clipped, (n_invalid, n_clipped) = prepare(data)
             if n_invalid and refusal:
                 raise NotOnManifoldError(refusal)
-            records = None if self.mechanism == "kng" else _InMemoryRecords(space, clipped, validated=True)
-        if records is None:  # KNG privatises the whole objective, not the mean
+            records = None if (self.mechanism == "kng" and not flat) else _InMemoryRecords(space, clipped, validated=True)
+        if flat:  # the records are clipped chart coordinates: their mean, exactly summed
+            private_input = combine_sum_parts(records.map(exact_weighted_sum_parts))
+        elif records is None:  # KNG privatises the whole objective, not the mean
             private_input = clipped
         else:
-            if space.is_flat:  # the records are clipped chart coordinates
-                mean = space.from_coordinates(sum(records.map(_weighted_sum)))
-            else:
-                budget = karcher_iteration_budget(space, radius, tol)
-                mean, info = _mean_of_records(space, records, center, tol=tol, max_iter=budget, step=1.0, adaptive=True)
+            budget = karcher_iteration_budget(space, radius, tol)
+            mean, info = _mean_of_records(space, records, center, tol=tol, max_iter=budget, step=1.0, adaptive=True)
             # The mean of records in the (convex) ball lies in it; rounding far out can put the
             # computed one a hair outside, where a truncated law would refuse it. Pull it in by
             # at most a relative 1e-6, never to the centre (a statistic must not jump).
             private_input = space._clip_to_ball(mean[None], center, radius, last_resort="keep")[0][0]
         if _is_dask(data):
             n_invalid, n_clipped = records.counts
-        if space.is_flat:
-            release = mechanism.randomise_coordinates(private_input, rng=rng)
+        if flat:
+            release = mechanism.randomise_chart(private_input, rng=rng)
             if self.project_to_ball:
-                c0 = space.to_coordinates(center)
-                offset = release - c0
-                norm = float(np.linalg.norm(offset))
-                if norm > radius:
-                    release = c0 + offset * (radius / norm)
+                release = _project_coordinates(release, space.to_coordinates(center), radius)
         else:
             release = mechanism.randomise(private_input, rng=rng)
             if self.project_to_ball:
@@ -427,5 +431,9 @@ def _prepared_records(space, center, radius, block, *, coordinates):
     return clipped, (int(np.count_nonzero(invalid)), int(np.count_nonzero(was_clipped)))
 
 
-def _weighted_sum(block, weights):
-    return weights @ block
+def _project_coordinates(release, c0, radius):
+    """The metric projection onto the ball in the chart: the release pulled along the straight
+    line to the centre ``c0`` when it lies farther than ``radius`` (post-processing)."""
+    offset = release - c0
+    norm = float(np.linalg.norm(offset))
+    return c0 + offset * (radius / norm) if norm > radius else release

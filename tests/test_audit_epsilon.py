@@ -7,10 +7,13 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
+import geodp.audit.epsilon as epsilon_module
 from geodp.audit import audit_epsilon
-from geodp.audit.epsilon import clopper_pearson_epsilon
+from geodp.audit.defaults import MAX_N, MAX_RECORDS, default_center
+from geodp.audit.epsilon import _mechanism, clopper_pearson_epsilon
 from geodp.errors import InvalidParameterError
-from geodp.manifolds import SPD, Euclidean, Hyperbolic, Sphere
+from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
+from geodp.models import PrivateFrechetMean
 
 NORTH = np.array([0.0, 0.0, 1.0])
 S2 = dict(n=5, radius=0.2, center=NORTH)
@@ -129,8 +132,60 @@ def test_report_and_dict():
     (dict(mechanism="laplace", delta=1e-5), "pure"),
     (dict(mechanism="laplace", mutant="double-scale"), "mutant"),
     (dict(mechanism="gaussian"), "mechanism"),
-    (dict(mechanism="laplace", confidence=1.0), "confidence"),
+    (dict(mechanism="laplace", confidence=1.0), r"confidence must be a number in \(0, 1\), got 1.0"),
+    (dict(mechanism="laplace", confidence=0.0), r"confidence must be a number in \(0, 1\), got 0.0"),
+    (dict(mechanism="laplace", n_samples=10), "n_samples must be >= 100"),
+    (dict(mechanism="laplace", n=MAX_N + 1), "at most"),
+    (dict(mechanism="laplace", n=10**23), "at most"),
+    (dict(mechanism="kng", n=MAX_RECORDS + 1), "KNG"),
+    (dict(mechanism="kng", radius=1e-12), "float64"),
 ])
 def test_bad_parameters_are_refused(kwargs, match):
     with pytest.raises(InvalidParameterError, match=match):
-        audit_epsilon(Sphere(2), epsilon=1.0, n=5, radius=0.2, center=NORTH, n_samples=100, **kwargs)
+        audit_epsilon(Sphere(2), epsilon=1.0, **{**dict(n=5, radius=0.2, center=NORTH, n_samples=100), **kwargs})
+
+
+@pytest.mark.parametrize("space, center, mechanism, delta", [
+    (Sphere(2), NORTH, "laplace", 0.0), (Sphere(2), NORTH, "kng", 0.0), (SPD(3), np.eye(3), "laplace", 0.0),
+    (Hyperbolic(2), None, "kng", 0.0), (SPD(3, metric="log-euclidean"), None, "tangent-gaussian", 1e-5),
+])
+def test_mechanism_is_the_one_private_frechet_mean_fits(space, center, mechanism, delta):
+    """Built from n without records, the audited mechanism is exactly the estimator's."""
+    center = default_center(space) if center is None else center
+    records = np.repeat(center[None], 5, axis=0)
+    fitted = PrivateFrechetMean(space, epsilon=0.7, delta=delta, center=center, radius=0.3, mechanism=mechanism,
+                                random_state=0).fit(records).mechanism_
+    built = _mechanism(space, mechanism, 0.7, delta, 5, 0.3, center)
+    assert type(built) is type(fitted)
+    assert built.sensitivity == fitted.sensitivity and built.scale == fitted.scale
+    assert built.guarantee == fitted.guarantee
+
+
+def test_huge_n_needs_no_records():
+    # n = 10⁹ records would take 24 GB; the audit only needs the sensitivity ~ 1/n.
+    audit = audit_epsilon(Sphere(2), epsilon=1.0, n=10**9, radius=0.2, center=NORTH, n_samples=2_000, rng=0)
+    assert audit.exact_epsilon == pytest.approx(1.0, rel=1e-9) and audit.scale < 1e-9
+
+
+@pytest.mark.parametrize("space, mechanism", [(Sphere(2), "laplace"), (Sphere(2), "kng"), (KendallShape(4), "laplace")])
+def test_default_centre_is_canonical_and_warning_free(space, mechanism):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the random default centre gave a NaN internal release
+        audit = audit_epsilon(space, mechanism, epsilon=1.0, n=5, radius=0.2, n_samples=500, rng=0)
+    assert 0.0 <= audit.epsilon_lower_bound <= 1.0 and math.isfinite(audit.scale)
+    np.testing.assert_allclose(default_center(Sphere(2)), NORTH)
+
+
+def test_default_sample_count_fits_the_time_budget(monkeypatch):
+    kwargs = dict(epsilon=1.0, n=5, radius=0.2, center=NORTH, rng=0)
+    monkeypatch.setattr(epsilon_module, "DRAW_BUDGET", 0.02)
+    audit = audit_epsilon(Sphere(2), **kwargs)  # n_samples left to the default
+    assert 100 <= audit.n_samples < 200_000 and audit.seconds_per_draw > 0
+    assert 4 * audit.n_samples * audit.seconds_per_draw <= 0.02 * 1.001
+    assert "timed pilot" in str(audit)
+    assert audit_epsilon(Sphere(2), n_samples=300, **kwargs).seconds_per_draw is None  # given: used as is
+    monkeypatch.setattr(epsilon_module, "DRAW_BUDGET", 1e-6)
+    with pytest.raises(InvalidParameterError, match="pass n_samples"):
+        audit_epsilon(Sphere(2), **kwargs)

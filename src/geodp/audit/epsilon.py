@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,10 +33,13 @@ from geodp.audit.exact_loss import (
     laplace_exact_epsilon,
     supports_axial_quadrature,
 )
-from geodp.errors import ApproximateSamplerWarning, AssumptionError, InvalidParameterError
+from geodp.audit.defaults import MAX_N, MAX_RECORDS, check_audit_n, default_center
+from geodp.errors import AssumptionError, InvalidParameterError
+from geodp.frechet import convexity_bound
 from geodp.manifolds import Euclidean, Manifold
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMechanism
-from geodp.validation import as_generator, check_epsilon, check_positive, check_sample_size
+from geodp.sensitivity import check_radius, frechet_mean_sensitivity
+from geodp.validation import as_generator, check_delta, check_epsilon, check_sample_size
 
 __all__ = ["EpsilonAudit", "EventBound", "MUTANTS", "audit_epsilon", "clopper_pearson_epsilon"]
 
@@ -48,6 +50,25 @@ _FAMILIES = ("distance", "projection", "likelihood-ratio")
 _TAIL_LEVELS = np.geomspace(1e-6, 0.5, 80)
 _LEVELS = np.unique(np.concatenate([_TAIL_LEVELS, 1.0 - _TAIL_LEVELS, np.linspace(0.02, 0.98, 49)]))
 _BATCH = 50_000  # draws per batch (memory and progress)
+MIN_SAMPLES = 100  # the fewest draws per law and round the audit accepts (the CLI's --samples too)
+DEFAULT_SAMPLES = 200_000  # draws per law and round by default, unless the time budget says fewer
+DRAW_BUDGET = 60.0  # seconds of draws (4 n_samples) the default count aims at, on this machine
+_PILOT_DRAWS = 1024  # at most this many pilot draws per law time a draw
+
+
+def _check_confidence(confidence) -> float:
+    """A confidence in the open interval (0, 1) (the same message for every bad value)."""
+    try:
+        value = float(confidence)
+    except (TypeError, ValueError):
+        value = math.nan
+    if isinstance(confidence, bool) or not 0.0 < value < 1.0:
+        raise InvalidParameterError(f"confidence must be a number in (0, 1), got {confidence!r}.")
+    return value
+
+# The pair is resolved when its separation (the sensitivity, ~ r/n) is at least this fraction of
+# the coordinates' size near the centre: float64 then computes the loss to ~1e-6 relative.
+_RESOLUTION = 1e-10
 
 
 def clopper_pearson_epsilon(count_first, count_second, n_samples, delta, alpha):
@@ -143,6 +164,9 @@ class EpsilonAudit:
     seconds : float
     log_normaliser_difference : float or None
         ``log Z0 − log Z1`` where known (0 when the normaliser does not depend on the input).
+    seconds_per_draw : float or None
+        When ``n_samples`` was left to its default: the cost of one draw measured by the timed
+        pilot that chose it (``None`` when ``n_samples`` was given).
     loss_samples : tuple of numpy.ndarray
         ``ℓ0 − ℓ1`` (unnormalised) at the second-round draws of ``P0`` and of ``P1``; for
         :func:`~geodp.audit.plot_loss`, left out of ``to_dict``.
@@ -162,6 +186,7 @@ class EpsilonAudit:
     scale: float
     seconds: float
     log_normaliser_difference: float | None = None
+    seconds_per_draw: float | None = None
     loss_samples: tuple = field(default=(), repr=False, compare=False)
 
     @property
@@ -177,7 +202,7 @@ class EpsilonAudit:
             "n_samples": self.n_samples, "events": [e.to_dict() for e in self.events],
             "exact_epsilon": self.exact_epsilon, "mutant": self.mutant, "pair": self.pair, "scale": self.scale,
             "seconds": self.seconds, "log_normaliser_difference": self.log_normaliser_difference,
-            "violated": self.violated,
+            "seconds_per_draw": self.seconds_per_draw, "violated": self.violated,
         }
 
     def __str__(self) -> str:
@@ -191,6 +216,9 @@ class EpsilonAudit:
             f"noise scale    : {self.scale:.6g}" + ("  (halved)" if self.mutant == "halve-scale" else ""),
             f"draws          : {self.n_samples} per law and round (events picked on round 1, certified on "
             f"round 2), confidence {self.confidence:g} (Bonferroni over {len(self.events)} events)",
+            *([] if self.seconds_per_draw is None else [
+                f"                 the default count for a {DRAW_BUDGET:g} s budget of draws: a timed pilot "
+                f"measured {self.seconds_per_draw * 1e3:.3g} ms per draw"]),
             f"exact epsilon  : {'not computable here' if self.exact_epsilon is None else f'{self.exact_epsilon:.4f}'}",
             "events (certified on round 2):",
             f"  {'family':<17} {'event':<40} {'in E (favoured)':>15} {'in E (other)':>13} {'bound':>8}",
@@ -218,19 +246,37 @@ class _Pair:
 
 
 def _mechanism(space, mechanism, epsilon, delta, n, radius, center):
-    """The mechanism of ``PrivateFrechetMean`` for n records in the ball (its own code path: the
-    estimator is fitted on n public copies of the centre and its ``mechanism_`` taken)."""
-    from geodp.models import PrivateFrechetMean
+    """The mechanism of ``PrivateFrechetMean`` for n records in the ball, built from the public
+    ``n`` without writing records out: the estimator's own sensitivity (the bound of
+    :func:`~geodp.sensitivity.frechet_mean_sensitivity` plus its solver margin ``2·tol/μ``) and its
+    own ``_build_mechanism``. ``tests/test_audit_epsilon.py`` checks it against ``fit(X).mechanism_``."""
+    from geodp.models.frechet_mean import _MEAN_TOL, PrivateFrechetMean
 
     model = PrivateFrechetMean(space, epsilon=epsilon, delta=delta, center=center, radius=radius,
-                               mechanism=mechanism, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ApproximateSamplerWarning)
-        try:
-            model.fit(np.repeat(np.asarray(center, dtype=float)[None], n, axis=0))
-        except ApproximateSamplerWarning:
-            raise AssumptionError(_MCMC_REFUSAL) from None
-    return model.mechanism_
+                               mechanism=mechanism)
+    bound = frechet_mean_sensitivity(space, radius, n, mechanism=mechanism)
+    tol = _MEAN_TOL * max(1.0, radius)  # as in PrivateFrechetMean.fit
+    margin = 0.0 if space.is_flat or mechanism == "kng" else 2.0 * tol / convexity_bound(space, 2.0 * radius)
+    _check_resolved(space, center, radius, n, bound)
+    with np.errstate(all="ignore"):  # public computations, as in fit
+        mech = model._build_mechanism(bound + margin, center, radius)
+    if not mech.guarantee.exact:
+        raise AssumptionError(_MCMC_REFUSAL)
+    return mech
+
+
+def _check_resolved(space, center, radius, n, separation):
+    """Refuse a pair float64 cannot tell apart: footpoints (or KNG's means) ``separation`` apart
+    next to coordinates of size ``max(1, |center|)``."""
+    size = max(1.0, float(np.max(np.abs(center))))
+    if separation >= _RESOLUTION * size:
+        return
+    largest_n = math.floor(n * separation / (_RESOLUTION * size))
+    smallest_radius = radius * _RESOLUTION * size / separation  # the separation grows ~ linearly in r
+    fix = f"a radius of at least about {smallest_radius:.2g}" + (f", or n <= {largest_n}" if largest_n >= 1 else "")
+    raise InvalidParameterError(
+        f"with n = {n} and radius {radius!r} the audited pair lies {separation:.3g} apart, below what float64 "
+        f"resolves next to coordinates of size {size:g} (the audit needs >= {_RESOLUTION:g} of it): use {fix}.")
 
 
 _MCMC_REFUSAL = ("this configuration samples by MCMC (no exact sampler at this scale and ball), which "
@@ -322,6 +368,32 @@ def _draw_features(space, pair, n_samples, rng, progress):
     return out
 
 
+def _default_samples(space, pair):
+    """The default draws per law and round, and the measured seconds per draw: ``DEFAULT_SAMPLES``,
+    or fewer when a timed pilot (draws of the public synthetic pair, with a generator of its own,
+    so timing reveals nothing private and the audit's stream is untouched) says the ``4 n_samples``
+    draws would take more than ``DRAW_BUDGET`` seconds."""
+    pilot_rng = np.random.default_rng(0)
+    size, per_draw = 16, math.inf
+    while True:
+        started = time.perf_counter()
+        _draw_features(space, pair, size, pilot_rng, None)
+        per_draw = (time.perf_counter() - started) / (2 * size)
+        if size >= _PILOT_DRAWS or per_draw * size > 0.25:
+            break
+        size *= 4
+    fits = int(DRAW_BUDGET / (4 * per_draw))
+    if fits < MIN_SAMPLES:
+        raise InvalidParameterError(
+            f"one draw of this pair takes about {per_draw * 1e3:.3g} ms here, so even {MIN_SAMPLES} draws per law "
+            f"and round (the minimum) would exceed the default time budget of {DRAW_BUDGET:g} s of draws; pass "
+            f"n_samples (--samples) explicitly to run longer anyway, or audit a smaller n (KNG's cost grows with n).")
+    if fits >= DEFAULT_SAMPLES:
+        return DEFAULT_SAMPLES, per_draw
+    digits = 10 ** (len(str(fits)) - 2)  # two significant digits, rounded down
+    return max(MIN_SAMPLES, fits // digits * digits), per_draw
+
+
 def _candidates(features, delta, alpha):
     """Every (family, threshold, side, favoured) candidate on the first round, scored by its
     Clopper–Pearson bound; returns the best per family."""
@@ -374,7 +446,7 @@ def _progress_bar(total, enabled):
     return tqdm(total=total, unit="draw", unit_scale=True, file=sys.stderr, leave=False, desc="audit")
 
 
-def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, center=None, n_samples=200_000,
+def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, center=None, n_samples=None,
                   confidence=0.95, mutant=None, rng=None, progress=False) -> EpsilonAudit:
     """Certify an empirical lower bound on the ε of a private Fréchet-mean release.
 
@@ -414,11 +486,17 @@ def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, 
     radius : float
         Public radius of the data ball.
     center : array_like, optional
-        Public centre; default: a fixed point of the space (``space.random_point(rng=0)``).
-    n_samples : int, default 200_000
-        Draws from each law in each round.
+        Public centre; default :func:`geodp.audit.defaults.default_center` (the north pole of a
+        sphere, the identity of SPD, the origin of Euclidean and hyperbolic space, the regular
+        polygon of a Kendall shape space).
+    n_samples : int, optional
+        Draws from each law in each round, at least ``MIN_SAMPLES`` (100). Default: 200,000, or
+        fewer when a short timed pilot (draws of the same public pair) says the ``4 n_samples``
+        draws would take more than ``DRAW_BUDGET`` (60) seconds; the count used is in the result,
+        and refused with an error when fewer than 100 would fit. The default therefore depends on
+        the machine's speed for slow configurations: pass ``n_samples`` for a reproducible run.
     confidence : float, default 0.95
-        In (0, 1).
+        In the open interval (0, 1).
     mutant : {None, "halve-scale"}
         ``"halve-scale"``: audit the same release with its noise scale halved (a deliberately
         broken mechanism: the audit should then exceed the claimed ε).
@@ -433,7 +511,10 @@ def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, 
     Raises
     ------
     InvalidParameterError
-        A parameter is out of range (δ > 0 for a pure mechanism, an unknown mutant, ...).
+        A parameter is out of range (δ > 0 for a pure mechanism, an unknown mutant, ``n`` above
+        :data:`~geodp.audit.defaults.MAX_N` — :data:`~geodp.audit.defaults.MAX_RECORDS` for KNG,
+        whose pair holds the n records —, a pair too close for float64 to resolve, a default
+        sample count that cannot fit the time budget, ...).
     AssumptionError
         The radius violates Assumption 1, or the release would be drawn by MCMC (too slow here).
 
@@ -458,15 +539,19 @@ def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, 
     epsilon = check_epsilon(epsilon)
     if mechanism != "tangent-gaussian" and delta != 0.0:
         raise InvalidParameterError(f"the {mechanism} mechanism is pure ε-DP: leave delta at 0, got {delta!r}.")
-    n = check_sample_size(n)
-    n_samples = check_sample_size(n_samples)
-    confidence = check_positive(confidence, "confidence")
-    if not confidence < 1.0:
-        raise InvalidParameterError(f"confidence must be in (0, 1), got {confidence!r}.")
+    delta = check_delta(delta, allow_zero=mechanism != "tangent-gaussian")
+    n = (check_audit_n(n, limit=MAX_RECORDS, what="a KNG audit (its pair holds n records, evaluated at every draw)")
+         if mechanism == "kng" else
+         check_audit_n(n, limit=MAX_N, what="an ε audit (beyond it the footpoints ~r/n apart are not resolved in float64)"))
+    if n_samples is not None:
+        n_samples = check_sample_size(n_samples)
+        if n_samples < MIN_SAMPLES:
+            raise InvalidParameterError(f"n_samples must be >= {MIN_SAMPLES} (fewer draws certify nothing useful), "
+                                        f"got {n_samples!r}.")
+    confidence = _check_confidence(confidence)
     rng = as_generator(rng)
-    if center is None:
-        center = space.random_point(rng=0)
-    center = space.check_points(center, "center", batch_ndim=0)
+    radius = check_radius(space, radius)
+    center = default_center(space) if center is None else space.check_points(center, "center", batch_ndim=0)
     mech = _mechanism(space, mechanism, epsilon, delta, n, radius, center)
     delta, sensitivity = float(mech.delta), float(mech.sensitivity)
     # Flat spaces: the laws in the isometric chart R^d (same loss; no matrix exp/log per draw).
@@ -480,6 +565,9 @@ def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, 
     space_text = repr(space) + (f" (audited in its isometric chart R^{space.dim})" if space.is_flat else "")
     if not all(law.exact for law in pair.laws):
         raise AssumptionError(_MCMC_REFUSAL)
+    per_draw = None
+    if n_samples is None:
+        n_samples, per_draw = _default_samples(audit_space, pair)
     alpha = (1.0 - confidence) / (2 * len(_FAMILIES))
     bar = _progress_bar(4 * n_samples, progress)
     try:
@@ -494,6 +582,6 @@ def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, 
         space=space_text, mechanism=mechanism, epsilon=epsilon, delta=delta, epsilon_lower_bound=certified,
         confidence=confidence, n_samples=n_samples, events=events, exact_epsilon=pair.exact_epsilon,
         mutant=mutant, pair=pair.description, scale=float(audited.scale), seconds=time.perf_counter() - started,
-        log_normaliser_difference=pair.log_normaliser_difference,
+        log_normaliser_difference=pair.log_normaliser_difference, seconds_per_draw=per_draw,
         loss_samples=(certifying[0, 2].copy(), certifying[1, 2].copy()),
     )

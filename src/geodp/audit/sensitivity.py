@@ -9,7 +9,14 @@ record and its replacement. Each point is ``exp_center(r sin(|z|)/|z| · Σ z_i 
 coordinates ``z`` in an orthonormal tangent basis ``e`` at the centre, so every candidate lies in
 the closed ball; Nelder–Mead moves the points from structured starts (records at the centre, on
 one boundary point, split between opposite ones; the replaced record moved across the ball) and
-random ones. Finding no violation is evidence, not proof.
+random ones. Finding no violation is evidence, not proof; a search whose evaluations were
+mostly discarded as invalid (fewer than 90% valid) is **inconclusive** and says so.
+
+On flat spaces the Fréchet mean is computed by default exactly as
+:class:`~geodp.models.PrivateFrechetMean` computes the statistic it noises
+(:func:`geodp.models.frechet_mean.flat_statistic`: the records' chart coordinates, clipped in
+the chart, exactly averaged), from datasets written out record by record, so that a defect of
+the model's own code path (a lossy matrix round trip, say) shows in the audit.
 """
 
 from __future__ import annotations
@@ -22,11 +29,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from geodp.audit.defaults import MAX_RECORDS, check_audit_n, default_center
 from geodp.errors import ConvergenceWarning, InvalidParameterError, InvalidTypeError, NotOnManifoldError
 from geodp.frechet import convexity_bound, frechet_mean, karcher_iteration_budget
 from geodp.manifolds.base import Manifold
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity
-from geodp.validation import as_generator, check_sample_size
+from geodp.validation import as_generator
 
 __all__ = ["STATISTICS", "NeighbourPair", "SensitivityAudit", "audit_sensitivity"]
 
@@ -36,6 +44,8 @@ _BOUND_MECHANISM = {"frechet-mean": "laplace", "kng-gradient": "kng"}
 # solver term 2·tol/μ (docs/math.md §3, "Solver tolerance").
 _ROUNDING_SLACK = 1e-6
 _BOUNDARY = math.pi / 2  # |z| at which sin(|z|) = 1: a point on the ball's boundary
+# A search is conclusive only when at least this share of its evaluations was valid.
+MIN_VALID_SHARE = 0.9
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,8 +61,9 @@ class NeighbourPair:
     record, replacement : numpy.ndarray, shape point_shape
         The record of ``D`` and the one that replaces it in ``D'``.
     value, neighbour_value : numpy.ndarray
-        The statistic of ``D`` and of ``D'``: the two Fréchet means, or the two gradients
-        ``∇F_D(x)``, ``∇F_D'(x)`` (tangent vectors at ``point``).
+        The statistic of ``D`` and of ``D'``: the two Fréchet means (their chart coordinates
+        when the search ran through the model), or the two gradients ``∇F_D(x)``, ``∇F_D'(x)``
+        (tangent vectors at ``point``).
     point : numpy.ndarray or None
         ``x``, where the gradient fields are compared (``"kng-gradient"`` only).
     """
@@ -123,6 +134,8 @@ class SensitivityAudit:
         Local searches run.
     seconds : float
         Wall-clock time of the search.
+    through_model : bool
+        Whether the statistic was computed by the model's own code path (flat spaces).
     """
 
     space: str
@@ -138,6 +151,25 @@ class SensitivityAudit:
     invalid_evaluations: int
     starts: int
     seconds: float
+    through_model: bool = False
+
+    @property
+    def valid_share(self) -> float:
+        """Share of the evaluations that were valid (0.0 when none ran)."""
+        return (self.evaluations - self.invalid_evaluations) / self.evaluations if self.evaluations else 0.0
+
+    @property
+    def conclusive(self) -> bool:
+        """Whether at least 90% of the evaluations were valid. A violation found is a violation
+        either way; "bound holds" is reported only by a conclusive search."""
+        return self.valid_share >= MIN_VALID_SHARE
+
+    @property
+    def verdict(self) -> str:
+        """``"BOUND VIOLATED"``, ``"INCONCLUSIVE"`` (too few valid evaluations) or ``"bound holds"``."""
+        if self.violated:
+            return "BOUND VIOLATED"
+        return "bound holds" if self.conclusive else "INCONCLUSIVE"
 
     @property
     def ratio(self) -> float:
@@ -170,6 +202,10 @@ class SensitivityAudit:
             "ratio": self.ratio,
             "tolerance": self.tolerance,
             "violated": self.violated,
+            "conclusive": self.conclusive,
+            "verdict": self.verdict,
+            "valid_share": self.valid_share,
+            "through_model": self.through_model,
             "worst": None if self.worst is None else self.worst.to_dict(),
             "evaluations": self.evaluations,
             "invalid_evaluations": self.invalid_evaluations,
@@ -178,9 +214,11 @@ class SensitivityAudit:
         }
 
     def __str__(self) -> str:
-        verdict = "BOUND VIOLATED" if self.violated else "bound holds"
+        verdict = self.verdict
         what = ("distance between the neighbours' Fréchet means" if self.statistic == "frechet-mean"
                 else "norm of the difference of the neighbours' KNG gradient fields")
+        if self.through_model:
+            what += ", computed by PrivateFrechetMean's own code path"
         return "\n".join([
             f"Sensitivity audit of the {self.statistic} on {self.space}: n = {self.n}, public ball of radius {self.radius!r}",
             f"  bound    {self.bound:.6g}  (frechet_mean_sensitivity, mechanism={_BOUND_MECHANISM[self.statistic]!r})",
@@ -188,6 +226,9 @@ class SensitivityAudit:
             f"  observed/bound = {self.ratio:.4f} ({verdict}; tolerance {self.tolerance:.1g})",
             f"  search: {self.starts} starts, {self.evaluations} evaluations"
             f" ({self.invalid_evaluations} discarded as invalid), {self.seconds:.1f} s",
+            *([] if self.conclusive or self.violated else [
+                f"  INCONCLUSIVE: only {self.valid_share:.0%} of the evaluations were valid (at least "
+                f"{MIN_VALID_SHARE:.0%} needed); the search checked too little to say that the bound holds."]),
             "  A search that finds no violation is evidence, not proof.",
         ])
 
@@ -207,6 +248,26 @@ def _tangent_basis(space, x, rng) -> np.ndarray:
         if residual > 0.1:
             basis.append(v / residual)
     return np.stack(basis)
+
+
+class _ChartBall:
+    """Flat spaces: free coordinates ``z`` ↦ chart points ``c0 + r sin(|z|)/|z| · Q z`` (``Q`` a
+    random rotation) of the closed ball, mapped to points of the space by ``from_coordinates``
+    (the model's input; whatever that map loses, the model's clipping is what is audited)."""
+
+    def __init__(self, space, center, radius, rng):
+        self.space, self.center, self.radius = space, center, radius
+        self.c0 = space.to_coordinates(center)
+        self.rotation = np.linalg.qr(rng.standard_normal((space.dim, space.dim)))[0]
+
+    def points(self, z):
+        z = np.asarray(z, dtype=float).reshape(-1, self.space.dim)
+        s = np.linalg.norm(z, axis=1)
+        shrink = np.where(s > 0, np.sin(s) / np.where(s > 0, s, 1.0), 1.0)
+        coords = self.c0 + self.radius * (1.0 - 1e-12) * (shrink[:, None] * z) @ self.rotation.T
+        with np.errstate(all="ignore"):
+            points = self.space.from_coordinates(coords)
+        return points, bool(np.all(np.isfinite(points)))
 
 
 class _Ball:
@@ -289,7 +350,8 @@ def _check_count(value, name) -> int:
 
 
 def audit_sensitivity(space, *, radius, n, statistic="frechet-mean", center=None, n_starts=10,
-                      max_evaluations=1000, structured_starts=True, rng=None) -> SensitivityAudit:
+                      max_evaluations=1000, structured_starts=True, through_model=None,
+                      rng=None) -> SensitivityAudit:
     """Search replace-one neighbours in a public ball for the largest change of a statistic.
 
     Parameters
@@ -298,7 +360,7 @@ def audit_sensitivity(space, *, radius, n, statistic="frechet-mean", center=None
     radius : float
         Radius of the public ball; must satisfy Assumption 1 (``check_radius``).
     n : int
-        Public number of records, ≥ 2.
+        Public number of records, ≥ 2 and at most :data:`~geodp.audit.defaults.MAX_RECORDS` (10⁶).
     statistic : {"frechet-mean", "kng-gradient"}, default "frechet-mean"
         ``"frechet-mean"``: the distance between the Fréchet means of ``D`` and ``D'``, against
         ``frechet_mean_sensitivity(space, radius, n, mechanism="laplace")`` (the bound of the
@@ -306,7 +368,8 @@ def audit_sensitivity(space, *, radius, n, statistic="frechet-mean", center=None
         over ``x`` in the ball, ``F_D(x) = (1/2n) Σ ρ²(x, x_i)``, against
         ``frechet_mean_sensitivity(..., mechanism="kng")``; ``x`` is searched too.
     center : array_like, optional
-        Centre of the ball; default ``space.random_point(rng=0)`` (a fixed point of the space).
+        Centre of the ball; default :func:`geodp.audit.defaults.default_center` (north pole,
+        identity, origin, regular polygon).
     n_starts : int, default 10
         Local searches: the structured starts first (up to 8 for the mean, 5 for the gradient),
         then random ones.
@@ -315,20 +378,29 @@ def audit_sensitivity(space, *, radius, n, statistic="frechet-mean", center=None
     structured_starts : bool, default True
         ``False`` runs random starts only (to check that the search finds the worst case
         without being handed it).
+    through_model : bool, optional
+        ``"frechet-mean"`` on a flat space: compute each statistic by the code
+        :class:`~geodp.models.PrivateFrechetMean` noises
+        (:func:`geodp.models.frechet_mean.flat_statistic`, every record written out; the
+        distance is the chart distance), with the records placed in the ball in the chart.
+        Default (None): True on flat spaces, False elsewhere (curved spaces: the Karcher flow of
+        :func:`geodp.frechet.frechet_mean`; True is refused there).
     rng : None, int or numpy.random.Generator
         For the tangent basis and the random starts.
 
     Returns
     -------
     SensitivityAudit
-        ``ratio = observed / bound``; ``violated`` when it exceeds ``1 + tolerance``.
+        ``ratio = observed / bound``; ``violated`` when it exceeds ``1 + tolerance``;
+        ``conclusive`` when at least 90% of the evaluations were valid (``verdict`` is
+        ``"INCONCLUSIVE"`` otherwise, unless a violation was found).
 
     Raises
     ------
     InvalidTypeError
         ``space`` is not a geodp Manifold, or ``n`` is not an integer.
     InvalidParameterError
-        ``n < 2``, an unknown ``statistic``, or a non-positive budget.
+        ``n < 2`` or ``n > MAX_RECORDS``, an unknown ``statistic``, or a non-positive budget.
     AssumptionError
         ``radius ≥ r*`` (Assumption 1).
 
@@ -349,18 +421,28 @@ def audit_sensitivity(space, *, radius, n, statistic="frechet-mean", center=None
     if not isinstance(space, Manifold):
         raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
     radius = check_radius(space, radius)
-    n = check_sample_size(n)
+    n = check_audit_n(n, limit=MAX_RECORDS, what="the sensitivity search (it splits n − 1 records into clusters)")
     if n < 2:
         raise InvalidParameterError(f"n must be >= 2 (a replace-one neighbour needs a record besides the replaced one), got {n!r}.")
     if statistic not in STATISTICS:
         raise InvalidParameterError(f"statistic must be one of {STATISTICS}, got {statistic!r}.")
     n_starts = _check_count(n_starts, "n_starts")
     max_evaluations = _check_count(max_evaluations, "max_evaluations")
-    center = space.random_point(rng=0) if center is None else space.check_points(center, "center", batch_ndim=0)
+    center = default_center(space) if center is None else space.check_points(center, "center", batch_ndim=0)
     rng = as_generator(rng)
+    if through_model not in (None, True, False):
+        raise InvalidParameterError(f"through_model must be None, True or False, got {through_model!r}.")
+    if statistic != "frechet-mean" or not space.is_flat:
+        if through_model:
+            raise InvalidParameterError("through_model=True needs statistic='frechet-mean' on a flat space.")
+        through_model = False
+    through_model = True if through_model is None else bool(through_model)
     bound = frechet_mean_sensitivity(space, radius, n, mechanism=_BOUND_MECHANISM[statistic])
-    ball = _Ball(space, center, radius, _tangent_basis(space, center, rng))
-    search = _MeanSearch(ball, n, bound) if statistic == "frechet-mean" else _GradientSearch(ball, n, bound)
+    if through_model:
+        search = _ModelMeanSearch(_ChartBall(space, center, radius, rng), n, bound)
+    else:
+        ball = _Ball(space, center, radius, _tangent_basis(space, center, rng))
+        search = _MeanSearch(ball, n, bound) if statistic == "frechet-mean" else _GradientSearch(ball, n, bound)
 
     started = time.perf_counter()
     structured = search.structured() if structured_starts else []
@@ -375,7 +457,7 @@ def audit_sensitivity(space, *, radius, n, statistic="frechet-mean", center=None
         space=repr(space), statistic=statistic, n=n, radius=radius, center=np.array(center, dtype=float),
         bound=bound, observed=search.best, tolerance=search.tolerance, worst=search.worst,
         evaluations=search.evaluations, invalid_evaluations=search.invalid, starts=n_starts,
-        seconds=time.perf_counter() - started,
+        seconds=time.perf_counter() - started, through_model=through_model,
     )
 
 
@@ -458,6 +540,35 @@ class _MeanSearch(_Search):
         self.last_mean = mean
         distance = float(self.ball.space.dist(mean, other))
         return distance, NeighbourPair(points[:k], multiplicities, points[k], points[k + 1], mean, other)
+
+
+class _ModelMeanSearch(_MeanSearch):
+    """Flat spaces: the statistic of :class:`~geodp.models.PrivateFrechetMean`, by its own code
+    (:func:`~geodp.models.frechet_mean.flat_statistic`), of the datasets written out."""
+
+    def __init__(self, ball, n, bound):
+        _Search.__init__(self, ball, n, bound)
+        self.tolerance = _ROUNDING_SLACK
+
+    def evaluate(self, multiplicities, z):
+        from geodp.models.frechet_mean import flat_statistic
+
+        points, finite = self.ball.points(z)
+        if not finite:
+            return None
+        k = len(multiplicities)
+        pair = NeighbourPair(points[:k], multiplicities, points[k], points[k + 1], np.empty(0), np.empty(0))
+        space, ball = self.ball.space, self.ball
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                values = [flat_statistic(space, d, center=ball.center, radius=ball.radius) for d in pair.datasets()]
+            except NotOnManifoldError:
+                return None
+        if not all(np.all(np.isfinite(v)) for v in values):
+            return None
+        pair = NeighbourPair(points[:k], multiplicities, points[k], points[k + 1], values[0], values[1])
+        return float(np.linalg.norm(values[0] - values[1])), pair
 
 
 class _GradientSearch(_Search):

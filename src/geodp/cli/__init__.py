@@ -16,7 +16,7 @@ import os
 import sys
 
 from geodp.cli import audit, demo, mdm, release, reproduce, shapes
-from geodp.cli.common import CommandError, HelpFormatter, install_hint
+from geodp.cli.common import CommandError, HelpFormatter, OneLineErrorParser, install_hint
 from geodp.cli.demo import DEMO_CLASSES, DEMO_EPSILONS, MECHANISMS, run_demo
 from geodp.cli.release import guarantee_schema
 from geodp.cli.specs import parse_space, space_spec
@@ -29,7 +29,8 @@ __all__ = ["CommandError", "DEMO_CLASSES", "DEMO_EPSILONS", "MECHANISMS", "build
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``geodp`` command (``geodp --help`` prints its help).
 
-    Every numeric option is checked by its argparse type, so a bad value stops here.
+    Every numeric option is checked by its argparse type, so a bad value stops here, with a
+    one-line error (:class:`~geodp.cli.common.OneLineErrorParser`, for every subcommand).
 
     Examples
     --------
@@ -39,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     """
     import geodp
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="geodp", formatter_class=HelpFormatter,
         description="geodp: differential privacy on Riemannian manifolds. Two runnable examples on\n"
                     "real data, each printing a table and writing a plot, and the release of a private\n"
@@ -64,7 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """Entry point of the ``geodp`` console script; returns the exit code.
 
-    Bad options exit with code 2 and a usage message (argparse). Errors the user can fix — a
+    Bad options exit with code 2 and a one-line message (``geodp <cmd>: error: …; see geodp <cmd>
+    --help``). A handler may return an exit code of its own (``geodp audit``: 1 when a guarantee is
+    violated, 3 when inconclusive); ``None`` means 0. Errors the user can fix — a
     :class:`~geodp.GeodpError` such as a radius beyond r*, a bad input file or an exhausted
     budget, a missing optional dependency, an unusable output folder — print
     ``geodp: error: <message>`` to stderr and return 2; any other exception is a bug and keeps
@@ -79,7 +82,7 @@ def main(argv=None) -> int:
     """
     args = build_parser().parse_args(argv)
     try:
-        args.handler(args)
+        code = args.handler(args)
     except (GeodpError, CommandError) as err:
         print(f"geodp: error: {err}", file=sys.stderr)
         return 2
@@ -93,4 +96,4 @@ def main(argv=None) -> int:
         except (OSError, ValueError, AttributeError):
             pass
         return 1
-    return 0
+    return 0 if code is None else int(code)

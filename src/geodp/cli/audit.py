@@ -4,6 +4,9 @@
 release (:func:`geodp.audit.audit_epsilon`); ``geodp audit sensitivity`` searches for neighbouring
 datasets that stretch the sensitivity bound (:func:`geodp.audit.audit_sensitivity`). Both print a
 readable report, or exactly one JSON object with ``--json``.
+
+Exit codes (both audits): 0 consistent with the claim, 1 violated, 3 inconclusive (the
+sensitivity search), 2 bad input.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import json
 import sys
 
 from geodp.cli.common import CommandError, HelpFormatter, check_new_file, integer_at_least, positive_float, probability
+from geodp.audit.defaults import MAX_N, MAX_RECORDS
+from geodp.audit.epsilon import DEFAULT_SAMPLES, DRAW_BUDGET, MIN_SAMPLES
 from geodp.cli.records import read_point
 from geodp.cli.specs import NAMED_POINTS, SPACE_GRAMMAR, parse_space
 
@@ -20,13 +25,28 @@ __all__ = ["add_parser"]
 
 _MECHANISMS = ("laplace", "tangent-gaussian", "kng")
 _STATISTICS = ("frechet-mean", "kng-gradient")
-_DEFAULT_N, _DEFAULT_RADIUS, _DEFAULT_SAMPLES = 5, 0.2, 200_000
+_DEFAULT_N, _DEFAULT_RADIUS = 5, 0.2
+EXIT_CODES = ("exit codes: 0 consistent with the claim, 1 violated, 3 inconclusive (sensitivity search),\n"
+              "2 bad input (one line on stderr)")
 
 
 def _confidence(text: str) -> float:
-    """An argparse type: a number in (0, 1)."""
-    value = probability(text)
-    if value == 0.0:
+    """An argparse type: a number in the open interval (0, 1), with the same message for every bad value.
+
+    Examples
+    --------
+    >>> _confidence("0.95")
+    0.95
+    >>> _confidence("1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a number in (0, 1), got '1'
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value < 1.0:  # also refuses NaN
         raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
     return value
 
@@ -44,7 +64,8 @@ def _plain(value):
     return value.tolist() if hasattr(value, "tolist") else str(value)
 
 
-def _run_epsilon(args) -> None:
+def _run_epsilon(args) -> int:
+    """Run the ε audit; exit code 1 when the certified bound exceeds the claim, else 0."""
     from geodp.audit import audit_epsilon, plot_loss
 
     space = parse_space(args.space)
@@ -66,13 +87,16 @@ def _run_epsilon(args) -> None:
         if plot is not None:
             record["plot"] = str(plot)
         _print_json(record)
-        return
-    print(audit)
-    if plot is not None:
-        print(f"plot           : {plot}")
+    else:
+        print(audit)
+        if plot is not None:
+            print(f"plot           : {plot}")
+    return 1 if audit.violated else 0
 
 
-def _run_sensitivity(args) -> None:
+def _run_sensitivity(args) -> int:
+    """Run the sensitivity search; exit code 1 when it finds the bound violated, 3 when it is
+    inconclusive (fewer than 90% of its evaluations valid), else 0."""
     from geodp.audit import audit_sensitivity
 
     space = parse_space(args.space)
@@ -82,6 +106,9 @@ def _run_sensitivity(args) -> None:
         _print_json(result.to_dict())
     else:
         print(result)
+    if result.violated:
+        return 1
+    return 0 if result.conclusive else 3
 
 
 def _common(parser, *, radius_default) -> None:
@@ -91,7 +118,8 @@ def _common(parser, *, radius_default) -> None:
                         ("" if radius_default is None else " (default: %(default)s)"))
     parser.add_argument("--center", metavar="POINT",
                         help=f"public centre of the data ball: a named point ({', '.join(NAMED_POINTS)}) or a file "
-                             "holding one point (default: a fixed point of the space)")
+                             "holding one point (default: north on spheres, identity on SPD, origin on Euclidean and "
+                             "hyperbolic spaces, the regular polygon on Kendall shape spaces)")
     parser.add_argument("--seed", type=integer_at_least(0), default=None, metavar="S",
                         help="seed >= 0, to reproduce a run (default: fresh OS entropy)")
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object and nothing else")
@@ -107,7 +135,7 @@ def add_parser(sub) -> None:
     >>> add_parser(parser.add_subparsers(dest="command"))
     >>> args = parser.parse_args(["audit", "epsilon", "--space", "sphere:2", "--epsilon", "1"])
     >>> args.mechanism, args.n, args.radius, args.samples, args.mutant
-    ('laplace', 5, 0.2, 200000, None)
+    ('laplace', 5, 0.2, None, None)
     """
     audit = sub.add_parser(
         "audit", formatter_class=HelpFormatter,
@@ -126,7 +154,7 @@ def add_parser(sub) -> None:
                "  geodp audit epsilon --space sphere:2 --mechanism laplace --epsilon 1\n"
                "  geodp audit epsilon --space sphere:2 --mechanism kng --epsilon 1 --mutant halve-scale\n"
                "  geodp audit epsilon --space spd:3:log-euclidean --mechanism tangent-gaussian --epsilon 1 \\\n"
-               "      --delta 1e-5 --json --plot loss.png",
+               "      --delta 1e-5 --json --plot loss.png\n\n" + EXIT_CODES,
     )
     _common(epsilon, radius_default=_DEFAULT_RADIUS)
     epsilon.add_argument("--mechanism", choices=_MECHANISMS, default="laplace", help="(default: %(default)s)")
@@ -134,9 +162,12 @@ def add_parser(sub) -> None:
     epsilon.add_argument("--delta", type=probability, default=0.0, metavar="D",
                          help="claimed δ: > 0 for tangent-gaussian, 0 for laplace and kng (default: %(default)s)")
     epsilon.add_argument("--n", type=integer_at_least(1), default=_DEFAULT_N, metavar="N",
-                         help="public number of records (default: %(default)s)")
-    epsilon.add_argument("--samples", type=integer_at_least(100), default=_DEFAULT_SAMPLES, metavar="M",
-                         help="draws per law in each of the two rounds (default: %(default)s)")
+                         help=f"public number of records, at most {MAX_N:,} ({MAX_RECORDS:,} for kng, whose pair "
+                              "holds the records) (default: %(default)s)")
+    epsilon.add_argument("--samples", type=integer_at_least(MIN_SAMPLES), default=None, metavar="M",
+                         help=f"draws per law in each of the two rounds, >= {MIN_SAMPLES} (default: {DEFAULT_SAMPLES:,}, "
+                              f"or fewer when a short timed pilot says the draws would take more than "
+                              f"{DRAW_BUDGET:g} s; the report gives the count used)")
     epsilon.add_argument("--confidence", type=_confidence, default=0.95, metavar="C",
                          help="confidence of the certified bound, in (0, 1) (default: %(default)s)")
     epsilon.add_argument("--mutant", choices=("halve-scale",),
@@ -152,7 +183,8 @@ def add_parser(sub) -> None:
                     "and report the largest observed distance over the bound (never above 1 if the bound holds).",
         epilog="examples:\n"
                "  geodp audit sensitivity --space hyperbolic:2 --radius 1 --n 10\n"
-               "  geodp audit sensitivity --space sphere:2 --radius 0.5 --n 5 --statistic kng-gradient --json",
+               "  geodp audit sensitivity --space sphere:2 --radius 0.5 --n 5 --statistic kng-gradient --json\n\n"
+               + EXIT_CODES,
     )
     _common(sensitivity, radius_default=None)
     sensitivity.add_argument("--n", type=integer_at_least(2), required=True, metavar="N",

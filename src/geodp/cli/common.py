@@ -14,6 +14,7 @@ from pathlib import Path
 __all__ = [
     "CommandError",
     "HelpFormatter",
+    "OneLineErrorParser",
     "atomic_write",
     "check_new_file",
     "install_hint",
@@ -38,6 +39,33 @@ class CommandError(Exception):
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Help text keeps the line breaks of the descriptions and epilogues."""
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, without the usage block:
+    ``geodp <cmd>: error: <message>; see geodp <cmd> --help`` on stderr, exit code 2.
+
+    Subcommands added with ``add_subparsers().add_parser`` get this class too (argparse makes
+    subparsers of the parent's class), so every ``geodp`` subcommand answers the same way.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> parser = OneLineErrorParser(prog="geodp demo")
+    >>> _ = parser.add_argument("--repeats", type=int)
+    >>> err = io.StringIO()
+    >>> with contextlib.redirect_stderr(err):
+    ...     try:
+    ...         parser.parse_args(["--repeats", "x"])
+    ...     except SystemExit as stop:
+    ...         print(stop.code)
+    2
+    >>> print(err.getvalue(), end="")
+    geodp demo: error: argument --repeats: invalid int value: 'x'; see geodp demo --help
+    """
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
 
 
 def install_hint(extra: str) -> str:

@@ -116,3 +116,50 @@ def test_invalid_inputs_raise_typed_errors():
         audit_sensitivity(Euclidean(2), radius=-1.0, n=5)
     with pytest.raises(InvalidParameterError, match="max_evaluations"):
         audit_sensitivity(Euclidean(2), radius=1.0, n=5, max_evaluations=0)
+
+
+def test_too_many_invalid_evaluations_are_inconclusive_not_bound_holds():
+    # SPD(3) log-Euclidean at r = 150 through the Karcher-flow search: the matrices' distances
+    # are lost to rounding, so most pairs are discarded; that search checked (almost) nothing.
+    space = SPD(3, metric="log-euclidean")
+    audit = audit_sensitivity(space, radius=150.0, n=10, n_starts=2, max_evaluations=40, through_model=False, rng=0)
+    assert audit.invalid_evaluations > 0.1 * audit.evaluations
+    assert not audit.conclusive and not audit.violated and audit.verdict == "INCONCLUSIVE"
+    record = json.loads(json.dumps(audit.to_dict()))
+    assert record["conclusive"] is False and record["verdict"] == "INCONCLUSIVE" and record["violated"] is False
+    assert "(INCONCLUSIVE;" in str(audit) and "(bound holds" not in str(audit)
+    # Through the model (the default on flat spaces) every evaluation is valid.
+    audit = audit_sensitivity(space, radius=150.0, n=10, n_starts=2, max_evaluations=40, rng=0)
+    assert audit.through_model and audit.invalid_evaluations == 0 and audit.conclusive
+    assert audit.verdict == "bound holds" and audit.ratio <= 1 + audit.tolerance
+
+
+def test_cli_exit_code_3_when_inconclusive(monkeypatch, capsys):
+    from geodp.cli import main
+
+    real = audit_module.audit_sensitivity
+    monkeypatch.setattr("geodp.audit.audit_sensitivity",
+                        lambda space, **kw: real(space, **kw, through_model=False, n_starts=2, max_evaluations=20))
+    argv = ["audit", "sensitivity", "--space", "spd:3:log-euclidean", "--radius", "150", "--n", "10",
+            "--seed", "0", "--json"]
+    assert main(argv) == 3
+    assert json.loads(capsys.readouterr().out)["verdict"] == "INCONCLUSIVE"
+
+
+def test_through_model_sees_a_lossy_round_trip_in_the_model(monkeypatch):
+    # The model's statistic on SPD(3) log-Euclidean at r = 30 (the audited repro's radius). Put
+    # back the old path's matrix round trip of the mean (Exp, then Log): the search, which
+    # computes the statistic with the model's own code, flags the bound; with the chart path
+    # the bound holds with every evaluation valid.
+    import geodp.models.frechet_mean as model_module
+
+    space = SPD(3, metric="log-euclidean")
+    kwargs = dict(radius=30.0, n=1000, n_starts=2, max_evaluations=40, rng=0)
+    audit = audit_sensitivity(space, **kwargs)
+    assert audit.through_model and audit.invalid_evaluations == 0 and audit.verdict == "bound holds"
+    assert 0.8 <= audit.ratio <= 1 + audit.tolerance  # the records themselves lose digits far out
+    exact_mean = model_module.combine_sum_parts
+    monkeypatch.setattr(model_module, "combine_sum_parts",
+                        lambda parts: space.to_coordinates(space.from_coordinates(exact_mean(parts))))
+    lossy = audit_sensitivity(space, **kwargs)
+    assert lossy.violated and lossy.ratio > 2 and lossy.verdict == "BOUND VIOLATED"

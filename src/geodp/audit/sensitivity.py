@@ -189,7 +189,7 @@ class SensitivityAudit:
         >>> from geodp.manifolds import Euclidean
         >>> audit = audit_sensitivity(Euclidean(1), radius=1.0, n=4, n_starts=1, max_evaluations=50, rng=0)
         >>> sorted(audit.to_dict())[:4]
-        ['bound', 'center', 'evaluations', 'invalid_evaluations']
+        ['bound', 'center', 'conclusive', 'evaluations']
         """
         return {
             "space": self.space,

@@ -319,7 +319,7 @@ class PrivateFrechetMean(BaseEstimator):
                 raise NotOnManifoldError(refusal)
             records = None if (self.mechanism == "kng" and not flat) else _InMemoryRecords(space, clipped, validated=True)
         if flat:  # the records are clipped chart coordinates: their mean, exactly summed
-            private_input = combine_sum_parts(records.map(exact_weighted_sum_parts))
+            private_input = _chart_mean(records)
         elif records is None:  # KNG privatises the whole objective, not the mean
             private_input = clipped
         else:
@@ -429,6 +429,47 @@ def _prepared_records(space, center, radius, block, *, coordinates):
     block[invalid] = center
     clipped, was_clipped = space._clip_to_ball(space._canonical_records(block), center, radius)
     return clipped, (int(np.count_nonzero(invalid)), int(np.count_nonzero(was_clipped)))
+
+
+def _chart_mean(records):
+    """Flat spaces: the mean of prepared (clipped chart-coordinate) records, exactly summed."""
+    return combine_sum_parts(records.map(exact_weighted_sum_parts))
+
+
+def flat_statistic(space, X, *, center, radius) -> np.ndarray:
+    """The non-private statistic ``PrivateFrechetMean.fit`` noises on a flat space, by the same
+    code: the records' chart coordinates (invalid ones replaced by the centre), clipped into
+    the ball in the chart, their exactly summed mean. **Private**: for audits and tests of the
+    sensitivity bound (:func:`geodp.audit.audit_sensitivity`), never for publication.
+
+    Parameters
+    ----------
+    space : Manifold
+        A flat space.
+    X : array_like, shape (n, *space.point_shape)
+    center, radius
+        The public ball.
+
+    Returns
+    -------
+    numpy.ndarray, shape (space.dim,)
+        Chart coordinates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geodp.manifolds import SPD
+    >>> space = SPD(2, metric="log-euclidean")
+    >>> X = space.from_coordinates(np.array([[10.0, -10.0, 0.0], [0.0, 0.0, 0.0]]))
+    >>> flat_statistic(space, X, center=np.eye(2), radius=5.0).round(6)  # first clipped to 5
+    array([ 1.767767, -1.767767,  0.      ])
+    """
+    if not space.is_flat:
+        raise InvalidParameterError(f"flat_statistic needs a flat space, got {space!r}.")
+    center = space.check_points(center, "center", batch_ndim=0)
+    radius = check_radius(space, radius)
+    clipped, _ = _prepared_records(space, center, radius, space._dataset_array(X, "X"), coordinates=True)
+    return _chart_mean(_InMemoryRecords(space, clipped, validated=True))
 
 
 def _project_coordinates(release, c0, radius):

@@ -96,3 +96,68 @@ def test_kng_on_a_dask_array_is_refused_before_the_accountant_is_charged():
     assert accountant.spent == []
     model.fit(X)  # in memory the same model releases and pays
     assert len(accountant.spent) == 1
+
+
+def _lazy_copies(block, k):
+    """``k`` copies of ``block`` as a Dask array of ``k`` chunks, each chunk a fresh copy made when
+    it is read (so that holding on to the chunks would cost memory, as with data read from disk)."""
+    base = da.from_array(block, chunks=block.shape)
+    return da.concatenate([base] * k).map_blocks(np.copy, dtype=block.dtype)
+
+
+def _traced_peak(fn):
+    import tracemalloc
+
+    import dask
+
+    tracemalloc.start()
+    try:
+        with dask.config.set(scheduler="threads", num_workers=2):
+            fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("case", ["log-euclidean mean", "sphere fit"])
+def test_dask_peak_memory_does_not_grow_with_n(case, monkeypatch):
+    """2 and 6 chunks of 20,000 records (4 sub-blocks each): the traced peak may grow by the
+    per-chunk bookkeeping (the graph, a few small results: ~20 kB a chunk), never by an array of
+    length n — a float64 vector of n entries would add 8 bytes per extra record, a chunk kept in
+    memory 72 (SPD(3)) or 32 (Sphere(3)); the bound allows 4 bytes. A single chunk of the 6·20,000
+    records peaks below twice its own size: its temporaries are a sub-block's, not the chunk's."""
+    import geodp.dask_support
+
+    monkeypatch.setattr(geodp.dask_support, "_BLOCK_VALUES", 5000 * 9)
+    c, rng = 20_000, np.random.default_rng(3)
+    if case == "sphere fit":
+        block = SPHERE.project(rng.normal(size=(c, 4)) * 0.2 + [1.0, 0, 0, 0])
+        def run(X):
+            PrivateFrechetMean(SPHERE, epsilon=1.0, center=block[0], radius=0.4, random_state=0).fit(X)
+    else:
+        block = LE.random_point(c, rng=rng)
+        def run(X):
+            frechet_mean(LE, X)
+    run(_lazy_copies(block[:100], 2))  # warm the caches (imports, dask's tokenizers) untraced
+    small, large = (_traced_peak(lambda: run(_lazy_copies(block, k))) for k in (2, 6))
+    assert large - small < 4 * (6 - 2) * c, (small, large)
+    whole = np.concatenate([block] * 6)  # without sub-blocks: 4.9x (mean), 7.9x (fit)
+    assert _traced_peak(lambda: run(da.from_array(whole, chunks=whole.shape))) < 2 * whole.nbytes
+
+
+def test_chunks_in_sub_blocks_give_the_in_memory_mean_and_count_every_invalid_record(monkeypatch):
+    """Sub-blocks of 7 records inside chunks of up to 100: the same mean and the same passes as
+    whole chunks; invalid records in different sub-blocks of one chunk are all counted."""
+    import geodp.dask_support
+
+    monkeypatch.setattr(geodp.dask_support, "_BLOCK_VALUES", 7 * 9)
+    for space in (AI, LE):
+        X = _data(space)
+        calls = []
+        mean, info = frechet_mean(space, _counted(X, calls), tol=1e-13, return_info=True)
+        np.testing.assert_allclose(mean, frechet_mean(space, X, tol=1e-13), rtol=0, atol=1e-10)
+        assert len(calls) == 4 * info.n_passes
+    X = _data(SPHERE)
+    X[[40, 50, 120]] *= 2.0  # three sub-blocks of the second chunk (records 37..136)
+    with pytest.raises(NotOnManifoldError, match="^3 point"):
+        frechet_mean(SPHERE, da.from_array(X, chunks=UNEVEN + ((4,),)))

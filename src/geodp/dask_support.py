@@ -4,7 +4,15 @@ Every pass of :func:`geodp.frechet.frechet_mean` (one per Karcher-flow iteration
 flat spaces) maps a per-chunk function over the chunks of ``X`` and combines the per-chunk sums,
 so memory does not grow with ``n`` and the same code runs on a ``dask.distributed`` cluster.
 Validation (and, in :class:`~geodp.models.PrivateFrechetMean`, the invalid-record policy and
-the clipping) happens chunk by chunk inside the same passes. dask is imported only here.
+the clipping) happens chunk by chunk inside the same passes, each chunk in sub-blocks of about
+8 MB, so that a pass's temporaries do not grow with the chunk size either. dask is imported only
+here.
+
+Memory then depends on the chunk size only, provided the Dask array reads its chunks lazily: since
+dask 2024.12, ``dask.array.from_array`` copies a NumPy array into memory, a ``numpy.memmap``
+included (dask issue 11850), so a store on disk is best read through an array-like without a
+``copy`` method (zarr, h5py, or a wrapper that maps the file in ``__getitem__``; see
+``benchmarks/bench_means.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import functools
 import numpy as np
 
 from geodp.errors import GeodpError, InvalidDataError, NotOnManifoldError
+from geodp.frechet import _BLOCK_VALUES
 
 __all__ = ["DaskRecords"]
 
@@ -29,11 +38,20 @@ def checked_block(space, block):
         return None, (int(np.count_nonzero(space.invalid_records(block))),)
 
 
-def _chunk_part(prepare, part, args, block, n):
-    block, counts = prepare(np.asarray(block, dtype=np.float64))
-    if block is None:
-        return None, counts
-    return part(*args, block, np.full(block.shape[0], 1.0 / n)), counts
+def _chunk_part(prepare, part, args, block, n, rows):
+    """``(parts, counts)`` of one chunk: ``part`` on each of its sub-blocks of ``rows`` records
+    (prepared one by one, so that every temporary is a sub-block's, whatever the chunk size),
+    ``counts`` summed over them; ``parts`` is None if some record was invalid (the pass raises)."""
+    block = np.asarray(block, dtype=np.float64)
+    parts, counts = [], None
+    for start in range(0, max(block.shape[0], 1), rows):  # an empty chunk is prepared once
+        sub, sub_counts = prepare(block[start:start + rows])
+        counts = sub_counts if counts is None else tuple(a + b for a, b in zip(counts, sub_counts))
+        if sub is None or parts is None:
+            parts = None  # keep counting the invalid records of the chunk, compute nothing more
+            continue
+        parts.append(part(*args, sub, np.full(sub.shape[0], 1.0 / n)))
+    return parts, counts
 
 
 def _start_part(space, block, weights):
@@ -47,7 +65,8 @@ class DaskRecords:
     ----------
     space : Manifold
     X : dask.array.Array, shape (n, *space.point_shape)
-        Chunked along the first axis (other axes are merged into one chunk).
+        Chunked along the first axis (other axes are merged into one chunk). Each chunk is
+        processed in sub-blocks of ``rows`` records (the rows of an in-memory block).
     prepare : callable, optional
         ``prepare(block) -> (points, counts)``: validates one chunk; ``counts[0]`` is its number
         of invalid records. Default :func:`checked_block`.
@@ -78,6 +97,9 @@ class DaskRecords:
         self.chunks = X.to_delayed().ravel().tolist()
         self.prepare = prepare or functools.partial(checked_block, space)
         self.refuse_invalid = refuse_invalid
+        # Sub-blocks of a chunk: as many records as an in-memory block (about 8 MB of a pass's
+        # temporaries per record value), so that memory depends on neither n nor the chunk size.
+        self.rows = max(1, _BLOCK_VALUES // max(1, int(space._karcher_row_values)))
         self.n_passes, self.counts = 0, None
 
     keeps_hessian = False  # per-chunk Newton state would grow with n: gradient steps only
@@ -94,12 +116,12 @@ class DaskRecords:
         import dask
 
         self.n_passes += 1
-        tasks = [dask.delayed(_chunk_part)(self.prepare, part, args, chunk, self.n) for chunk in self.chunks]
-        results = dask.compute(*tasks)
+        task = dask.delayed(_chunk_part)
+        results = dask.compute(*[task(self.prepare, part, args, chunk, self.n, self.rows) for chunk in self.chunks])
         self.counts = tuple(int(sum(c)) for c in zip(*(r[1] for r in results)))
         if self.counts[0] and self.refuse_invalid is not False:
             self.raise_invalid()
-        return [r[0] for r in results]
+        return [p for r in results if r[0] is not None for p in r[0]]
 
     def first(self):
         """The first record, prepared (a fallback start of the flow)."""

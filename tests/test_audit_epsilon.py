@@ -189,3 +189,28 @@ def test_default_sample_count_fits_the_time_budget(monkeypatch):
     monkeypatch.setattr(epsilon_module, "DRAW_BUDGET", 1e-6)
     with pytest.raises(InvalidParameterError, match="pass n_samples"):
         audit_epsilon(Sphere(2), **kwargs)
+
+
+@pytest.mark.parametrize("shift, delta", [(None, 0.0), (0.0, 1e-5)])
+def test_plot_draws_epsilon_lines_only_on_a_known_loss_axis(shift, delta, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import matplotlib.axes
+
+    from geodp.audit import plot_loss
+    from geodp.audit.epsilon import EpsilonAudit
+
+    rng = np.random.default_rng(0)
+    audit = EpsilonAudit(space="Sphere(2)", mechanism="kng", epsilon=1.0, delta=delta, epsilon_lower_bound=0.4,
+                         confidence=0.95, n_samples=500, events=(), exact_epsilon=None, mutant=None, pair="",
+                         scale=0.1, seconds=0.0, log_normaliser_difference=shift,
+                         loss_samples=(rng.normal(size=500), rng.normal(size=500)))
+    lines, titles = [], []
+    monkeypatch.setattr(matplotlib.axes.Axes, "axvline", lambda self, x, **kw: lines.append(x))
+    original_title = matplotlib.axes.Axes.set_title
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_title",
+                        lambda self, text, **kw: (titles.append(text), original_title(self, text, **kw))[1])
+    plot_loss(audit, tmp_path / "loss.png")
+    assert (tmp_path / "loss.png").stat().st_size > 0
+    # unknown normalisers: the histogram is ℓ0 − ℓ1, shifted by an unknown constant, so no ±ε line
+    assert lines == ([] if shift is None else [1.0, -1.0, 0.4, -0.4])
+    assert ("δ = 1e-05" in titles[0]) == (delta > 0)

@@ -267,3 +267,41 @@ def test_secure_release_cli_writes_a_schema_valid_floating_point_safe_guarantee(
     assert "fp-safe     : yes" in record["report_text"]
     assert main(args[:-4] + ["--seed", "1", "--output", str(tmp_path / "n.npy"), "--guarantee",
                              str(tmp_path / "n.json"), "--secure"]) != 0
+
+
+def test_bit_generator_spawn_keys_children_from_fresh_os_entropy():
+    # randomgen's own spawn would key the children from the visible seed_seq.
+    from geodp.secure import SecureGenerator
+
+    bits = SecureGenerator().bit_generator
+    children = bits.spawn(2)
+    keys = [tuple(np.ravel(c.state["state"]["keysetup"]).tolist()) for c in children]
+    parent = tuple(np.ravel(bits.state["state"]["keysetup"]).tolist())
+    assert type(children[0]) is type(bits) and keys[0] != keys[1] and parent not in keys
+    with pytest.raises(InvalidParameterError):
+        children[0].state = bits.state
+
+
+def test_as_published_extrinsic_is_never_floating_point_safe():
+    import warnings
+
+    from geodp.manifolds import Sphere
+    from geodp.mechanisms.extrinsic import ExtrinsicMeanMechanism
+
+    north = np.array([0.0, 0.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        published = ExtrinsicMeanMechanism(Sphere(2), epsilon=1.0, center=north, radius=0.5, n=10, as_published=True)
+    sound = ExtrinsicMeanMechanism(Sphere(2), epsilon=1.0, center=north, radius=0.5, n=10)
+    assert sound.guarantee_for("secure").floating_point_safe
+    assert not published.guarantee_for("secure").floating_point_safe
+
+
+def test_projection_after_the_grid_step_is_reported():
+    from geodp.manifolds import SPD
+    from geodp.models import PrivateFrechetMean
+
+    space = SPD(2, metric="log-euclidean")
+    model = PrivateFrechetMean(space, epsilon=1.0, center=np.eye(2), radius=1.0, project_to_ball=True,
+                               random_state="secure").fit(space.random_point(20, rng=0))
+    assert any("off the grid" in a for a in model.privacy_report_.to_dict()["assumptions"])

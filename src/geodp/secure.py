@@ -5,8 +5,13 @@ A :class:`SecureGenerator` is a :class:`numpy.random.Generator` over the ChaCha2
 (:func:`secrets.randbits`). Every sampler of geodp keeps working unchanged on it (same laws); on
 flat spaces the mechanisms also switch to the exact discrete constructions of
 :mod:`geodp.mechanisms.grid`. A secure generator cannot be seeded: it has no seed argument,
-refuses a new state, and a copy (``copy.deepcopy``, pickling, ``spawn``) is a fresh generator
-with a fresh key, never a replay of the stream.
+refuses a new state, and a copy (``copy.deepcopy``, pickling, ``spawn`` of the generator or of
+its bit generator) is a fresh generator with a fresh key from the OS, never a replay of the
+stream nor a key derived from anything visible.
+
+**Secret:** ``bit_generator.state`` (readable, not settable) holds the ChaCha key and counter:
+whoever reads it can replay every later draw and so strip the noise from a release. Never log,
+print or publish it, nor pickle the bit generator by hand.
 
 The bit generator comes from the optional dependency ``randomgen`` (``pip install
 "geodp[secure]"``); without it, asking for ``"secure"`` raises :class:`MissingDependencyError`.
@@ -103,10 +108,17 @@ def _unseedable(chacha):
                 _refuse_seed()
             return chacha.seed(self, *args, **kwargs)
 
+        def spawn(self, n_children):
+            # randomgen's spawn keys children from the visible seed_seq (OS entropy, but not the
+            # ChaCha key and readable by anyone holding the generator): key each from fresh OS bits.
+            cls = type(self)
+            return [cls(key=secrets.randbits(_KEY_BITS), counter=0, rounds=_ROUNDS) for _ in range(int(n_children))]
+
         _UNSEEDABLE[chacha] = type(
             "UnseedableChaCha",
             (chacha,),
-            {"__init__": __init__, "seed": seed, "state": property(chacha.state.__get__, _refuse_seed)},
+            {"__init__": __init__, "seed": seed, "spawn": spawn,
+             "state": property(chacha.state.__get__, _refuse_seed)},
         )
     return _UNSEEDABLE[chacha]
 

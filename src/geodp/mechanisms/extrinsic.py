@@ -11,6 +11,8 @@ kept only for reproductions, behind ``as_published=True``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import warnings
 from dataclasses import dataclass
 
@@ -153,6 +155,16 @@ class ExtrinsicMeanMechanism(Mechanism):
 
     def _grid_noise(self, dim: int) -> GridLaplace:
         return GridLaplace(self.epsilon, self.sensitivity, dim)
+
+    def guarantee_for(self, rng, value=None) -> Guarantee:
+        """As :meth:`Mechanism.guarantee_for`; the as-published variant is never reported
+        floating-point safe (nor safe at all): it has no DP proof, whatever the sampler."""
+        g = super().guarantee_for(rng, value)
+        if self.as_published and g.floating_point_safe:
+            g = replace(g, floating_point_safe=False, construction=(
+                g.construction + "; but AS PUBLISHED the noise is calibrated to a sensitivity that does not bound "
+                "the privatised Fréchet mean: no DP proof, so not floating-point safe either"))
+        return g
 
     def randomise(self, value, rng=None, size=None):
         """Noisy ambient copy of an ambient ``value`` (not projected)."""

@@ -370,7 +370,9 @@ class PrivateFrechetMean(BaseEstimator):
         if self.mechanism != "tangent-gaussian" and requested_delta > 0:
             extra.append(f"delta={requested_delta!r} was passed, but the {self.mechanism} mechanism is pure ε-DP: delta = 0.0")
         if self.project_to_ball:
-            extra.append("the release is projected onto the public ball (post-processing)")
+            extra.append("the release is projected onto the public ball (post-processing)" + (
+                f"; the projection, applied after the grid step, moves a release outside the ball off the grid "
+                f"{g.grid!r}: only a release inside the ball is a multiple of it" if g.grid is not None else ""))
         text = (
             "geodp privacy report: PrivateFrechetMean (publishable: nothing in it is computed from "
             "the private data)\n" + g.render(details, extra)

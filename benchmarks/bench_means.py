@@ -183,17 +183,21 @@ class NpyStore:
         return np.load(self.path, mmap_mode="r")[key]
 
 
+def _status(field) -> int:
+    """A memory field of ``/proc/self/status`` (Linux), in bytes."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field + ":"))
+
+
 def _anonymous_rss() -> int:
     """Resident anonymous memory of this process (Linux), in bytes: the heap, not the pages of the
     memory-mapped store, which the kernel counts in the RSS while they sit in the page cache."""
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("RssAnon:"))
+    return _status("RssAnon")
 
 
 def dask_worker(path, metric, chunk):
     """Run in a subprocess: the mean of the store, its time, the peak RSS and the peak anonymous
     RSS (polled every 20 ms)."""
-    import resource
     import threading
 
     import dask
@@ -210,7 +214,9 @@ def dask_worker(path, metric, chunk):
     X = da.from_array(NpyStore(path), chunks=(chunk, 3, 3), name=f"spd3-store-{os.path.basename(path)}")
     t, (mean, info) = timed(lambda: frechet_mean(SPD(3, metric=metric), X, tol=1e-10, return_info=True))
     done.set()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    # VmHWM, the peak RSS of this process's own address space: getrusage's ru_maxrss survives
+    # exec, so after subprocess's vfork it reported the parent's peak (writing the store).
+    rss = _status("VmHWM")
     print(json.dumps({"seconds": t, "peak_rss": rss, "peak_anon": max(peak[0], _anonymous_rss()),
                       "passes": info.n_passes, "mean": mean.tolist()}))
 

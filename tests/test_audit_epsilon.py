@@ -9,7 +9,7 @@ from scipy import integrate, stats
 
 import geodp.audit.epsilon as epsilon_module
 from geodp.audit import audit_epsilon
-from geodp.audit.defaults import MAX_N, MAX_RECORDS, default_center
+from geodp.audit.defaults import MAX_KNG_N, MAX_N, default_center
 from geodp.audit.epsilon import _mechanism, clopper_pearson_epsilon
 from geodp.errors import InvalidParameterError
 from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
@@ -137,7 +137,7 @@ def test_report_and_dict():
     (dict(mechanism="laplace", n_samples=10), "n_samples must be >= 100"),
     (dict(mechanism="laplace", n=MAX_N + 1), "at most"),
     (dict(mechanism="laplace", n=10**23), "at most"),
-    (dict(mechanism="kng", n=MAX_RECORDS + 1), "KNG"),
+    (dict(mechanism="kng", n=MAX_KNG_N + 1), "KNG"),
     (dict(mechanism="kng", radius=1e-12), "float64"),
 ])
 def test_bad_parameters_are_refused(kwargs, match):

@@ -33,7 +33,7 @@ from geodp.audit.exact_loss import (
     laplace_exact_epsilon,
     supports_axial_quadrature,
 )
-from geodp.audit.defaults import MAX_N, MAX_RECORDS, check_audit_n, default_center
+from geodp.audit.defaults import MAX_KNG_N, MAX_N, check_audit_n, default_center
 from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.frechet import convexity_bound
 from geodp.manifolds import Euclidean, Manifold
@@ -512,7 +512,7 @@ def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, 
     ------
     InvalidParameterError
         A parameter is out of range (δ > 0 for a pure mechanism, an unknown mutant, ``n`` above
-        :data:`~geodp.audit.defaults.MAX_N` — :data:`~geodp.audit.defaults.MAX_RECORDS` for KNG,
+        :data:`~geodp.audit.defaults.MAX_N` — :data:`~geodp.audit.defaults.MAX_KNG_N` for KNG,
         whose pair holds the n records —, a pair too close for float64 to resolve, a default
         sample count that cannot fit the time budget, ...).
     AssumptionError
@@ -540,7 +540,7 @@ def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, 
     if mechanism != "tangent-gaussian" and delta != 0.0:
         raise InvalidParameterError(f"the {mechanism} mechanism is pure ε-DP: leave delta at 0, got {delta!r}.")
     delta = check_delta(delta, allow_zero=mechanism != "tangent-gaussian")
-    n = (check_audit_n(n, limit=MAX_RECORDS, what="a KNG audit (its pair holds n records, evaluated at every draw)")
+    n = (check_audit_n(n, limit=MAX_KNG_N, what="a KNG audit (its pair holds n records, evaluated at every draw)")
          if mechanism == "kng" else
          check_audit_n(n, limit=MAX_N, what="an ε audit (beyond it the footpoints ~r/n apart are not resolved in float64)"))
     if n_samples is not None:

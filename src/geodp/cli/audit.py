@@ -16,7 +16,7 @@ import json
 import sys
 
 from geodp.cli.common import CommandError, HelpFormatter, check_new_file, integer_at_least, positive_float, probability
-from geodp.audit.defaults import MAX_N, MAX_RECORDS
+from geodp.audit.defaults import MAX_KNG_N, MAX_N
 from geodp.audit.epsilon import DEFAULT_SAMPLES, DRAW_BUDGET, MIN_SAMPLES
 from geodp.cli.records import read_point
 from geodp.cli.specs import NAMED_POINTS, SPACE_GRAMMAR, parse_space
@@ -162,7 +162,7 @@ def add_parser(sub) -> None:
     epsilon.add_argument("--delta", type=probability, default=0.0, metavar="D",
                          help="claimed δ: > 0 for tangent-gaussian, 0 for laplace and kng (default: %(default)s)")
     epsilon.add_argument("--n", type=integer_at_least(1), default=_DEFAULT_N, metavar="N",
-                         help=f"public number of records, at most {MAX_N:,} ({MAX_RECORDS:,} for kng, whose pair "
+                         help=f"public number of records, at most {MAX_N:,} ({MAX_KNG_N:,} for kng, whose pair "
                               "holds the records) (default: %(default)s)")
     epsilon.add_argument("--samples", type=integer_at_least(MIN_SAMPLES), default=None, metavar="M",
                          help=f"draws per law in each of the two rounds, >= {MIN_SAMPLES} (default: {DEFAULT_SAMPLES:,}, "

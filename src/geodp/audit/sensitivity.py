@@ -46,6 +46,10 @@ _ROUNDING_SLACK = 1e-6
 _BOUNDARY = math.pi / 2  # |z| at which sin(|z|) = 1: a point on the ball's boundary
 # A search is conclusive only when at least this share of its evaluations was valid.
 MIN_VALID_SHARE = 0.9
+# A search whose tolerance (the solver's accuracy over the bound) exceeds this cannot tell a bound
+# that holds from one broken by less than the tolerance: it is inconclusive (tiny radii, where the
+# mean cannot be solved to a small fraction of 2r/n in float64).
+MAX_TOLERANCE = 0.01
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,13 +164,15 @@ class SensitivityAudit:
 
     @property
     def conclusive(self) -> bool:
-        """Whether at least 90% of the evaluations were valid. A violation found is a violation
-        either way; "bound holds" is reported only by a conclusive search."""
-        return self.valid_share >= MIN_VALID_SHARE
+        """Whether at least 90% of the evaluations were valid and the tolerance is at most 1% of
+        the bound. A violation found is a violation either way; "bound holds" is reported only by
+        a conclusive search."""
+        return self.valid_share >= MIN_VALID_SHARE and self.tolerance <= MAX_TOLERANCE
 
     @property
     def verdict(self) -> str:
-        """``"BOUND VIOLATED"``, ``"INCONCLUSIVE"`` (too few valid evaluations) or ``"bound holds"``."""
+        """``"BOUND VIOLATED"``, ``"INCONCLUSIVE"`` (too few valid evaluations, or a tolerance above
+        1% of the bound) or ``"bound holds"``."""
         if self.violated:
             return "BOUND VIOLATED"
         return "bound holds" if self.conclusive else "INCONCLUSIVE"
@@ -226,7 +232,11 @@ class SensitivityAudit:
             f"  observed/bound = {self.ratio:.4f} ({verdict}; tolerance {self.tolerance:.1g})",
             f"  search: {self.starts} starts, {self.evaluations} evaluations"
             f" ({self.invalid_evaluations} discarded as invalid), {self.seconds:.1f} s",
-            *([] if self.conclusive or self.violated else [
+            *([] if self.conclusive or self.violated or self.valid_share < MIN_VALID_SHARE else [
+                f"  INCONCLUSIVE: the tolerance {self.tolerance:.2g} exceeds {MAX_TOLERANCE:.0%} of the bound (the "
+                "mean cannot be solved precisely enough at this radius and n); the search cannot say that the "
+                "bound holds."]),
+            *([] if self.conclusive or self.violated or self.valid_share >= MIN_VALID_SHARE else [
                 f"  INCONCLUSIVE: only {self.valid_share:.0%} of the evaluations were valid (at least "
                 f"{MIN_VALID_SHARE:.0%} needed); the search checked too little to say that the bound holds."]),
             "  A search that finds no violation is evidence, not proof.",

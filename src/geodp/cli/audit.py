@@ -96,7 +96,8 @@ def _run_epsilon(args) -> int:
 
 def _run_sensitivity(args) -> int:
     """Run the sensitivity search; exit code 1 when it finds the bound violated, 3 when it is
-    inconclusive (fewer than 90% of its evaluations valid), else 0."""
+    inconclusive (fewer than 90% of its evaluations valid, or a tolerance above 1% of the bound),
+    else 0."""
     from geodp.audit import audit_sensitivity
 
     space = parse_space(args.space)

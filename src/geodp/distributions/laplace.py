@@ -428,7 +428,8 @@ class RiemannianLaplace(Distribution):
             self.space, self.log_density, np.repeat(self._mcmc_start()[None], m, axis=0),
             burn_in=self.burn_in, thinning=self.thinning, in_support=support,
             step_size=min(self.scale, self.radius if self.truncated else math.inf, self.space.injectivity_radius / 4),
-            rng=rng,
+            rng=rng, factored_log_density=self._factored_log_density if isinstance(self.space, AffineInvariantSPD)
+            else None,
         )
         self.diagnostics = result.diagnostics
         return result.samples[0]
@@ -476,6 +477,25 @@ class RiemannianLaplace(Distribution):
             y, _ = rejection_sample(propose, m, (self.space.dim,), self._ball_acceptance, rng,
                                     min_rate=self._ball_bound)
         return y.reshape(shape + (self.space.dim,))
+
+    @functools.cached_property
+    def _inv_roots(self):
+        """``η^-½`` and (truncated) ``m0^-½``, once per law: MH on AI-SPD evaluates distances
+        from them at every step."""
+        roots = [mf.sqrtm_and_invsqrtm(self.footpoint)[1]]
+        return roots + ([mf.sqrtm_and_invsqrtm(self.center)[1]] if self.truncated else [])
+
+    def _factored_log_density(self, x, factor, inv_factor):
+        """:meth:`log_density` on AI-SPD from the cached inverse roots (one ``eigvalsh`` per
+        distance; the chain's factors are not needed)."""
+        def dist(inv_root):
+            w = np.linalg.eigvalsh(mf.congruence(inv_root, x))
+            return np.sqrt(np.sum(np.log(mf.positive_eigenvalues(w)) ** 2, axis=-1))
+
+        value = -dist(self._inv_roots[0]) / self.scale
+        if self.truncated:
+            value = np.where(dist(self._inv_roots[1]) <= self.radius, value, -np.inf)
+        return value
 
     def log_density(self, x):
         """``−ρ(η, x)/σ`` (``−inf`` outside the truncation ball)."""

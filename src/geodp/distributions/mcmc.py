@@ -6,6 +6,17 @@ ones. Proposal ``x' = exp_x(s ξ)`` with ``ξ`` a standard Gaussian in an orthon
 proposal is symmetric w.r.t. the Riemannian volume, so the acceptance ratio is the density ratio.
 The step ``s`` is adapted only during burn-in. MCMC output is only approximately the target law:
 a mechanism sampled this way is only approximately DP, and says so.
+
+**State cache.** Each chain keeps its current log-density (never re-evaluated), and on
+affine-invariant SPD a factor ``L`` with ``x = L Lᵀ`` and its inverse. The metric is invariant
+under every congruence, so ``ξ = L S Lᵀ`` (``vecd S`` standard Gaussian) is a standard Gaussian
+tangent vector and ``exp_x(s ξ) = L Exp(s S) Lᵀ``; with ``s S = V diag(w) Vᵀ`` the proposal's
+factor is ``L V diag(e^{w/2})``. A step costs one ``k × k`` eigendecomposition plus what the
+log-density needs at the proposal (``factored_log_density`` receives the factors, so it needs
+no square root of its own).
+
+**Diagnostics** (:class:`MCMCDiagnostics`) are for the curator only: they are computed from the
+chain, whose law depends on the private footpoint or data.
 """
 
 from __future__ import annotations
@@ -15,14 +26,25 @@ from dataclasses import dataclass
 import numpy as np
 
 from geodp.errors import InvalidParameterError
+from geodp.manifolds import _matrix as mf
 from geodp.validation import as_generator, check_positive
 
-__all__ = ["MCMCDiagnostics", "MCMCResult", "random_walk_metropolis", "effective_sample_size"]
+__all__ = [
+    "MCMCDiagnostics",
+    "MCMCResult",
+    "random_walk_metropolis",
+    "effective_sample_size",
+    "batch_means_ess",
+    "split_rhat",
+]
+
+_RECORDED = 1000  # functionals are recorded at most this many times per chain (post burn-in)
 
 
 @dataclass(frozen=True)
 class MCMCDiagnostics:
-    """What a chain run reports alongside its samples.
+    """What a chain run reports alongside its samples. **Curator-only**: every number here is
+    computed from chains whose law depends on private data; never publish them.
 
     Attributes
     ----------
@@ -34,6 +56,15 @@ class MCMCDiagnostics:
     step_size : float
         Final (frozen) proposal scale.
     n_chains, burn_in, thinning, n_steps : int
+    functional_names : tuple of str
+        The public functionals tracked: distance to the (public) start point and a projection
+        onto a fixed-seed unit vector of the ambient coordinates.
+    functional_ess : tuple of float
+        Geyer ESS of each functional over the recorded trace, summed over chains.
+    split_rhat : tuple of float
+        Split-R̂ (Gelman et al., BDA3 §11.4) of each functional; ``nan`` with one chain.
+    record_stride : int
+        The functionals were recorded every ``record_stride`` post-burn-in steps.
     """
 
     acceptance_rate: float
@@ -43,12 +74,28 @@ class MCMCDiagnostics:
     burn_in: int
     thinning: int
     n_steps: int
+    functional_names: tuple = ()
+    functional_ess: tuple = ()
+    split_rhat: tuple = ()
+    record_stride: int = 1
+
+    @property
+    def min_ess(self) -> float:
+        """Smallest ESS over the log-density and the functionals."""
+        return float(np.nanmin((self.effective_sample_size,) + tuple(self.functional_ess)))
+
+    @property
+    def max_rhat(self) -> float:
+        """Largest split-R̂ (``nan`` with one chain)."""
+        values = np.asarray(self.split_rhat, dtype=float)
+        return float(np.max(values)) if values.size and not np.all(np.isnan(values)) else float("nan")
 
     def __str__(self) -> str:
         return (
             f"MH: {self.n_chains} chain(s), burn-in {self.burn_in}, thinning {self.thinning}, "
             f"step {self.step_size:.3g}, acceptance {self.acceptance_rate:.2f}, "
-            f"ESS {self.effective_sample_size:.0f} over {self.n_steps} post-burn-in steps"
+            f"ESS {self.effective_sample_size:.0f} (log-density), {self.min_ess:.0f} (min), "
+            f"split-R̂ {self.max_rhat:.3f} over {self.n_steps} post-burn-in steps"
         )
 
 
@@ -63,6 +110,9 @@ class MCMCResult:
 def effective_sample_size(trace) -> float:
     """ESS of a scalar trace of shape ``(n_steps, n_chains)`` (Geyer 1992, initial positive
     sequence of the chain-averaged autocorrelation).
+
+    For an AR(1) chain with coefficient ρ the ESS is ``n(1 − ρ)/(1 + ρ)``
+    (tests/test_mh_diagnostics.py checks it for ρ = −0.5, 0.5, 0.9).
 
     Examples
     --------
@@ -89,6 +139,87 @@ def effective_sample_size(trace) -> float:
     return float(n * m / max(tau, 1.0 / (n * m)))
 
 
+def batch_means_ess(trace, n_batches: int | None = None) -> float:
+    """ESS of a trace of shape ``(n_steps, n_chains)`` by non-overlapping batch means (Flegal
+    & Jones 2010): ``n·m·s²/σ̂²`` with ``σ̂² = b · var(batch means)``, ``b ≈ √n`` steps a batch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> iid = np.random.default_rng(0).standard_normal((4000, 4))
+    >>> 10000 < batch_means_ess(iid) < 24000
+    True
+    """
+    x = np.asarray(trace, dtype=float)
+    n, m = x.shape
+    a = int(n_batches) if n_batches is not None else int(np.sqrt(n))
+    if n < 20 or a < 2:
+        return float("nan")
+    b = n // a
+    x = x[: a * b] - x[: a * b].mean(axis=0)
+    var = np.mean(x**2)
+    if var == 0:
+        return 1.0
+    means = x.reshape(a, b, m).mean(axis=1)
+    sigma2 = b * np.sum(means**2) / ((a - 1) * m)
+    return float(a * b * m * var / sigma2)
+
+
+def split_rhat(trace) -> float:
+    """Split-R̂ of a trace of shape ``(n_steps, n_chains)`` (Gelman et al., BDA3 §11.4): each
+    chain is cut in halves; ``sqrt(((N−1)/N · W + B/N) / W)``. ``nan`` below 2 chains or 4 steps.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> round(split_rhat(rng.standard_normal((1000, 4))), 2)
+    1.0
+    >>> split_rhat(rng.standard_normal((1000, 4)) + np.arange(4)) > 1.5  # chains disagree
+    True
+    """
+    x = np.asarray(trace, dtype=float)
+    n, m = x.shape
+    if m < 2 or n < 4:
+        return float("nan")
+    half = n // 2
+    seqs = np.concatenate([x[:half], x[n - half:]], axis=1)
+    means = seqs.mean(axis=0)
+    within = float(np.mean(seqs.var(axis=0, ddof=1)))
+    between = half * float(np.var(means, ddof=1))
+    if within == 0:
+        return 1.0 if between == 0 else float("inf")
+    return float(np.sqrt(((half - 1) / half * within + between / half) / within))
+
+
+def _is_affine_spd(space) -> bool:
+    from geodp.manifolds.spd import AffineInvariantSPD
+
+    return isinstance(space, AffineInvariantSPD)
+
+
+class _Functionals:
+    """The public functionals of the diagnostics: ``ρ(x0, x)`` for the public start ``x0`` and
+    ``⟨x − x0, v⟩`` for a fixed-seed unit vector ``v`` of the ambient coordinates."""
+
+    names = ("distance to the start", "fixed projection")
+
+    def __init__(self, space, start):
+        self.space, self.start = space, start
+        v = np.random.default_rng(0).standard_normal(start.shape)
+        self.v = v / np.linalg.norm(v)
+        self._inv_root = mf.sqrtm_and_invsqrtm(start)[1] if _is_affine_spd(space) else None
+
+    def __call__(self, x):
+        axes = tuple(range(1, x.ndim))
+        if self._inv_root is not None:  # one eigvalsh: the start's root is cached
+            w = np.linalg.eigvalsh(mf.congruence(self._inv_root, x))
+            dist = np.sqrt(np.sum(np.log(mf.positive_eigenvalues(w)) ** 2, axis=-1))
+        else:
+            dist = np.asarray(self.space._dist(self.start, x), dtype=float)
+        return np.stack([dist, np.sum((x - self.start) * self.v, axis=axes)], axis=-1)
+
+
 def random_walk_metropolis(
     space,
     log_density,
@@ -102,6 +233,8 @@ def random_walk_metropolis(
     in_support=None,
     rng=None,
     progress: bool = False,
+    factored_log_density=None,
+    state_cache: bool = True,
 ) -> MCMCResult:
     """Run independent random-walk MH chains in parallel (one per point of ``initial``).
 
@@ -111,7 +244,8 @@ def random_walk_metropolis(
     log_density : callable
         Unnormalised log-density w.r.t. the Riemannian volume, vectorised over chains.
     initial : array_like, shape (n_chains, *space.point_shape)
-        Starting points (inside the support).
+        Starting points (inside the support). Start at a public point (a ball's centre), never
+        at private data: the burn-in carries the chains to the law.
     n_samples : int, default 1
         Samples kept per chain after burn-in, one every ``thinning`` steps.
     burn_in, thinning : int
@@ -124,10 +258,18 @@ def random_walk_metropolis(
     rng : None, int or numpy.random.Generator
     progress : bool
         Show a tqdm progress bar (if tqdm is installed and stderr is a terminal).
+    factored_log_density : callable, optional
+        Affine-invariant SPD only: ``f(x, L, L_inv)`` equal to ``log_density(x)`` (and ``-inf``
+        outside the support) for ``x = L Lᵀ``; used instead of ``log_density`` and
+        ``in_support`` so the log-density needs no square root of ``x``.
+    state_cache : bool, default True
+        On affine-invariant SPD, propose through the cached factor (module docstring). ``False``
+        recomputes the square roots every step (the same proposal law; for benchmarks).
 
     Returns
     -------
     MCMCResult
+        Samples, and diagnostics for the curator only (:class:`MCMCDiagnostics`).
 
     Examples
     --------
@@ -139,6 +281,8 @@ def random_walk_metropolis(
     ...                              thinning=5, rng=0)
     >>> res.samples.shape, 0.15 < res.diagnostics.acceptance_rate < 0.5
     ((50, 8, 3), True)
+    >>> res.diagnostics.max_rhat < 1.1
+    True
     """
     rng = as_generator(rng)
     for name, value in (("n_samples", n_samples), ("thinning", thinning)):
@@ -152,18 +296,29 @@ def random_walk_metropolis(
     n_pt = len(space.point_shape)
     n_chains = x.shape[0]
     log_step = np.log(check_positive(step_size, "step_size") if step_size is not None else 1.0 / np.sqrt(space.dim))
-    logp = np.asarray(log_density(x), dtype=float)
     if in_support is not None and not np.all(in_support(x)):
         raise InvalidParameterError("initial points must lie in the support.")
+    factored = state_cache and _is_affine_spd(space)
+    if factored:
+        # x = L Lᵀ; the symmetric root is one such factor (computed once, for the start only)
+        factor, inv_factor = mf.sqrtm_and_invsqrtm(x)
+        k = space.k
+    if factored and factored_log_density is not None:
+        logp = np.asarray(factored_log_density(x, factor, inv_factor), dtype=float)
+    else:
+        logp = np.asarray(log_density(x), dtype=float)
     if not np.all(np.isfinite(logp)):
         raise InvalidParameterError("log_density is not finite at the initial points.")
 
-    total = burn_in + n_samples * thinning
+    n_post = n_samples * thinning
+    stride = max(1, n_post // _RECORDED)
+    functionals = _Functionals(space, x[0].copy())
     samples = np.empty((n_samples, n_chains) + space.point_shape)
-    trace = np.empty((n_samples * thinning, n_chains))
+    trace = np.empty((n_post, n_chains))
+    recorded = np.empty((n_post // stride, n_chains, len(_Functionals.names)))
     accepted = 0
     window_acc, window = 0, 0
-    steps = range(total)
+    steps = range(burn_in + n_post)
     if progress:
         try:
             from tqdm.auto import tqdm
@@ -171,15 +326,30 @@ def random_walk_metropolis(
             steps = tqdm(steps, desc="MH", unit="step", disable=None)  # shown on a terminal only
         except ImportError:  # progress bars are a convenience, not a dependency
             pass
+    mask_shape = (-1,) + (1,) * n_pt
     for i in steps:
-        xi = space._random_tangent(x, rng=rng)
-        # Re-project each proposal: long chains must not drift off the manifold by rounding.
-        proposal = space.project(space._exp(x, np.exp(log_step) * xi))
-        logq = np.asarray(log_density(proposal), dtype=float)
+        if factored:
+            z = rng.standard_normal((n_chains, space.dim))  # as space._random_tangent draws it
+            w, v = np.linalg.eigh(np.exp(log_step) * mf.invvecd(z, k))
+            new_factor = factor @ (v * np.exp(0.5 * w)[:, None, :])
+            new_inv = (v * np.exp(-0.5 * w)[:, None, :]).swapaxes(-1, -2) @ inv_factor
+            proposal = mf.sym(new_factor @ new_factor.swapaxes(-1, -2))
+            if factored_log_density is not None:
+                logq = np.asarray(factored_log_density(proposal, new_factor, new_inv), dtype=float)
+            else:
+                logq = np.asarray(log_density(proposal), dtype=float)
+        else:
+            xi = space._random_tangent(x, rng=rng)
+            # Re-project each proposal: long chains must not drift off the manifold by rounding.
+            proposal = space.project(space._exp(x, np.exp(log_step) * xi))
+            logq = np.asarray(log_density(proposal), dtype=float)
         ok = np.log(rng.random(n_chains)) < logq - logp
-        if in_support is not None:
+        if in_support is not None and not (factored and factored_log_density is not None):
             ok &= np.asarray(in_support(proposal), dtype=bool)
-        x = np.where(ok.reshape((-1,) + (1,) * n_pt), proposal, x)
+        x = np.where(ok.reshape(mask_shape), proposal, x)
+        if factored:
+            factor = np.where(ok[:, None, None], new_factor, factor)
+            inv_factor = np.where(ok[:, None, None], new_inv, inv_factor)
         logp = np.where(ok, logq, logp)
         if i < burn_in:
             window_acc += int(ok.sum())
@@ -191,15 +361,21 @@ def random_walk_metropolis(
         j = i - burn_in
         accepted += int(ok.sum())
         trace[j] = logp
+        if (j + 1) % stride == 0 and j // stride < len(recorded):
+            recorded[j // stride] = functionals(x)
         if (j + 1) % thinning == 0:
             samples[j // thinning] = x
     diagnostics = MCMCDiagnostics(
-        acceptance_rate=accepted / (n_chains * n_samples * thinning),
+        acceptance_rate=accepted / (n_chains * n_post),
         effective_sample_size=effective_sample_size(trace),
         step_size=float(np.exp(log_step)),
         n_chains=n_chains,
         burn_in=int(burn_in),
         thinning=int(thinning),
-        n_steps=n_samples * thinning,
+        n_steps=n_post,
+        functional_names=_Functionals.names,
+        functional_ess=tuple(effective_sample_size(recorded[..., f]) for f in range(recorded.shape[-1])),
+        split_rhat=tuple(split_rhat(recorded[..., f]) for f in range(recorded.shape[-1])),
+        record_stride=stride,
     )
     return MCMCResult(samples, diagnostics)

@@ -158,3 +158,44 @@ def test_extremes_are_finite_and_raise_no_overflow_or_invalid_value(k, scale, t_
 def test_not_normalisable_untruncated_law_is_refused_with_a_fix():
     with pytest.raises(Exception, match="Truncate it to a ball or use a smaller scale"):
         SPDEigenvalueLaw(16, 0.06)
+
+
+@pytest.mark.parametrize("k, scale, radius", [(3, 0.1, 0.5), (5, 0.05, 1.0), (16, 0.002, 1.0)])
+def test_ball_bound_is_below_the_observed_in_ball_share_at_adversarial_footpoints(k, scale, radius):
+    # Footpoints at the centre and on the boundary, in a generic, a rank-one and the trace
+    # direction (where the law's direction is least uniform); the bound is public: (k, σ, r).
+    from geodp.distributions.laplace import _eigenvalue_law
+    from geodp.distributions.spd_affine import spd_ball_acceptance_bound
+    from geodp.manifolds import _matrix as mf
+
+    bound = spd_ball_acceptance_bound(k, scale, radius)
+    assert bound > 0.02
+    space, law = SPD(k), _eigenvalue_law(k, scale, 2 * radius)
+    g = np.random.default_rng(1).standard_normal((k, k))
+    directions = [g + g.T, np.diag(np.eye(k)[0]), np.eye(k), -np.eye(k)]
+    S = law.sample_symmetric(3000, rng=2)
+    for frac, direction in [(0.0, directions[0])] + [(1.0, w) for w in directions]:
+        eta = mf.expm(frac * radius * direction / np.linalg.norm(direction))
+        X = mf.congruence(mf.sqrtm_and_invsqrtm(eta)[0], mf.expm(S))
+        observed = np.mean(space._dist(np.eye(k), X) <= radius)
+        # 3000 draws: 4 binomial standard deviations of slack for the observed share
+        assert bound <= observed + 4 * np.sqrt(observed * (1 - observed) / 3000), (frac, observed)
+
+
+def test_truncated_spd_decision_uses_the_proven_ball_bound():
+    from geodp.distributions.spd_affine import spd_ball_acceptance_bound
+
+    space, c = SPD(3), np.eye(3)
+    law = RiemannianLaplace(space, c, 0.1, center=c, radius=0.5)
+    assert law.exact and law._ball_bound == spd_ball_acceptance_bound(3, 0.1, 0.5)
+    assert "every footpoint" in law.sampler
+    # k = 10, σ = 0.01, r = 0.5: bound 5e-5 < 1e-3 (observed 2.5e-4 on the boundary) → MH,
+    # whatever the footpoint; the old centre pilot (0.25) chose rejection
+    far = space.exp(c, 0.5 * np.diag([1.0, 0.0, 0.0]))
+    assert spd_ball_acceptance_bound(10, 0.01, 0.5) < 1e-3
+    big = RiemannianLaplace(SPD(10), np.eye(10), 0.01, center=np.eye(10), radius=0.5)
+    assert not big.exact and "every footpoint" in big.sampler
+    boundary = RiemannianLaplace(space, far, 0.1, center=c, radius=0.5)
+    assert boundary.sampler == law.sampler
+    x = boundary.sample(500, rng=3)  # the loop's budget is the bound: it must not raise
+    assert np.all(space._dist(c, x) <= 0.5 + 1e-12)

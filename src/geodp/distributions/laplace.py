@@ -18,7 +18,7 @@ from geodp.distributions.base import (
 )
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.radial import RadialLaw, is_isotropic
-from geodp.distributions.spd_affine import SPDEigenvalueLaw, spd_laplace_scale_limit
+from geodp.distributions.spd_affine import SPDEigenvalueLaw, spd_ball_acceptance_bound, spd_laplace_scale_limit
 from geodp.errors import InvalidDataError, InvalidTypeError
 from geodp.manifolds import _matrix as mf
 from geodp.manifolds.base import Manifold
@@ -85,12 +85,12 @@ def _eigenvalue_law(k: int, scale: float, t_max: float) -> SPDEigenvalueLaw:
 
 @functools.lru_cache(maxsize=64)
 def _spd_ball_rate(k: int, scale: float, t_max: float, radius: float) -> float:
-    """Share of exact AI-SPD draws at the centre that land in the ball (fixed-seed pilot; 0 when
-    the eigenvalue rejection is unusable, which sends the law to MH on the ball)."""
-    law = _eigenvalue_law(k, scale, t_max)
-    if law.acceptance_rate < ACCEPTANCE_FLOOR:
+    """A proven lower bound, over every footpoint in the ball, on the share of exact AI-SPD draws
+    that land in it (:func:`~geodp.distributions.spd_affine.spd_ball_acceptance_bound`; public:
+    k, σ, r). 0 when the eigenvalue rejection is unusable, which sends the law to MH on the ball."""
+    if _eigenvalue_law(k, scale, t_max).acceptance_rate < ACCEPTANCE_FLOOR:
         return 0.0
-    return float(np.mean(np.linalg.norm(np.linalg.eigvalsh(law.sample_symmetric(2000, rng=0)), axis=-1) <= radius))
+    return spd_ball_acceptance_bound(k, scale, radius)
 
 
 def _log_sn(x, kappa):
@@ -250,7 +250,8 @@ class RiemannianLaplace(Distribution):
     radial law is first restricted to ``[0, 2r]``). Its acceptance depends on where η lies in the
     ball; the sampler is chosen from a public quantity instead: on flat and isotropic spaces
     :func:`ball_acceptance_bound`, a lower bound over **every** footpoint in the ball (which also
-    caps the loop), on affine-invariant SPD a fixed-seed estimate at ``η = m0``. Below
+    caps the loop), on affine-invariant SPD
+    :func:`~geodp.distributions.spd_affine.spd_ball_acceptance_bound` (likewise). Below
     :data:`ACCEPTANCE_FLOOR`, MH restricted to the ball is used instead. :attr:`exact` and
     :attr:`sampler` record the choice.
 
@@ -345,8 +346,11 @@ class RiemannianLaplace(Distribution):
                 "radius only)",
             )
             if self.truncated:
-                self._ball_acceptance = ball_rate = _spd_ball_rate(space.k, self.scale, t_max, self.radius)
-                estimate = f"public estimate at footpoint = center: {ball_rate:.1e}"
+                ball_rate = _spd_ball_rate(space.k, self.scale, t_max, self.radius)
+                if self._method == "spd-eigen":
+                    ball_bound = ball_rate
+                self._ball_acceptance = ball_rate
+                estimate = f"public lower bound over every footpoint in the ball: {ball_rate:.1e}"
         else:
             self._method = "mcmc"
             # The chains start at the public centre when there is a ball (_mcmc_start).

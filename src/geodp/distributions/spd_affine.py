@@ -37,7 +37,7 @@ from geodp.manifolds import _matrix as mf
 from geodp.manifolds.euclidean import Euclidean
 from geodp.validation import as_generator, check_positive
 
-__all__ = ["spd_laplace_scale_limit", "SPDEigenvalueLaw"]
+__all__ = ["spd_laplace_scale_limit", "SPDEigenvalueLaw", "spd_ball_acceptance_bound"]
 
 _PIECES = 64  # equal hat pieces across the window where ψ is within e^40 of its largest value
 _WINDOW = 40.0
@@ -234,3 +234,85 @@ class SPDEigenvalueLaw:
         r = result.samples[0]
         U = stats.ortho_group.rvs(self.k, size=size, random_state=rng).reshape(size, self.k, self.k)
         return mf.from_eig(r, U), result
+
+
+def _angular_log_slack(k: int, rho):
+    """``L(ρ)`` with ``E_u[Σ f(y_ij) − q(ρ)] ≥ −L(ρ)`` over uniform unit directions ``u``
+    (the Jensen step of the acceptance bound, module docstring)."""
+    return rho**2 / (12.0 * (k + 1)) + rho**4 * _direction_quartic(k) / 2880.0
+
+
+def spd_ball_acceptance_bound(k: int, scale, radius, *, grid: int = 33) -> float:
+    """A proven lower bound, over **every** footpoint η in ``B_radius(m0)``, on the chance that an
+    exact AI-SPD Laplace draw at η (``|r| ≤ 2 radius``) lands in the ball (docs/math.md §5).
+
+    A function of (k, σ, r) only. With ``t = |r|``, ``s = ρ(η, m0)`` and θ the angle between the
+    draw's direction and that of ``m0``: Toponogov (curvature ≥ −½) puts the draw in the ball when
+    ``cos θ ≥ 1 − 2Q`` of the hyperbolic plane of curvature −½, a share ``P_u`` of the uniform
+    directions (:func:`~geodp.distributions.laplace.direction_share`). Given ``t`` the law's
+    direction has density ``h/E_u h`` w.r.t. the uniform one, ``h = exp(Σ f(y_ij)) ∈ [1, e^q]``,
+    ``E_u h ≥ e^{q − L}``, and it is symmetric under ``S → −S``; so the share is at least
+    ``max(1 − e^L (1 − P_u), e^{−q} P_u, ½·[P_u ≥ ½])``. That is non-increasing in ``t`` and
+    smallest at an end of every interval of ``s``; the radius's CDF is bounded below by
+    ``∫₀^t ℓ / (∫₀^t ℓ + ∫_t^{2r} u)``, ``ℓ, u = t^{D−1} e^{−t/σ} e^{max(0, q − L)}, e^{q}``.
+
+    Parameters
+    ----------
+    k : int
+    scale : float
+        σ > 0 of the Laplace law.
+    radius : float
+        Radius > 0 of the ball.
+    grid : int, default 33
+        Points of the grid of ``s`` in ``[0, radius]``.
+
+    Returns
+    -------
+    float
+        The bound, in ``[0, 1]``.
+
+    Examples
+    --------
+    >>> b = spd_ball_acceptance_bound(3, 0.05, 1.0)
+    >>> 0.1 < b < 0.5
+    True
+    """
+    from geodp.distributions.laplace import direction_share  # laplace imports this module
+
+    k = int(k)
+    scale, radius = check_positive(scale, "scale"), check_positive(radius, "radius")
+    dim, upper, c = k * (k + 1) // 2, 2.0 * radius, _c(k)
+    mode = max(dim - 1, 1) * scale
+    t = np.unique(np.concatenate([
+        np.linspace(0.0, upper, 2049),
+        np.clip(mode * 2.0 ** np.linspace(-10.0, 4.0, 2049), 0.0, upper),
+        np.linspace(0.0, min(radius, upper), 1025),
+    ]))
+    q = np.minimum(k * t * t / 24.0, c * t)
+    slack = _angular_log_slack(k, t)
+    with np.errstate(divide="ignore"):
+        base = (dim - 1) * np.log(t) - t / scale if dim > 1 else -t / scale
+    top = float(np.max(base + q))
+    low = np.exp(base + np.maximum(q - slack, 0.0) - top)
+    high = np.exp(base + q - top)
+    width = np.diff(t)
+    # Riemann sums: the smaller end value below (numerator), the larger above (tail), plus 1%
+    below = np.concatenate([[0.0], np.cumsum(np.minimum(low[:-1], low[1:]) * width)])
+    above_cells = np.maximum(high[:-1], high[1:]) * width * 1.01
+    tail = np.concatenate([np.cumsum(above_cells[::-1])[::-1], [0.0]])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cdf = np.where(below > 0, below / (below + tail), 0.0)
+    cdf[-1] = 1.0
+    s = np.linspace(0.0, radius, grid)
+    share = direction_share(t[1:, None], s[None, :], radius, -0.5, dim)  # right ends of the t cells
+    with np.errstate(over="ignore"):
+        law_share = np.maximum.reduce([
+            1.0 - np.exp(slack[1:, None]) * (1.0 - share),
+            np.exp(-q[1:, None]) * share,
+            0.5 * (share >= 0.5),
+        ]) if dim > 1 else share
+    worst = np.minimum(law_share[:, :-1], law_share[:, 1:])  # per s cell
+    worst = np.minimum.accumulate(np.clip(worst, 0.0, 1.0), axis=0)  # non-increasing in t
+    # E[g(T)] ≥ Σ_j g(t_j) P(t_{j-1} < T ≤ t_j) = g(t_N) + Σ_{j<N} (g(t_j) − g(t_{j+1})) F(t_j)
+    expect = worst[-1] + np.sum((worst[:-1] - worst[1:]) * cdf[1:-1, None], axis=0)
+    return float(max(np.min(expect), 0.0))

@@ -199,8 +199,9 @@ def _is_affine_spd(space) -> bool:
 
 
 class _Functionals:
-    """The public functionals of the diagnostics: ``ρ(x0, x)`` for the public start ``x0`` and
-    ``⟨x − x0, v⟩`` for a fixed-seed unit vector ``v`` of the ambient coordinates."""
+    """The public functionals of the diagnostics: ``ρ(x0, x)`` for the public start ``x0`` (the
+    ambient distance on state spaces without a metric, such as the tangent bundle of geodesic
+    regression) and ``⟨x − x0, v⟩`` for a fixed-seed unit vector ``v`` of the ambient coordinates."""
 
     names = ("distance to the start", "fixed projection")
 
@@ -215,8 +216,10 @@ class _Functionals:
         if self._inv_root is not None:  # one eigvalsh: the start's root is cached
             w = np.linalg.eigvalsh(mf.congruence(self._inv_root, x))
             dist = np.sqrt(np.sum(np.log(mf.positive_eigenvalues(w)) ** 2, axis=-1))
-        else:
+        elif hasattr(self.space, "_dist"):
             dist = np.asarray(self.space._dist(self.start, x), dtype=float)
+        else:  # a state space without a metric (the tangent bundle of regression): ambient distance
+            dist = np.sqrt(np.sum((x - self.start) ** 2, axis=axes))
         return np.stack([dist, np.sum((x - self.start) * self.v, axis=axes)], axis=-1)
 
 

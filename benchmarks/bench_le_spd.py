@@ -1,23 +1,19 @@
-"""Benchmarks for the log-Euclidean release path (issue: first release path).
+"""Benchmark for the log-Euclidean release path: one exact LE-Laplace release at k = 30 vs a
+faithful implementation of U23's MCMC release (U23 B.1: start at a random SPD point; log-Gaussian
+proposal with the Laplace scale σ as step; every step through the matrix exponential and
+logarithm; 10,000 steps timed, extrapolated to the published 50,000 burn-in).
 
-1. One exact LE-Laplace release at k = 30 vs a faithful implementation of U23's MCMC release
-   (U23 B.1: start at a random SPD point; log-Gaussian proposal with the Laplace scale σ as step;
-   every step through the matrix exponential and logarithm; 10,000 steps timed, extrapolated to
-   the published 50,000 burn-in).
-2. ``frechet_mean`` for the affine-invariant metric (k = 10, n = 10,000, gradient norm ≤ 1e-8)
-   against pyRiemann's ``mean_riemann`` and geomstats' ``FrechetMean`` in the same run.
+The Fréchet means against pyRiemann and geomstats are in ``bench_means.py``.
 
-Run: ``python benchmarks/bench_le_spd.py`` (pyRiemann and geomstats come with the test extras).
+Run: ``python benchmarks/bench_le_spd.py``.
 """
 
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
-from geodp import frechet_mean
 from geodp.manifolds import SPD
 from geodp.manifolds import _matrix as mf
 from geodp.mechanisms import LaplaceMechanism
@@ -70,36 +66,6 @@ def bench_release(k=30, n=500, epsilon=0.1, steps=10_000):
                 acceptance_random_start=acc_random, acceptance_at_mean=acc_at_mean)
 
 
-def bench_frechet(k=10, n=10_000, tol=1e-8):
-    rng = np.random.default_rng(1)
-    X = mf.expm(mf.invvecd(0.5 * rng.standard_normal((n, k * (k + 1) // 2)), k))
-    space = SPD(k)
-    grad = lambda m: float(space.norm(m, space.log(m, X).mean(axis=0)))
-    rows = {}
-    t, m = best_of(lambda: frechet_mean(space, X, tol=tol), 3)
-    rows["geodp frechet_mean"] = (t, grad(m))
-    try:
-        from pyriemann.geometry.mean import mean_riemann
-
-        t, m = best_of(lambda: mean_riemann(X, tol=tol, maxiter=100), 3)
-        rows["pyRiemann mean_riemann"] = (t, grad(m))
-    except ImportError:
-        pass
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from geomstats.geometry.spd_matrices import SPDMatrices
-            from geomstats.learning.frechet_mean import FrechetMean
-
-            est = FrechetMean(SPDMatrices(k))
-            est.set(max_iter=200, epsilon=tol * 1e-3)
-            t, m = best_of(lambda: est.fit(X).estimate_, 1)
-            rows["geomstats FrechetMean"] = (t, grad(m))
-    except ImportError:
-        pass
-    return rows
-
-
 def main():
     r = bench_release()
     print("## Exact LE-Laplace release vs U23's MCMC (k = 30, d = 465, n = 500, r = √k/4, ε = 0.1)\n")
@@ -112,12 +78,6 @@ def main():
     print(f"MCMC acceptance: {r['acceptance_random_start']:.3f} from a random start; "
           f"{r['acceptance_at_mean']:.4f} started at the mean (σ = {r['sigma']:.4g}) — a chain that never "
           "moves releases the non-private mean itself.\n")
-    print("## Affine-invariant Fréchet mean (k = 10, n = 10,000, tolerance 1e-8)\n")
-    rows = bench_frechet()
-    base = rows["geodp frechet_mean"][0]
-    print("| implementation | time | ratio to geodp | final gradient norm |\n|---|---|---|---|")
-    for name, (t, g) in rows.items():
-        print(f"| {name} | {t:.3f} s | {t / base:.2f} | {g:.1e} |")
 
 
 if __name__ == "__main__":

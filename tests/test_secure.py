@@ -26,7 +26,7 @@ from geodp.errors import ApproximateSamplerWarning, InvalidParameterError, Missi
 from geodp.manifolds import SPD, Euclidean, KendallShape, Sphere
 from geodp.mechanisms import (ExtrinsicMeanMechanism, KNGMechanism, LaplaceMechanism, PointwiseShapeLaplace,
                               TangentGaussianMechanism)
-from geodp.mechanisms.grid import GridGaussian, GridLaplace, zcdp_delta
+from geodp.mechanisms.grid import GridGaussian, GridLaplace, _chart_integers, zcdp_delta
 from geodp.models import PrivateFrechetMean, PrivateGeodesicRegression, PrivateLinearRegression, PrivateMDM
 from geodp.secure import SecureGenerator
 from geodp.validation import as_generator
@@ -239,6 +239,9 @@ def test_grid_gaussian_meets_the_requested_delta_by_direct_summation():
     noise = GridGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0, dim=1, nominal_scale=4.0)
     assert noise.achieved_delta <= 1e-5
     worst_shift = math.floor(noise.l2_units)  # |m − m'| ≤ Δ/g + 1 in grid units
+    g, rng = noise.grid, np.random.default_rng(12)
+    for c in (rng.integers(-10**6, 10**6, 500) + 0.5 + rng.uniform(-1e-3, 1e-3, 500)) * g:
+        assert abs(int(_chart_integers(np.array([c + 1.0]), g)[0] - _chart_integers(np.array([c]), g)[0])) <= worst_shift
     assert _exact_delta_1d(noise.sigma2_units, worst_shift, 1.0) <= noise.achieved_delta
     guarantee = TangentGaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=1.0, space=Euclidean(1)).guarantee_for("secure")
     assert guarantee.delta <= 1e-5 and guarantee.epsilon == 1.0
@@ -248,6 +251,14 @@ def test_grid_laplace_privacy_loss_is_at_most_epsilon_exactly():
     noise = GridLaplace(epsilon=0.7, sensitivity=0.3, dim=5)
     # the worst integer shift in ℓ1 is D₁; the loss D₁/t must be ≤ ε in exact arithmetic
     assert Fraction(noise.l1_units) / noise.scale_units <= Fraction(0.7)
+    # D₁ must cover the real rounding: statistics Δ apart in ℓ2 along (1, …, 1)/√d (the ℓ1-widest
+    # direction), from half-grid offsets where rounding moves each coordinate the most
+    rng, g = np.random.default_rng(11), noise.grid
+    direction = np.ones(5) / math.sqrt(5)
+    for _ in range(2000):
+        c = (rng.integers(-10**6, 10**6, 5) + 0.5 + rng.uniform(-1e-3, 1e-3, 5)) * g
+        shift = _chart_integers(c + 0.3 * direction, g) - _chart_integers(c, g)
+        assert sum(abs(int(v)) for v in shift) <= noise.l1_units
     x = Fraction(0.3) / Fraction(noise.grid)
     assert noise.l1_units >= math.sqrt(5) * x + 5 - 1  # covers √d·Δ/g + d up to the integer floor
 

@@ -196,7 +196,8 @@ def frechet_mean(
         papers, which may diverge there.
     init : array_like, optional
         Starting point of the flow; default the projected extrinsic mean ``Σ w_i x_i`` on the
-        sphere (normalised), the hyperboloid (lifted) and SPD (as is), the first record elsewhere.
+        sphere (normalised) and the hyperboloid (lifted), the log-Euclidean mean ``expm(Σ w_i log x_i)``
+        on affine-invariant SPD, the first record elsewhere.
         Private estimators start from the public centre.
     return_info : bool, default False
         Also return a :class:`FrechetMeanInfo`.

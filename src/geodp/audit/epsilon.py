@@ -35,16 +35,15 @@ from geodp.audit.exact_loss import (
 )
 from geodp.audit.defaults import MAX_KNG_N, MAX_N, check_audit_n, default_center
 from geodp.errors import AssumptionError, InvalidParameterError
-from geodp.frechet import convexity_bound
 from geodp.manifolds import Euclidean, Manifold
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMechanism
-from geodp.sensitivity import check_radius, frechet_mean_sensitivity
+from geodp.sensitivity import check_radius
 from geodp.validation import as_generator, check_delta, check_epsilon, check_sample_size
 
-__all__ = ["EpsilonAudit", "EventBound", "MUTANTS", "audit_epsilon", "clopper_pearson_epsilon"]
+__all__ = ["EpsilonAudit", "EventBound", "MECHANISMS", "MUTANTS", "audit_epsilon", "clopper_pearson_epsilon"]
 
 MUTANTS = (None, "halve-scale")
-_MECHANISMS = ("laplace", "tangent-gaussian", "kng")
+MECHANISMS = ("laplace", "tangent-gaussian", "kng")
 _FAMILIES = ("distance", "projection", "likelihood-ratio")
 # Threshold candidates: quantiles of the pooled first-round draws, dense in both tails.
 _TAIL_LEVELS = np.geomspace(1e-6, 0.5, 80)
@@ -249,14 +248,13 @@ def _mechanism(space, mechanism, epsilon, delta, n, radius, center):
     """The mechanism of ``PrivateFrechetMean`` for n records in the ball, built from the public
     ``n`` without writing records out: the estimator's own sensitivity (the bound of
     :func:`~geodp.sensitivity.frechet_mean_sensitivity` plus its solver margin ``2·tol/μ``) and its
-    own ``_build_mechanism``. ``tests/test_audit_epsilon.py`` checks it against ``fit(X).mechanism_``."""
-    from geodp.models.frechet_mean import _MEAN_TOL, PrivateFrechetMean
+    own ``_build_mechanism``, through :func:`~geodp.models.frechet_mean.release_sensitivity`.
+    ``tests/test_audit_epsilon.py`` checks it against ``fit(X).mechanism_``."""
+    from geodp.models.frechet_mean import PrivateFrechetMean, release_sensitivity
 
     model = PrivateFrechetMean(space, epsilon=epsilon, delta=delta, center=center, radius=radius,
                                mechanism=mechanism)
-    bound = frechet_mean_sensitivity(space, radius, n, mechanism=mechanism)
-    tol = _MEAN_TOL * max(1.0, radius)  # as in PrivateFrechetMean.fit
-    margin = 0.0 if space.is_flat or mechanism == "kng" else 2.0 * tol / convexity_bound(space, 2.0 * radius)
+    bound, margin, _ = release_sensitivity(space, radius, n, mechanism)
     _check_resolved(space, center, radius, n, bound)
     with np.errstate(all="ignore"):  # public computations, as in fit
         mech = model._build_mechanism(bound + margin, center, radius)
@@ -532,8 +530,8 @@ def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, 
     started = time.perf_counter()
     if not isinstance(space, Manifold):
         raise InvalidParameterError(f"space must be a geodp Manifold, got {type(space).__name__}.")
-    if mechanism not in _MECHANISMS:
-        raise InvalidParameterError(f"mechanism must be one of {_MECHANISMS}, got {mechanism!r}.")
+    if mechanism not in MECHANISMS:
+        raise InvalidParameterError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}.")
     if mutant not in MUTANTS:
         raise InvalidParameterError(f"mutant must be None or 'halve-scale', got {mutant!r}.")
     epsilon = check_epsilon(epsilon)

@@ -17,14 +17,13 @@ import sys
 
 from geodp.cli.common import CommandError, HelpFormatter, check_new_file, integer_at_least, positive_float, probability
 from geodp.audit.defaults import MAX_KNG_N, MAX_N
-from geodp.audit.epsilon import DEFAULT_SAMPLES, DRAW_BUDGET, MIN_SAMPLES
+from geodp.audit.epsilon import DEFAULT_SAMPLES, DRAW_BUDGET, MECHANISMS, MIN_SAMPLES
+from geodp.audit.sensitivity import STATISTICS
 from geodp.cli.records import read_point
 from geodp.cli.specs import NAMED_POINTS, SPACE_GRAMMAR, parse_space
 
 __all__ = ["add_parser"]
 
-_MECHANISMS = ("laplace", "tangent-gaussian", "kng")
-_STATISTICS = ("frechet-mean", "kng-gradient")
 _DEFAULT_N, _DEFAULT_RADIUS = 5, 0.2
 EXIT_CODES = ("exit codes: 0 consistent with the claim, 1 violated, 3 inconclusive (sensitivity search),\n"
               "2 bad input (one line on stderr)")
@@ -158,7 +157,7 @@ def add_parser(sub) -> None:
                "      --delta 1e-5 --json --plot loss.png\n\n" + EXIT_CODES,
     )
     _common(epsilon, radius_default=_DEFAULT_RADIUS)
-    epsilon.add_argument("--mechanism", choices=_MECHANISMS, default="laplace", help="(default: %(default)s)")
+    epsilon.add_argument("--mechanism", choices=MECHANISMS, default="laplace", help="(default: %(default)s)")
     epsilon.add_argument("--epsilon", required=True, type=positive_float, metavar="E", help="claimed ε > 0")
     epsilon.add_argument("--delta", type=probability, default=0.0, metavar="D",
                          help="claimed δ: > 0 for tangent-gaussian, 0 for laplace and kng (default: %(default)s)")
@@ -190,5 +189,5 @@ def add_parser(sub) -> None:
     _common(sensitivity, radius_default=None)
     sensitivity.add_argument("--n", type=integer_at_least(2), required=True, metavar="N",
                              help="public number of records")
-    sensitivity.add_argument("--statistic", choices=_STATISTICS, default="frechet-mean", help="(default: %(default)s)")
+    sensitivity.add_argument("--statistic", choices=STATISTICS, default="frechet-mean", help="(default: %(default)s)")
     sensitivity.set_defaults(handler=_run_sensitivity)

@@ -494,13 +494,11 @@ class KNGDistribution(Distribution):
                 if np.mean(np.asarray(space._dist(self.frechet_mean, data)) ** 2) > r_env**2 - mu * delta**2:
                     self.frechet_mean = self.center.copy()
         self.h, self.H = (1.0, 1.0) if space.is_flat else gradient_norm_bounds(space, self.radius)
-        self.route, route_bound = kng_route(space, self.scale, self.radius, sampler)
-        self.acceptance_bound = kng_acceptance_lower_bound(space, self.scale, self.radius)
+        self.route, self.acceptance_bound = kng_route(space, self.scale, self.radius, sampler)
         use_mcmc = self.route == "mcmc"
         self.acceptance_rate, self.diagnostics = None, None
         self._cap = None
         if self.route == "cap":
-            self.acceptance_bound = route_bound
             self._cap = _CapProposal(space, self.frechet_mean, self.center, self.h / self.scale, self.radius,
                                      _cap_curvature(space, self.radius))
         if space.is_flat:

@@ -140,10 +140,9 @@ class SPDEigenvalueLaw:
                 "Truncate it to a ball or use a smaller scale."
             )
         self._hat, self._shift = self._build_hat()
-        k, quartic = self.k, _direction_quartic(self.k)
 
         def log_bound(rho):  # ψ − shift + E_direction[log acceptance | ρ] lower bound
-            return self._psi(rho) - self._shift - rho**2 / (12.0 * (k + 1)) - rho**4 * quartic / 2880.0
+            return self._psi(rho) - self._shift - _angular_log_slack(self.k, rho)
 
         with np.errstate(over="ignore", invalid="ignore"):
             bound = float(self._hat.piece_integrals(log_bound).sum() / self._hat.mass.sum())

@@ -32,6 +32,7 @@ import warnings
 import numpy as np
 
 from geodp.datasets.synthetic import polar_cap, wishart_in_ball
+from geodp.distributions import l2_laplace_noise
 from geodp.errors import InvalidParameterError, PrivacyLeakWarning
 from geodp.experiments.published import published
 from geodp.experiments.reproduce import Reproduction, Result, Row
@@ -122,12 +123,6 @@ def r21_b1_sensitivity(radius: float, n: int, *, as_published: bool = False) -> 
     return b1_empirical_bound(radius) / (int(n) * curvature_factor(radius, 1.0))
 
 
-def _l2_laplace(dim: int, sigma: float, size: int, rng: np.random.Generator) -> np.ndarray:
-    """``size`` draws of the l2-Laplace ``∝ exp(−|y|/σ)`` in R^dim (R21 A.4)."""
-    u = rng.standard_normal((size, dim))
-    return sigma * rng.gamma(dim, size=size)[:, None] * u / np.linalg.norm(u, axis=1, keepdims=True)
-
-
 def _mean_se(values) -> tuple[float, float]:
     values = np.asarray(values, dtype=float)
     return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else 0.0
@@ -210,7 +205,7 @@ def _simulate_fig1(repetitions: int, rng, progress) -> list[dict]:
                 errors[key] = np.linalg.norm(coords(_laplace_at(mech, space, center, xbar, rng)) - coords(xbar), axis=-1)
             # As published: noise with Δ_E added to the Fréchet mean, in vech (SPD) or R³ coordinates.
             sigma_e = extrinsic_mean_sensitivity(space, radius, n) / EPSILON
-            noise = _l2_laplace(3, sigma_e, B, rng)
+            noise = l2_laplace_noise(3, sigma_e, size=(B,), rng=rng)
             errors["ambient-published"] = np.linalg.norm(noise, axis=-1)
             # Sound: ExtrinsicMeanMechanism (ambient mean of the records, noise with Δ_E). Its l2-Laplace is
             # translation-equivariant, so one batch of draws at the centre serves every data set.
@@ -221,8 +216,7 @@ def _simulate_fig1(repetitions: int, rng, progress) -> list[dict]:
             row = {"space": space_name, "n": n, "epsilon": EPSILON, "repetitions": repetitions,
                    "bound_thm2": delta, "sensitivity_mean": sens_mean, "sensitivity_se": sens_se,
                    "sensitivity_max": float(np.max(sens))}
-            row["bound_b1"] = (b1_empirical_bound(radius) / (n * curvature_factor(radius, 1.0))
-                               if space_name == "sphere" else float("nan"))
+            row["bound_b1"] = laplace["laplace-b1"].sensitivity if space_name == "sphere" else float("nan")
             for key in ("laplace-thm2", "laplace-b1", "ambient-published", "ambient-sound"):
                 mean, se = _mean_se(errors[key]) if key in errors else (float("nan"), float("nan"))
                 row[f"{key}_error"], row[f"{key}_se"] = mean, se

@@ -10,7 +10,7 @@ import numpy as np
 
 from geodp.errors import InvalidParameterError
 from geodp.manifolds import _matrix as mf
-from geodp.manifolds.base import Manifold
+from geodp.manifolds.base import _RTOL, Manifold
 from geodp.validation import as_generator
 
 __all__ = ["SPD", "AffineInvariantSPD", "LogEuclideanSPD"]
@@ -19,7 +19,6 @@ _METRICS = ("affine", "log-euclidean")
 # Acceptance margin for rounding-level negative eigenvalues, in units of k·eps·max|λ|; the
 # measured worst case over random rotations with spreads 45–60 and k ≤ 8 is about 0.2.
 _ROUNDING_FACTOR = 4.0
-_RTOL = float(np.sqrt(np.finfo(np.float64).eps))  # the default tolerance of belongs()
 
 
 def _raised_to_rounding_level(w, u):
@@ -161,10 +160,6 @@ class SPD(Manifold):
         # An accepted point may have a rounding-level eigenvalue ≤ 0: the implementations get its
         # numerically PD version (every other point passes through bit for bit).
         return self._numerically_pd(super()._checked_points(x, name))
-
-    def _karcher_start(self, weighted_sum):
-        # The weighted arithmetic mean lies in the SPD cone and is close to the Fréchet mean.
-        return mf.sym(weighted_sum)
 
     def _eigen_records(self, X):
         """One batched ``eigh`` of a block of records: ``(w, u, log w, valid, as_is)``.

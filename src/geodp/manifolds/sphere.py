@@ -12,12 +12,11 @@ import math
 import numpy as np
 
 from geodp.errors import InvalidParameterError
-from geodp.manifolds.base import Manifold
+from geodp.manifolds.base import _RTOL, Manifold
 from geodp.validation import as_generator, check_positive
 
 __all__ = ["Sphere"]
 
-_RTOL = float(np.sqrt(np.finfo(np.float64).eps))  # the default tolerance of belongs()
 
 
 def _norms(x):
@@ -217,9 +216,6 @@ class Sphere(Manifold):
         direction = X.T @ a - float(a @ cos) * np.asarray(x, dtype=float)
         dists = self.radius * theta
         return direction, 0.5 * float(weights @ dists**2), float(np.max(dists))
-
-    def _max_dist(self, x, X):
-        return self.radius * float(np.max(self._angles(x, X)[2]))
 
     # --------------------------------------------------------------- randomness
     def _random_tangent(self, x, size=None, rng=None):

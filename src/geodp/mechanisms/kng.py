@@ -119,10 +119,6 @@ class KNGMechanism(Mechanism):
         n = coords.shape[0]
         return combine_sum_parts([exact_weighted_sum_parts(coords, np.full(n, 1.0 / n))])
 
-    def _chart_statistic(self, data):
-        # Flat spaces: KNG is the Laplace at the mean of the (checked) records, taken in the chart.
-        return self.space, self.mean_coordinates(data)
-
     def _chart_law(self, space, coordinates) -> RiemannianLaplace:
         return RiemannianLaplace(Euclidean(space.dim), coordinates, self._scale)
 

@@ -167,6 +167,7 @@ class PointwiseShapeLaplace:
             noises = self._grid_noises(n)
             widest = max(noises, key=lambda noise: noise.scale)
             fields = {**widest.describe(), "support": "R^(2k) on per-coordinate grids, projected to a preshape"}
+            fields["grid"] = min(noise.grid for noise in noises)  # every coordinate's grid is a multiple of it
             fields["scale_rule"] = "per coordinate, budget ε/(2k) (rounded down): " + fields["scale_rule"] + " (largest shown)"
         else:
             fields |= dict(scale=float(np.max(self.scale(n))),

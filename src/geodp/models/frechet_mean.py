@@ -239,10 +239,7 @@ class PrivateFrechetMean(BaseEstimator):
         rng = as_generator(self.random_state)
 
         n = int(data.shape[0])
-        tol = _MEAN_TOL * max(1.0, radius)
-        bound = frechet_mean_sensitivity(space, radius, n, mechanism=self.mechanism)
-        # The Karcher flow stops within tol/μ of the exact mean: widen the bound by 2·tol/μ.
-        margin = 0.0 if space.is_flat or self.mechanism == "kng" else 2.0 * tol / convexity_bound(space, 2.0 * radius)
+        bound, margin, tol = release_sensitivity(space, radius, n, self.mechanism)
         sensitivity = bound + margin
         with np.errstate(all="ignore"):  # public computations; an underflow there is harmless
             mechanism = self._build_mechanism(sensitivity, center, radius)
@@ -402,6 +399,27 @@ def _represents_release(space, point, release) -> bool:
             return True
         back = space.to_coordinates(point)
     return bool(np.all(np.isfinite(back))) and float(np.linalg.norm(back - release)) <= 1e-6 * (1.0 + float(np.linalg.norm(release)))
+
+
+def release_sensitivity(space, radius, n, mechanism):
+    """The sensitivity a mean release of ``n`` records in the public ball is calibrated to, from
+    public quantities only: ``(bound, margin, tol)``, with ``Δ = bound + margin``.
+
+    ``bound`` is :func:`~geodp.sensitivity.frechet_mean_sensitivity`; ``margin`` is ``2·tol/μ`` on curved spaces
+    for the Laplace and tangent Gaussian (the flow stops within ``tol/μ`` of the exact mean, μ the
+    public convexity bound); KNG's gradient bound and flat spaces' closed-form mean need no margin.
+    :class:`PrivateFrechetMean` and the ε audit (:func:`geodp.audit.audit_epsilon`) both use it.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Euclidean
+    >>> release_sensitivity(Euclidean(2), 1.0, 100, "laplace")
+    (0.02, 0.0, 1e-10)
+    """
+    tol = _MEAN_TOL * max(1.0, radius)
+    bound = frechet_mean_sensitivity(space, radius, n, mechanism=mechanism)
+    margin = 0.0 if space.is_flat or mechanism == "kng" else 2.0 * tol / convexity_bound(space, 2.0 * radius)
+    return bound, margin, tol
 
 
 _INVALID_MESSAGE = (

@@ -213,3 +213,33 @@ def test_plot_draws_epsilon_lines_only_on_a_known_loss_axis(shift, delta, tmp_pa
     # unknown normalisers: the histogram is ℓ0 − ℓ1, shifted by an unknown constant, so no ±ε line
     assert lines == ([] if shift is None else [1.0, -1.0, 0.4, -0.4])
     assert ("δ = 1e-05" in titles[0]) == (delta > 0)
+
+
+def _truncated_h2_laplace_oracle(sigma, radius, rho0):
+    """Exact loss of the ball-truncated Laplace on H² between footpoints at the centre and at
+    distance ``rho0`` from it, by our own quadrature: normalisers in polar coordinates about the
+    centre (dvol = sinh ρ dρ dθ), the loss maximised on a fine polar grid of the ball."""
+    def dist(rho, th):  # to the footpoint at (rho0, 0), by the hyperbolic law of cosines
+        c = np.cosh(rho) * np.cosh(rho0) - np.sinh(rho) * np.sinh(rho0) * np.cos(th)
+        return np.arccosh(np.maximum(c, 1.0))
+    log_z = [np.log(integrate.dblquad(lambda th, rho, f=f: np.exp(-f(rho, th) / sigma) * np.sinh(rho),
+                                      0, radius, 0, 2 * np.pi, epsabs=1e-12, epsrel=1e-10)[0])
+             for f in (lambda rho, th: rho, dist)]
+    rho, th = np.meshgrid(np.linspace(0, radius, 401), np.linspace(0, 2 * np.pi, 801))
+    loss = (rho - dist(rho, th)) / sigma + log_z[0] - log_z[1]
+    return max(loss.max(), -loss.min()), log_z[1] - log_z[0]
+
+
+def test_truncated_laplace_pair_at_the_boundary_has_the_quadrature_loss_and_catches_the_mutant():
+    # H², n = 2, r = 1: the truncated Laplace (σ = 2Δ/ε, footpoint-dependent normaliser) is
+    # audited on footpoints at the centre and on the boundary (Δ = 1 apart)
+    space = Hyperbolic(2)
+    real = audit_epsilon(space, "laplace", epsilon=1.0, n=2, radius=1.0, n_samples=20_000, rng=0)
+    assert "boundary" in real.pair
+    exact, log_ratio = _truncated_h2_laplace_oracle(real.scale, 1.0, 1.0)
+    assert real.exact_epsilon == pytest.approx(exact, abs=1e-5)
+    assert abs(real.log_normaliser_difference) == pytest.approx(abs(log_ratio), abs=1e-6)
+    assert real.epsilon_lower_bound <= 1.0 and exact <= 1.0
+    mutant = audit_epsilon(space, "laplace", epsilon=1.0, n=2, radius=1.0, n_samples=150_000,
+                           mutant="halve-scale", rng=0)
+    assert mutant.epsilon_lower_bound > 1.0

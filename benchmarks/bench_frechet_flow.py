@@ -16,7 +16,7 @@ test extras).
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 import warnings
 
@@ -86,6 +86,9 @@ def main(rounds: int = 7) -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rounds", nargs="?", type=int, default=7, help="interleaved rounds (default 7)")
+    args = parser.parse_args()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
+        main(args.rounds)

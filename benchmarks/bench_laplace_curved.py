@@ -11,6 +11,7 @@ Run: ``python benchmarks/bench_laplace_curved.py``
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
@@ -58,5 +59,6 @@ def bench(space, eta, radius, n, epsilon):
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help
     bench(Sphere(2), np.array([0.0, 0.0, 1.0]), radius=0.5, n=100, epsilon=1.0)
     bench(SPD(2), np.diag([2.0, 0.5]), radius=1.0, n=100, epsilon=1.0)

@@ -10,6 +10,7 @@ Run: ``python benchmarks/bench_le_spd.py``.
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
@@ -81,4 +82,5 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help
     main()

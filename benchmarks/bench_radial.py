@@ -21,8 +21,8 @@ Run: ``python benchmarks/bench_radial.py [rounds]`` (default 9).
 
 from __future__ import annotations
 
+import argparse
 import math
-import sys
 import time
 import warnings
 
@@ -93,4 +93,6 @@ def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 9)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rounds", nargs="?", type=int, default=9, help="interleaved rounds (default 9)")
+    main(parser.parse_args().rounds)

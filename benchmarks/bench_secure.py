@@ -6,6 +6,7 @@ median of the per-round ratios secure/default. Run: ``python benchmarks/bench_se
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
@@ -57,4 +58,5 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help
     main()

@@ -16,8 +16,8 @@ Run: ``python benchmarks/bench_spd_affine.py [rounds]`` (default 5; ≈ 2 min on
 
 from __future__ import annotations
 
+import argparse
 import math
-import sys
 import time
 import warnings
 
@@ -90,4 +90,6 @@ def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rounds", nargs="?", type=int, default=5, help="interleaved rounds (default 5)")
+    main(parser.parse_args().rounds)

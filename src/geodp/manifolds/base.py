@@ -284,10 +284,10 @@ class Manifold(ABC):
         ok = np.asarray(self.belongs(np.asarray(X)))
         if not np.all(ok):
             bad = np.argwhere(~ok)
-            first = tuple(int(i) for i in bad[0]) if bad.size else ()
+            where = f" (first at batch index {tuple(int(i) for i in bad[0])})" if ok.ndim else ""
             raise NotOnManifoldError(
-                f"{int(np.count_nonzero(~ok))} point(s) of {name} are not on {self!r} "
-                f"(first at batch index {first}). {self._membership_hint}"
+                f"{int(np.count_nonzero(~ok))} point(s) of {name} are not on {self!r}"
+                f"{where}. {self._membership_hint}"
             )
         return self._check_batch_ndim(self._canonical(arr), name, batch_ndim)
 

@@ -165,3 +165,19 @@ def test_chunks_in_sub_blocks_give_the_in_memory_mean_and_count_every_invalid_re
     X[[40, 50, 120]] *= 2.0  # three sub-blocks of the second chunk (records 37..136)
     with pytest.raises(NotOnManifoldError, match="^3 point"):
         frechet_mean(SPHERE, da.from_array(X, chunks=UNEVEN + ((4,),)))
+
+
+@pytest.mark.parametrize("dtype", ["<U1", complex, object, bool])
+def test_dask_dtype_is_accepted_or_refused_as_in_memory(dtype):
+    """``frechet_mean``: the same error type and message for a NumPy array and its Dask array;
+    booleans are accepted by both (as 0.0 and 1.0)."""
+    X = np.zeros((4, 4), dtype=dtype)
+    X[:, 0] = 1
+    outcomes = []
+    for data in (X, da.from_array(X, chunks=2)):
+        try:
+            outcomes.append(("ok", frechet_mean(SPHERE, data).tolist()))
+        except Exception as err:
+            outcomes.append((type(err).__name__, str(err)))
+    assert outcomes[0] == outcomes[1], outcomes
+    assert (outcomes[0][0] == "ok") == (dtype is bool), outcomes

@@ -23,6 +23,7 @@ import numpy as np
 
 from geodp.errors import GeodpError, InvalidDataError, NotOnManifoldError
 from geodp.frechet import _BLOCK_VALUES
+from geodp.validation import check_real_dtype
 
 __all__ = ["DaskRecords"]
 
@@ -90,8 +91,7 @@ class DaskRecords:
         if X.ndim != len(space.point_shape) + 1 or tuple(X.shape[1:]) != space.point_shape or X.shape[0] == 0:
             shape = ", ".join(map(str, space.point_shape))
             raise InvalidDataError(f"X must have shape (n, {shape}) with n >= 1 for {space!r}, got {X.shape}.")
-        if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
-            raise InvalidDataError(f"X must be a real numeric array, got dtype {X.dtype}.")
+        check_real_dtype(X.dtype, "X")  # the in-memory rule and error
         X = X.rechunk({axis: -1 for axis in range(1, X.ndim)})
         self.space, self.X, self.n = space, X, int(X.shape[0])
         self.chunks = X.to_delayed().ravel().tolist()

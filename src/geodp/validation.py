@@ -18,6 +18,7 @@ __all__ = [
     "check_delta",
     "check_positive",
     "check_finite_array",
+    "check_real_dtype",
     "check_sample_size",
 ]
 
@@ -146,6 +147,24 @@ def check_sample_size(n) -> int:
     return int(n)
 
 
+def check_real_dtype(dtype, name: str) -> None:
+    """Refuse a dtype that is not real numeric or boolean (``InvalidTypeError``), for in-memory
+    and Dask arrays alike.
+
+    Examples
+    --------
+    >>> check_real_dtype(np.dtype(bool), "X")  # booleans are accepted, as 0.0 and 1.0
+    >>> check_real_dtype(np.dtype(complex), "X")
+    Traceback (most recent call last):
+    ...
+    geodp.errors.InvalidTypeError: X must be real, got complex dtype complex128.
+    """
+    if dtype == object or not (np.issubdtype(dtype, np.number) or np.issubdtype(dtype, np.bool_)):
+        raise InvalidTypeError(f"{name} must be numeric, got dtype {dtype}.")
+    if np.issubdtype(dtype, np.complexfloating):
+        raise InvalidTypeError(f"{name} must be real, got complex dtype {dtype}.")
+
+
 def check_finite_array(X, name: str, *, min_ndim: int = 0) -> np.ndarray:
     """Convert ``X`` to a float64 array and refuse NaN/inf, non-numeric data and too few axes.
 
@@ -158,12 +177,7 @@ def check_finite_array(X, name: str, *, min_ndim: int = 0) -> np.ndarray:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and the like
         raise InvalidDataError(f"{name} could not be converted to an array: {exc}") from exc
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
-    ):
-        raise InvalidTypeError(f"{name} must be numeric, got dtype {arr.dtype}.")
-    if np.iscomplexobj(arr):
-        raise InvalidTypeError(f"{name} must be real, got complex dtype {arr.dtype}.")
+    check_real_dtype(arr.dtype, name)
     arr = arr.astype(np.float64, copy=False)
     if arr.ndim < min_ndim:
         raise InvalidDataError(f"{name} must have at least {min_ndim} axes, got shape {arr.shape}.")

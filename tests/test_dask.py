@@ -181,3 +181,24 @@ def test_dask_dtype_is_accepted_or_refused_as_in_memory(dtype):
             outcomes.append((type(err).__name__, str(err)))
     assert outcomes[0] == outcomes[1], outcomes
     assert (outcomes[0][0] == "ok") == (dtype is bool), outcomes
+
+
+def test_read_npy_is_lazy_and_gives_the_in_memory_mean(tmp_path, monkeypatch):
+    """A 3.2 MB ``.npy`` of 100,000 Sphere(3) records: the mean through :func:`read_npy` is the
+    in-memory mean, and the traced peak stays below a third of the file (the file is mapped, each
+    chunk read when a pass needs it; a copy of the file would be traced in full)."""
+    import geodp.dask_support
+    from geodp.dask_support import read_npy
+    from geodp.errors import InvalidParameterError
+
+    monkeypatch.setattr(geodp.dask_support, "_BLOCK_VALUES", 5000 * 9)
+    X = SPHERE.project(np.random.default_rng(4).normal(size=(100_000, 4)) * 0.2 + [1.0, 0, 0, 0])
+    path = tmp_path / "records.npy"
+    np.save(path, X)
+    lazy = read_npy(path, chunk_records=10_000)
+    assert lazy.chunks[0] == (10_000,) * 10
+    np.testing.assert_allclose(frechet_mean(SPHERE, lazy, tol=1e-13), frechet_mean(SPHERE, X, tol=1e-13),
+                               rtol=0, atol=1e-10)
+    assert _traced_peak(lambda: frechet_mean(SPHERE, read_npy(path, chunk_records=10_000))) < X.nbytes / 3
+    with pytest.raises(InvalidParameterError, match="chunk_records"):
+        read_npy(path, chunk_records=0)

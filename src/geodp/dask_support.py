@@ -11,21 +11,21 @@ here.
 Memory then depends on the chunk size only, provided the Dask array reads its chunks lazily: since
 dask 2024.12, ``dask.array.from_array`` copies a NumPy array into memory, a ``numpy.memmap``
 included (dask issue 11850), so a store on disk is best read through an array-like without a
-``copy`` method (zarr, h5py, or a wrapper that maps the file in ``__getitem__``; see
-``benchmarks/bench_means.py``).
+``copy`` method: :func:`read_npy` for a ``.npy`` file, or zarr / h5py datasets.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 
-from geodp.errors import GeodpError, InvalidDataError, NotOnManifoldError
+from geodp.errors import GeodpError, InvalidDataError, InvalidParameterError, MissingDependencyError, NotOnManifoldError
 from geodp.frechet import _BLOCK_VALUES
 from geodp.validation import check_real_dtype
 
-__all__ = ["DaskRecords"]
+__all__ = ["DaskRecords", "read_npy"]
 
 
 def checked_block(space, block):
@@ -132,3 +132,69 @@ class DaskRecords:
         raise NotOnManifoldError(
             self.refuse_invalid or f"{count} point(s) of X are not on {self.space!r}. {self.space._membership_hint}"
         )
+
+
+class _NpyStore:
+    """A ``.npy`` file as a lazy array-like for ``dask.array.from_array``: ``shape``, ``dtype``,
+    ``ndim`` and slicing, which maps the file and returns the slice (page-cache pages, no copy of
+    the file). Not the ``numpy.memmap`` itself, which ``from_array`` would copy into memory (it
+    has a ``copy`` method). Only the path is pickled to a worker."""
+
+    def __init__(self, path):
+        mapped = np.load(path, mmap_mode="r")
+        self.path, self.shape, self.dtype, self.ndim = path, mapped.shape, mapped.dtype, mapped.ndim
+
+    def __getitem__(self, key):
+        return np.load(self.path, mmap_mode="r")[key]
+
+
+def read_npy(path, chunk_records: int = 1_000_000):
+    """A ``.npy`` file of records as a lazy Dask array, read chunk by chunk, never copied whole.
+
+    ``dask.array.from_array(numpy.load(path, mmap_mode="r"))`` looks lazy but, since dask
+    2024.12, copies the whole file into memory (dask issue 11850); this reads each chunk from the
+    mapped file when a pass needs it, so :func:`~geodp.frechet.frechet_mean` and
+    :meth:`PrivateFrechetMean.fit <geodp.models.PrivateFrechetMean.fit>` use memory that depends
+    on the chunk size only (measured: 154 MB of heap for 10⁸ SPD(3) records, 7.2 GB on disk).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.npy`` file whose first axis indexes the records (write a large one chunk by chunk
+        with ``numpy.lib.format.open_memmap``).
+    chunk_records : int, default 1,000,000
+        Records per Dask chunk (each chunk is further processed in sub-blocks of about 8 MB).
+
+    Returns
+    -------
+    dask.array.Array
+
+    Raises
+    ------
+    MissingDependencyError
+        dask is not installed (``pip install "geodp[dask]"``).
+    InvalidParameterError
+        ``chunk_records`` is not a positive integer.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from geodp.frechet import frechet_mean
+    >>> from geodp.manifolds import Sphere
+    >>> path = os.path.join(tempfile.mkdtemp(), "directions.npy")
+    >>> np.save(path, Sphere(2).random_point(1000, rng=0))
+    >>> X = read_npy(path, chunk_records=300)
+    >>> X.chunks[0]
+    (300, 300, 300, 100)
+    >>> bool(np.allclose(frechet_mean(Sphere(2), X), frechet_mean(Sphere(2), np.load(path))))
+    True
+    """
+    if isinstance(chunk_records, bool) or not isinstance(chunk_records, (int, np.integer)) or chunk_records < 1:
+        raise InvalidParameterError(f"chunk_records must be a positive integer, got {chunk_records!r}.")
+    try:
+        import dask.array as da
+    except ImportError:
+        raise MissingDependencyError('read_npy needs dask: pip install "geodp[dask]"') from None
+    store = _NpyStore(os.fspath(path))
+    return da.from_array(store, chunks=(int(chunk_records),) + store.shape[1:])

@@ -3,6 +3,8 @@ the in-ball direction law against brute force, the released law against long MH 
 scale mutant that fails, the public bound against the observed acceptance, and the route chosen
 from public quantities only."""
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -54,7 +56,7 @@ def test_share_against_uniform_directions_and_the_space_distance(k, delta, t, or
     assert 0.005 < share < 0.95
     assert abs(inside.mean() - share) < 5 * np.sqrt(share * (1 - share) / len(u))
     edges = np.linspace(0.0, np.pi, 9)
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in itertools.pairwise(edges):
         sel = (phi >= lo) & (phi < hi)
         expected = np.mean(np.exp(law._log_q(t, np.linspace(lo, hi, 201))))
         assert abs(inside[sel].mean() - expected) < 5 * np.sqrt(expected * (1 - expected) / sel.sum()) + 1e-4

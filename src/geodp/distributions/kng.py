@@ -290,7 +290,8 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     """Which KNG sampler runs, and its public acceptance bound, from public quantities only.
 
     Returns ``(route, bound)``: ``"flat"`` (the Laplace at the mean, bound 1), ``"cap"`` (the
-    cap proposal, :func:`kng_cap_acceptance_bound`), ``"laplace"`` (the σ/h Laplace truncated to
+    cap proposal, :func:`kng_cap_acceptance_bound`; on Kendall's shape space it draws from the
+    exact in-ball directions), ``"laplace"`` (the σ/h Laplace truncated to
     the ball by its own rejection, :func:`kng_acceptance_lower_bound`) or ``"mcmc"``. ``"auto"``
     takes the Laplace route where its bound times its proposal's public ball bound reaches
     :data:`ACCEPTANCE_FLOOR` (cheaper per proposal), else the cap route where its bound does; else the Laplace route where
@@ -735,19 +736,24 @@ class KNGDistribution(Distribution):
         return out.reshape(shape)
 
     def _shape_gradient_norm(self, xs):
-        """``‖∇F_D(x)‖`` on Kendall's shape space from two complex matrix products: with
+        """``‖∇F_D(x)‖`` on Kendall's shape space from two matrix products: with
         ``⟨x, y_i⟩_C = cos θ_i·e^{iφ_i}``, ``log_x(y_i) = (θ_i/sin θ_i)(e^{−iφ_i} y_i − cos θ_i·x)``, so
         ``−n∇F_D(x) = Σ_i w_i y_i − s·x`` with ``w_i = (θ_i/sin θ_i) e^{−iφ_i}``, ``s = Σ_i θ_i cot θ_i``.
-        ``θ = arccos cos θ`` is off by ~1e−16/θ: it matters only within ~1e−6 of a record, a
-        null event for the proposals (``n`` times faster than ``n`` Procrustes logarithms)."""
-        z, y = xs[..., 0] + 1j * xs[..., 1], self.data[..., 0] + 1j * self.data[..., 1]
-        inner = np.conj(z) @ y.T
+        In the real layout ``⟨x, y⟩_C = x·y − i x·(iy)`` and ``w y = Re w·y + Im w·(iy)``, so both
+        products are real (BLAS is ~10× faster there than on complex arrays). ``θ = arccos cos θ`` is
+        off by ~1e−16/θ: it matters only within ~1e−6 of a record, a null event for the proposals."""
+        y = self.data.reshape(len(self.data), -1)
+        frame = np.concatenate([y, np.stack([-self.data[..., 1], self.data[..., 0]], axis=-1).reshape(y.shape)])
+        x = xs.reshape(len(xs), -1)
+        products = x @ frame.T
+        n = len(y)
+        inner = products[:, :n] - 1j * products[:, n:]
         cos = np.minimum(np.abs(inner), 1.0)
         theta = np.arccos(cos)
         ratio = np.where(theta > 1e-8, theta / np.sin(np.maximum(theta, 1e-8)), 1.0)
         weight = ratio * np.conj(inner) / np.where(cos > 0, np.abs(inner), 1.0)
-        grad = weight @ y - np.sum(ratio * cos, axis=1)[:, None] * z
-        return np.sqrt(np.sum(np.abs(grad) ** 2, axis=1)) / len(y)
+        grad = np.concatenate([weight.real, weight.imag], axis=1) @ frame - np.sum(ratio * cos, axis=1)[:, None] * x
+        return np.sqrt(np.sum(grad * grad, axis=1)) / n
 
     def _factored_log_density(self, x, factor, inv_factor):
         """:meth:`log_density` on AI-SPD for ``x = L Lᵀ``: ``‖∇F_D(x)‖_x = ‖mean_i Log(L⁻¹ x_i L⁻ᵀ)‖_F``

@@ -10,12 +10,8 @@ import pytest
 from scipy import stats
 
 from geodp.distributions import KNGDistribution
-from geodp.distributions.kng import (
-    _KendallProposal,
-    kng_acceptance_lower_bound,
-    kng_cap_acceptance_bound,
-    kng_route,
-)
+from geodp.distributions.ball_polar import _KendallProposal
+from geodp.distributions.kng import kng_acceptance_lower_bound, kng_cap_acceptance_bound, kng_route
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.manifolds import KendallShape
 from geodp.mechanisms import KNGMechanism

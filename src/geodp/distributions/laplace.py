@@ -7,8 +7,8 @@ import functools
 import math
 
 import numpy as np
-from scipy import special
 
+from geodp.distributions.ball_polar import direction_share
 from geodp.distributions.base import (
     Distribution,
     _size_tuple,
@@ -91,71 +91,6 @@ def _spd_ball_rate(k: int, scale: float, t_max: float, radius: float) -> float:
     if _eigenvalue_law(k, scale, t_max).acceptance_rate < ACCEPTANCE_FLOOR:
         return 0.0
     return spd_ball_acceptance_bound(k, scale, radius)
-
-
-def _log_sn(x, kappa):
-    """``log sn_κ(x)`` for ``x > 0`` without the ``1/√|κ|`` factor (it cancels in ratios)."""
-    if kappa > 0:
-        return np.log(np.sin(math.sqrt(kappa) * x))
-    if kappa < 0:
-        z = math.sqrt(-kappa) * x
-        return z + np.log(-np.expm1(-2.0 * z)) - math.log(2.0)  # log sinh z, finite for every z > 0
-    return np.log(x)
-
-
-def _cap_threshold(t, s, radius, kappa):
-    """``Q ∈ [0, 1]`` of :func:`direction_share`: ``exp_η(t u)`` lies in the model-space ball iff
-    ``(1 − cos θ)/2 ≤ Q``, θ the angle between ``u`` and the direction of the centre."""
-    t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
-    alpha, beta = (radius + t - s) / 2.0, (radius - t + s) / 2.0
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        log_q = _log_sn(alpha, kappa) + _log_sn(np.abs(beta), kappa) - _log_sn(t, kappa) - _log_sn(s, kappa)
-        q = np.where(beta > 0, np.exp(np.minimum(log_q, 1.0)), 0.0)
-    return np.where(np.isnan(q), 0.0, np.clip(q, 0.0, 1.0))
-
-
-def direction_share(t, s, radius, kappa, dim):
-    """Share of uniform directions ``u`` at η with ``exp_η(t u)`` inside ``B_radius(m0)`` when
-    ``ρ(η, m0) = s ≤ radius``, on the model space of constant curvature κ (a lower bound on
-    spaces of curvature ≥ κ; docs/math.md §5).
-
-    By the law of cosines the point is inside iff ``cos θ ≥ 1 − 2Q`` with θ the angle between
-    ``u`` and the direction of ``m0``, ``Q = sn((r + t − s)/2) sn((r − t + s)/2) / (sn t sn s)``;
-    ``(1 + cos θ)/2 ~ Beta((d − 1)/2, (d − 1)/2)``, so the share is ``I_Q((d − 1)/2, (d − 1)/2)``.
-
-    Parameters
-    ----------
-    t, s : array_like
-        Distance of the draw from η, and of η from the centre ``m0`` (broadcast together).
-    radius : float
-        Radius of the ball.
-    kappa : float
-        Curvature of the model space.
-    dim : int
-        Dimension of the space.
-
-    Returns
-    -------
-    numpy.ndarray
-        The share, in ``[0, 1]``.
-
-    Examples
-    --------
-    >>> round(float(direction_share(1e-9, 1.0, 1.0, 0.0, 3)), 6)  # a tiny step from the boundary
-    0.5
-    >>> float(direction_share(0.5, 0.0, 1.0, 1.0, 10)), float(direction_share(1.5, 0.0, 1.0, 1.0, 10))
-    (1.0, 0.0)
-    """
-    t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
-    q = _cap_threshold(t, s, radius, kappa)
-    if dim == 1:  # u = ±(direction of m0)
-        share = 0.5 * (radius - t + s >= 0) + 0.5 * (q >= 1.0)
-    else:
-        share = q.copy()  # I_0 = 0 and I_1 = 1: the incomplete beta only strictly in between
-        between = (q > 0) & (q < 1)
-        share[between] = special.betainc((dim - 1) / 2.0, (dim - 1) / 2.0, q[between])
-    share = np.where(s == 0, (t <= radius).astype(float), share)
-    return np.where(t == 0, 1.0, share)
 
 
 @functools.lru_cache(maxsize=64)

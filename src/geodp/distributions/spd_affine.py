@@ -29,6 +29,7 @@ import math
 import numpy as np
 from scipy import stats
 
+from geodp.distributions.ball_polar import direction_share
 from geodp.distributions.base import rejection_sample
 from geodp.distributions.mcmc import MCMCResult, random_walk_metropolis
 from geodp.distributions.piecewise_hat import PiecewiseExponentialHat
@@ -248,7 +249,7 @@ def spd_ball_acceptance_bound(k: int, scale, radius, *, grid: int = 33) -> float
     A function of (k, σ, r) only. With ``t = |r|``, ``s = ρ(η, m0)`` and θ the angle between the
     draw's direction and that of ``m0``: Toponogov (curvature ≥ −½) puts the draw in the ball when
     ``cos θ ≥ 1 − 2Q`` of the hyperbolic plane of curvature −½, a share ``P_u`` of the uniform
-    directions (:func:`~geodp.distributions.laplace.direction_share`). Given ``t`` the law's
+    directions (:func:`~geodp.distributions.ball_polar.direction_share`). Given ``t`` the law's
     direction has density ``h/E_u h`` w.r.t. the uniform one, ``h = exp(Σ f(y_ij)) ∈ [1, e^q]``,
     ``E_u h ≥ e^{q − L}``, and it is symmetric under ``S → −S``; so the share is at least
     ``max(1 − e^L (1 − P_u), e^{−q} P_u, ½·[P_u ≥ ½])``. That is non-increasing in ``t`` and
@@ -276,8 +277,6 @@ def spd_ball_acceptance_bound(k: int, scale, radius, *, grid: int = 33) -> float
     >>> 0.1 < b < 0.5
     True
     """
-    from geodp.distributions.laplace import direction_share  # laplace imports this module
-
     k = int(k)
     scale, radius = check_positive(scale, "scale"), check_positive(radius, "radius")
     dim, upper, c = k * (k + 1) // 2, 2.0 * radius, _c(k)

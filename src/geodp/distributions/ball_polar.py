@@ -1,0 +1,353 @@
+"""Exact draws of the Laplace law ``∝ e^{−λρ(a, x)}`` restricted to a ball ``B_r(m0)`` that contains
+its footpoint ``a``, in polar coordinates at ``a`` (docs/math.md §5).
+
+A point ``exp_a(tu)`` lies in the ball iff its direction ``u`` lies in a set ``D(t)`` that shrinks
+as ``t`` grows (the ball is convex and contains ``a``). The radius is drawn from
+``∝ e^{−λt} J(t) S(t)`` (``J`` the polar volume density, ``S`` the share of ``D(t)`` among the
+directions) and the direction uniformly in ``D(t)``: on spaces of constant curvature ``D(t)`` is a
+cap (law of cosines), on Kendall's shape space the exact set is drawn through two coordinates of
+``u``; on other isotropic spaces the cap of the largest curvature contains ``D(t)`` and the draws
+outside the ball are rejected by the caller. The draws are exact, and at most half of the
+proposals are lost to the construction (checked by quadrature when the proposal is built).
+
+Used by KNG (its proposal at the Fréchet mean) and by the truncated Riemannian Laplace.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special
+from scipy.special import betainc, betaincinv, logsumexp
+
+from geodp.distributions.piecewise_hat import PiecewiseExponentialHat
+from geodp.distributions.radial import _SecantHat, is_isotropic
+from geodp.errors import AssumptionError
+from geodp.manifolds.kendall import KendallShape
+
+__all__ = ["direction_share", "exact_ball_proposal"]
+
+
+def _log_sn(x, kappa):
+    """``log sn_κ(x)`` for ``x > 0`` without the ``1/√|κ|`` factor (it cancels in ratios)."""
+    if kappa > 0:
+        return np.log(np.sin(math.sqrt(kappa) * x))
+    if kappa < 0:
+        z = math.sqrt(-kappa) * x
+        return z + np.log(-np.expm1(-2.0 * z)) - math.log(2.0)  # log sinh z, finite for every z > 0
+    return np.log(x)
+
+
+def _cap_threshold(t, s, radius, kappa):
+    """``Q ∈ [0, 1]`` of :func:`direction_share`: ``exp_η(t u)`` lies in the model-space ball iff
+    ``(1 − cos θ)/2 ≤ Q``, θ the angle between ``u`` and the direction of the centre."""
+    t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
+    alpha, beta = (radius + t - s) / 2.0, (radius - t + s) / 2.0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        log_q = _log_sn(alpha, kappa) + _log_sn(np.abs(beta), kappa) - _log_sn(t, kappa) - _log_sn(s, kappa)
+        q = np.where(beta > 0, np.exp(np.minimum(log_q, 1.0)), 0.0)
+    return np.where(np.isnan(q), 0.0, np.clip(q, 0.0, 1.0))
+
+
+def direction_share(t, s, radius, kappa, dim):
+    """Share of uniform directions ``u`` at η with ``exp_η(t u)`` inside ``B_radius(m0)`` when
+    ``ρ(η, m0) = s ≤ radius``, on the model space of constant curvature κ (a lower bound on
+    spaces of curvature ≥ κ; docs/math.md §5).
+
+    By the law of cosines the point is inside iff ``cos θ ≥ 1 − 2Q`` with θ the angle between
+    ``u`` and the direction of ``m0``, ``Q = sn((r + t − s)/2) sn((r − t + s)/2) / (sn t sn s)``;
+    ``(1 + cos θ)/2 ~ Beta((d − 1)/2, (d − 1)/2)``, so the share is ``I_Q((d − 1)/2, (d − 1)/2)``.
+
+    Parameters
+    ----------
+    t, s : array_like
+        Distance of the draw from η, and of η from the centre ``m0`` (broadcast together).
+    radius : float
+        Radius of the ball.
+    kappa : float
+        Curvature of the model space.
+    dim : int
+        Dimension of the space.
+
+    Returns
+    -------
+    numpy.ndarray
+        The share, in ``[0, 1]``.
+
+    Examples
+    --------
+    >>> round(float(direction_share(1e-9, 1.0, 1.0, 0.0, 3)), 6)  # a tiny step from the boundary
+    0.5
+    >>> float(direction_share(0.5, 0.0, 1.0, 1.0, 10)), float(direction_share(1.5, 0.0, 1.0, 1.0, 10))
+    (1.0, 0.0)
+    """
+    t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
+    q = _cap_threshold(t, s, radius, kappa)
+    if dim == 1:  # u = ±(direction of m0)
+        share = 0.5 * (radius - t + s >= 0) + 0.5 * (q >= 1.0)
+    else:
+        share = q.copy()  # I_0 = 0 and I_1 = 1: the incomplete beta only strictly in between
+        between = (q > 0) & (q < 1)
+        share[between] = special.betainc((dim - 1) / 2.0, (dim - 1) / 2.0, q[between])
+    share = np.where(s == 0, (t <= radius).astype(float), share)
+    return np.where(t == 0, 1.0, share)
+
+
+def _exact_shape_directions(space, radius):
+    """Does the cap route draw from the exact in-ball directions (:class:`_KendallProposal`)?
+    On Kendall's shape space with ``k ≥ 4`` and ``r < π/4`` (the ball is strongly convex, so each
+    ray from the anchor leaves it once, and rays of length ``r + δ < π/2`` stay injective)."""
+    return isinstance(space, KendallShape) and space.dim >= 4 and radius < math.pi / 4
+
+
+class _CapProposal:
+    """Exact draws of ``∝ e^{−hρ(a, x)/σ}`` on the region swept by the model-space direction caps
+    around the anchor ``a`` (docs/math.md §5): the ball itself on spaces of constant curvature,
+    a superset (κ_max caps) on the others, where draws outside the ball are rejected.
+
+    The radius ``t`` is drawn from ``∝ e^{−ht/σ} J(t) S(t)`` (``S`` the cap's share of directions,
+    non-increasing in t) by rejection from the secant hat of the concave ``−ht/σ + log J`` times
+    an upper bound on ``S`` over each interval (its value at the left node); the nodes are refined
+    until that hat accepts ≥ 1/2 (a construction guarantee, checked by quadrature against a lower
+    bound on ``S`` at the right node). The direction is uniform in the cap:
+    ``(1 − cos θ)/2`` from the symmetric Beta((d−1)/2) truncated to ``[0, Q(t)]`` by its inverse
+    CDF, the rest uniform on the orthogonal sphere. Subclasses change the direction sets through
+    :meth:`_log_share_bounds`, :meth:`_direction_weight` and :meth:`_directions`.
+    """
+
+    def __init__(self, space, anchor, center, rate, radius, kappa):
+        self.space, self.anchor, self.rate, self.radius, self.kappa = space, anchor, rate, radius, kappa
+        self.a = (space.dim - 1) / 2.0
+        self.delta = float(space._dist(center, anchor))
+        if self.delta > 1e-9 * radius:
+            log_c = space._log(anchor, center)
+            self.axis = log_c / float(space._norm(anchor, log_c))
+        else:  # the anchor (nearly) at the centre: the ball lies in B_{r+δ}(a); all directions
+            self.axis = None
+        self.length = min(radius + self.delta, float(space.cut_radius))
+        for level, intervals in enumerate((256, 1024, 4096, 16384, 65536)):
+            nodes = np.linspace(0.0, self.length, intervals + 1)[1:]
+            g = self._g(nodes)
+            shift = float(np.max(g[np.isfinite(g)]))
+            hat = _SecantHat(nodes, g - shift, self.length)
+            # Interval i is [t_i, t_{i+1}], t = (0, nodes): log of an upper bound on S over it,
+            # and a lower bound on S(t_i) (S = 0 beyond the ball: such pieces get no mass).
+            log_upper, lower = self._log_share_bounds(np.concatenate([[0.0], nodes]), level)
+            with np.errstate(invalid="ignore"):
+                capped = _SecantHatShifted(hat, np.repeat(log_upper, 2))
+                inner = hat.piece_integrals(lambda t: self._g(t) - shift)
+                right = np.repeat(np.append(lower[1:], 0.0), 2)
+                efficiency = float(np.nansum(inner * right) / capped.mass.sum())
+            if efficiency >= 0.5:
+                break
+        else:
+            raise AssumptionError("the cap proposal's radial hat did not reach acceptance 1/2 with 65,536 "
+                                  "nodes: please report this bug.")
+        self.hat, self.shift, self.t_nodes = capped, shift, np.concatenate([[0.0], nodes])
+
+    def _g(self, t):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return -self.rate * t + np.asarray(self.space.radial_log_jacobian(t))
+
+    def _share(self, t):
+        if self.axis is None:
+            return (np.asarray(t) <= self.radius + self.delta).astype(float)
+        return direction_share(t, self.delta, self.radius, self.kappa, self.space.dim)
+
+    def _log_share_bounds(self, t, level):
+        """``(log S̄_i, S_i)`` at the nodes ``t``: ``S̄_i ≥ S`` on ``[t_i, t_{i+1}]`` and ``S_i ≤ S(t_i)``
+        (``S`` falls with t, so here both are ``S(t_i)``; ``level`` counts the refinements)."""
+        share = self._share(t)
+        with np.errstate(divide="ignore"):
+            return np.log(share), share
+
+    def _direction_weight(self, t, rng):
+        """``(log w, state)`` for radii ``t`` drawn from the hat: a radius is kept with probability
+        ``e^{g(t) − ĝ(t)}·w/S̄_i`` (``ĝ·S̄_i`` the hat); ``state`` is passed on to :meth:`_directions`
+        for the kept ones. Here ``w = S(t)``, the exact share."""
+        with np.errstate(divide="ignore"):
+            return np.log(self._share(t)), None
+
+    def _directions(self, t, state, rng):
+        """Unit tangents at the anchor, uniform on the in-cap directions at radii ``t``."""
+        u = self.space._random_unit_tangent(self.anchor, size=len(t), rng=rng)
+        if self.axis is not None and len(t):
+            q = _cap_threshold(t, self.delta, self.radius, self.kappa)
+            z = betaincinv(self.a, self.a, rng.random(len(t)) * betainc(self.a, self.a, q))  # (1 − cos θ)/2 ≤ q
+            u = (1.0 - 2.0 * z)[self._expand] * self.axis + (2.0 * np.sqrt(z * (1.0 - z)))[self._expand] * \
+                self._orthogonal(u, (self.axis,))
+        return u
+
+    @property
+    def _expand(self):
+        return (slice(None),) + (None,) * len(self.space.point_shape)
+
+    def _orthogonal(self, u, axes):
+        """``u`` minus its components along the orthonormal tangents ``axes``, normalised: uniform
+        on the unit sphere orthogonal to them when ``u`` is uniform."""
+        for axis in axes:
+            u = u - np.asarray(self.space._inner(self.anchor, u, axis))[self._expand] * axis
+        return u / np.asarray(self.space._norm(self.anchor, u))[self._expand]
+
+    def propose(self, m, rng):
+        """``m`` candidates and a mask of those that passed the radius and direction steps."""
+        t, log_hat = self.hat.propose(m, rng)
+        log_weight, state = self._direction_weight(t, rng)
+        with np.errstate(invalid="ignore"):
+            keep = np.log(rng.random(m)) < self._g(t) - self.shift + log_weight - log_hat
+        keep &= (t > 0) & (t <= self.length) & np.isfinite(log_weight)
+        u = self._directions(t[keep], None if state is None else state[keep], rng)
+        return self.space._polar_exp(self.anchor, u, t[keep]), keep
+
+
+_PHI_CELLS = 32  # angle cells of the Kendall direction hat at the first refinement (doubled at each)
+
+
+def _kendall_excluded(t, phi, delta, radius):
+    """The excluded interval ``[x1, x2]`` of ``ρ² = α² + β²`` on the ray of angle ``φ`` of the
+    direction disc at radius ``t`` (docs/math.md §5): ``exp_a(tu)`` lies outside ``B_r(m0)`` iff
+    ``|A + B(α + iβ)| < cos r``, ``A = cos δ cos t``, ``B = sin δ sin t``, ``α + iβ = ρe^{iφ}``,
+    i.e. ``B²ρ² + 2AB cos φ·ρ + A² − cos² r < 0``, clipped to ``ρ ∈ [0, 1]`` (``x1 = x2`` when
+    none is excluded). Roots from the cancellation-free pair (their product is ``(A² − cos² r)/B²``)."""
+    t, phi = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(phi, dtype=float))
+    A, B = math.cos(delta) * np.cos(t), math.sin(delta) * np.sin(t)
+    c, cos2r = np.cos(phi), math.cos(radius) ** 2
+    disc = cos2r - (A * np.sin(phi)) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root = np.sqrt(np.maximum(disc, 0.0))
+        far = (A * np.abs(c) + root) / B  # the larger root when cos φ < 0
+        lo = np.where(c < 0, (A * A - cos2r) / (B * B * far), -np.inf)
+        hi = np.where(c < 0, far, (cos2r - A * A) / (B * (root + A * c)))
+    hit = (disc > 0) & (B > 0)
+    lo, hi = np.where(hit, np.clip(lo, 0.0, 1.0), 0.0), np.where(hit, np.clip(hi, 0.0, 1.0), 0.0)
+    return lo * lo, np.maximum(hi, lo) ** 2
+
+
+class _KendallProposal(_CapProposal):
+    """:class:`_CapProposal` with the exact in-ball direction sets of Kendall's shape space
+    (``CP^{k−2}``; docs/math.md §5): draws land in the ball, and the radial law carries the true
+    share ``S(t)``.
+
+    With ``v0`` the unit direction of the centre and ``(α, β)`` the components of a uniform unit
+    ``u`` along ``v0`` and ``i·v0``, ``φ = arg(α + iβ)`` is uniform and ``ρ² = α² + β²`` is
+    Beta(1, b), ``b = (d − 2)/2``, independent of φ. The draw is in the ball iff ``ρ²`` avoids the
+    interval of :func:`_kendall_excluded`: ``q_t(φ) = P(allowed | φ)`` is closed form,
+    non-increasing in ``|φ|`` and in t. Given t, ``|φ|`` is drawn from the step hat
+    ``q_{t_i}(φ_j)`` on ``[φ_j, φ_{j+1}]`` (``t_i`` the left node of t's interval) and the pair is
+    kept with probability ``e^{g − ĝ} q_t(φ)/q_{t_i}(φ_j)``; then ``ρ²`` from the truncated
+    Beta by its inverse CDF and the rest of ``u`` uniform on the unit sphere orthogonal to
+    ``v0, i·v0``. The angle cells double with the radial nodes.
+    """
+
+    def __init__(self, space, anchor, center, rate, radius):
+        self.b = (space.dim - 2) / 2.0
+        super().__init__(space, anchor, center, rate, radius, None)
+        if self.axis is not None:  # i·v0 in the k × 2 real layout (x + iy per landmark)
+            self.turned = np.stack([-self.axis[..., 1], self.axis[..., 0]], axis=-1)
+
+    def _log_q(self, t, phi):
+        """``log q_t(φ)``: Beta(1, b) mass outside the excluded ``[x1, x2]``, ``1 − (1 − x1)^b + (1 − x2)^b``."""
+        x1, x2 = _kendall_excluded(t, phi, self.delta, self.radius)
+        with np.errstate(divide="ignore"):
+            return np.logaddexp(np.log(-np.expm1(self.b * np.log1p(-x1))), self.b * np.log1p(-x2))
+
+    def _log_share_bounds(self, t, level):
+        """As :meth:`_CapProposal._log_share_bounds`, from the angle step hat of each row, which
+        is kept (``phi``, ``width``, ``log_step``, ``cdf``) for :meth:`_direction_weight`."""
+        if self.axis is None:
+            return super()._log_share_bounds(t, level)
+        # Row i (radius t_i): equal cells on [0, φ*_i], where q_{t_i} has fallen below e^−30 of
+        # its value at 0 (a 33-point scan), and one last cell [φ*_i, π].
+        scan = np.linspace(0.0, math.pi, 33)
+        log_scan = self._log_q(t[:, None], scan)
+        faded = log_scan < log_scan[:, :1] - 30.0
+        reach = np.where(faded.any(axis=1), scan[np.argmax(faded, axis=1)], math.pi)
+        cells = _PHI_CELLS << level
+        self.phi = np.concatenate([reach[:, None] * np.linspace(0.0, 1.0, cells)[None], np.full((len(t), 1), math.pi)],
+                                  axis=1)
+        self.width = np.diff(self.phi, axis=1)
+        log_q = self._log_q(t[:, None], self.phi)
+        # q falls with |φ|: a cell's left node bounds it from above, its right node from below.
+        with np.errstate(divide="ignore"):
+            self.log_step = log_q[:, :-1]
+            log_mass = self.log_step + np.log(self.width)
+        self.log_upper = logsumexp(log_mass, axis=1) - math.log(math.pi)
+        lower = np.sum(np.exp(log_q[:, 1:]) * self.width, axis=1) / math.pi
+        with np.errstate(invalid="ignore"):  # rows without mass (beyond the ball) are never drawn
+            step = np.exp(log_mass - np.max(log_mass, axis=1, keepdims=True))
+            cdf = np.nan_to_num(np.cumsum(step, axis=1) / np.sum(step, axis=1, keepdims=True), nan=1.0)
+        cdf[:, -1] = 1.0
+        self.cdf = (cdf + np.arange(len(t))[:, None]).ravel()  # row i in [i, i + 1]: one sorted array
+        return self.log_upper, lower
+
+    def _direction_weight(self, t, rng):
+        if self.axis is None:
+            return super()._direction_weight(t, rng)
+        cells = self.width.shape[1]
+        row = np.clip(np.searchsorted(self.t_nodes, t, side="right") - 1, 0, len(self.t_nodes) - 1)
+        cell = np.searchsorted(self.cdf, row + rng.random(len(t)), side="right") - row * cells
+        cell = np.clip(cell, 0, cells - 1)
+        phi = self.phi[row, cell] + rng.random(len(t)) * self.width[row, cell]
+        log_weight = self.log_upper[row] + self._log_q(t, phi) - self.log_step[row, cell]
+        return log_weight, np.where(rng.random(len(t)) < 0.5, phi, -phi)
+
+    def _directions(self, t, phi, rng):
+        if self.axis is None:
+            return super()._directions(t, phi, rng)
+        x1, x2 = _kendall_excluded(t, phi, self.delta, self.radius)
+        # Allowed ρ² ∈ [0, x1] ∪ [x2, 1] under Beta(1, b), survival (1 − x)^b: pick a part by its
+        # mass, then invert the survival function inside it.
+        with np.errstate(divide="ignore"):
+            first = -np.expm1(self.b * np.log1p(-x1))
+            log_second = self.b * np.log1p(-x2)
+        second = np.exp(log_second)
+        in_second = rng.random(len(t)) * (first + second) >= first
+        fresh = rng.random(len(t))
+        with np.errstate(divide="ignore"):
+            x = -np.expm1(np.where(in_second, np.log(fresh) + log_second, np.log1p(-fresh * first)) / self.b)
+        rho = np.sqrt(x)
+        w = self._orthogonal(self.space._random_unit_tangent(self.anchor, size=len(t), rng=rng),
+                             (self.axis, self.turned))
+        e = self._expand
+        return ((rho * np.cos(phi))[e] * self.axis + (rho * np.sin(phi))[e] * self.turned
+                + np.sqrt(1.0 - x)[e] * w)
+
+
+class _SecantHatShifted(PiecewiseExponentialHat):
+    """A piecewise-exponential hat raised by ``log_shift`` on each piece (``−inf`` drops it)."""
+
+    def __init__(self, hat, log_shift):
+        value = np.where(np.isfinite(log_shift), hat.top + log_shift, -np.inf)
+        slope = -hat.sign * hat.rate
+        super().__init__(hat.lo, hat.hi, slope, hat.anchor, value)
+
+
+def exact_ball_proposal(space, anchor, center, rate, radius):
+    """The proposal whose draws are exactly ``∝ e^{−rate·ρ(anchor, x)}`` on ``B_radius(center)``,
+    or None where this module has no exact construction (the caller then needs another sampler).
+
+    Spaces of constant curvature (spheres, hyperbolic spaces of dimension ≥ 2, in balls inside the
+    injectivity radius with ``r√κ ≤ π/2``), and Kendall's shape space (``k ≥ 4`` landmarks,
+    ``r < π/4``, or ``k = 3``, the sphere of curvature 4). ``anchor`` must lie in the ball.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geodp.manifolds import Hyperbolic
+    >>> space = Hyperbolic(1000)
+    >>> center = space.project(np.eye(1001)[0])
+    >>> anchor = space.exp(center, 0.1 * np.eye(1001)[1])
+    >>> law = exact_ball_proposal(space, anchor, center, rate=10.0, radius=0.1)
+    >>> x, kept = law.propose(200, np.random.default_rng(0))
+    >>> bool(np.all(space.dist(center, x) <= 0.1 * (1 + 1e-9))), bool(kept.mean() >= 0.5)
+    (True, True)
+    """
+    if _exact_shape_directions(space, radius):
+        return _KendallProposal(space, anchor, center, rate, radius)
+    low, high = (float(k) for k in space.curvature_bounds)
+    if space.is_flat or space.dim < 2 or low != high or not is_isotropic(space):
+        return None
+    if high > 0 and radius * math.sqrt(high) > math.pi / 2:
+        return None
+    return _CapProposal(space, anchor, center, rate, radius, high)

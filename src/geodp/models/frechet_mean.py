@@ -444,10 +444,16 @@ def _prepared_records(space, center, radius, block, *, coordinates):
         outside = ~(dist <= radius)
         coords[outside] = c0 + offset[outside] * (radius * (1.0 - 1e-12) / dist[outside])[:, None]
         return coords, (int(np.count_nonzero(invalid)), int(np.count_nonzero(outside)))
-    invalid = space.invalid_records(block)
-    block = np.array(block, dtype=np.float64)
-    block[invalid] = center
-    clipped, was_clipped = space._clip_to_ball(space._canonical_records(block), center, radius)
+    # A space may fold the three steps below into fewer decompositions (affine-invariant SPD).
+    folded = getattr(space, "_prepared_records", None)
+    prepared = None if folded is None else folded(block, center, radius)
+    if prepared is not None:
+        clipped, invalid, was_clipped = prepared
+    else:
+        invalid = space.invalid_records(block)
+        block = np.array(block, dtype=np.float64)
+        block[invalid] = center
+        clipped, was_clipped = space._clip_to_ball(space._canonical_records(block), center, radius)
     return clipped, (int(np.count_nonzero(invalid)), int(np.count_nonzero(was_clipped)))
 
 

@@ -166,12 +166,50 @@ def test_kng_refuses_a_batch_as_center():
 
 
 def test_kng_guarantee_is_inexact_when_the_envelope_itself_needs_mh():
-    # Forced rejection on SPD(5) in a ball of radius 12: the proposal's public acceptance bound is
-    # far below the floor (the eigenvalue envelope is exact only for balls up to radius ≈ 8 at this
-    # σ), so the proposal is drawn by MH, the release is not exact and the guarantee must say so.
+    # SPD(5) in a ball of radius 12: the proposal's public acceptance bound is far below the floor
+    # (the eigenvalue envelope is exact only for balls up to radius ≈ 8 at this σ), so the release
+    # is MH, not exact, and the guarantee must say so; sampler="exact" is refused there.
+    from geodp.errors import AssumptionError
+
     space, I = SPD(5), np.eye(5)
-    mech = KNGMechanism(space, epsilon=1.0, sensitivity=1.5, center=I, radius=12.0, sampler="exact")
+    mech = KNGMechanism(space, epsilon=1.0, sensitivity=1.5, center=I, radius=12.0)
+    with pytest.raises(AssumptionError, match="no exact KNG sampler"):
+        KNGMechanism(space, epsilon=1.0, sensitivity=1.5, center=I, radius=12.0, sampler="exact")
     g = mech.guarantee
     assert not g.exact and "MH" in g.sampler and any("approximately" in a for a in g.assumptions)
     assert KNGMechanism(Sphere(2), epsilon=1.0, sensitivity=0.01, center=np.array([0.0, 0.0, 1.0]),
                         radius=0.5).guarantee.exact
+
+
+def test_sampler_exact_is_refused_before_any_release_where_only_mh_exists():
+    """SPD(8), r = 1.5: the σ/h Laplace proposal truncated to the ball is itself MH, so
+    ``sampler="exact"`` raises at construction (public text, before any data is seen) instead of
+    releasing an approximate draw; "auto" accepts MH and says so in the guarantee."""
+    from geodp.errors import AssumptionError
+
+    with pytest.raises(AssumptionError, match="no exact KNG sampler"):
+        KNGMechanism(SPD(8), epsilon=1.0, sensitivity=0.05, center=np.eye(8), radius=1.5, sampler="exact")
+    assert not KNGMechanism(SPD(8), epsilon=1.0, sensitivity=0.05, center=np.eye(8), radius=1.5).guarantee.exact
+
+
+def test_loop_floor_follows_the_anchors_residual_gradient(monkeypatch):
+    """An anchor with residual gradient g' lowers every acceptance by up to e^{−2g'/σ}: the
+    rejection loop's floor follows, so data whose flow stopped short (or whose anchor fell back to
+    the centre) make the release slower, never raise."""
+    import geodp.distributions.kng as kng_module
+
+    original = kng_module.rejection_sample
+    space, north = Sphere(2), np.array([0.0, 0.0, 1.0])
+    X = space.exp(north, space.random_tangent(north, size=50, rng=3) * 0.1)
+    law = KNGDistribution(space, X, 0.05, center=north, radius=0.5)
+    floors = []
+
+    def spy(propose, need, item_shape, rate_guess, rng, max_batch=1_000_000, min_rate=None):
+        floors.append(min_rate)
+        return original(propose, need, item_shape, rate_guess, rng, max_batch, min_rate)
+
+    monkeypatch.setattr(kng_module, "rejection_sample", spy)
+    law.sample(2, rng=0)
+    law._mean_offset = 0.1  # as if the flow had stopped 0.1 short of the mean
+    law.sample(2, rng=0)
+    assert floors[1] == pytest.approx(floors[0] * np.exp(-2 * 0.1 / 0.05), rel=1e-12)

@@ -15,6 +15,8 @@
 import math
 
 import mpmath as mp
+import warnings
+
 import numpy as np
 import pytest
 from scipy import integrate, optimize, stats
@@ -293,20 +295,25 @@ def test_ball_bound_on_kendall_shapes_is_below_the_observed_rate_at_the_boundary
     assert 0.005 < bound <= rate + 4 * math.sqrt(rate / t.size)
 
 
-def test_a_truncated_law_that_would_hang_at_the_boundary_goes_to_mh():
-    # Sphere(1000), σ = 4e-4, r = 0.5: draws concentrate 0.4 from η, so at the centre almost all
-    # land in the ball (the old public estimate, ≈ 1) but from a footpoint on the boundary only
-    # about 1e-25 of them do: rejection would never return there. The bound over footpoints sees it.
+def test_a_truncated_law_that_would_hang_at_the_boundary_is_drawn_in_polar_coordinates_or_by_mh():
+    # Sphere(1000), σ = 4e-4: draws concentrate 0.4 from η, so at the centre almost all land in
+    # the ball (the old public estimate, ≈ 1) but from a footpoint on the boundary only about
+    # 1e-25 of them do: rejection would never return there. The bound over footpoints sees it.
+    # In a convex ball (r = 0.5) the law is drawn exactly in polar coordinates at η; in a ball
+    # that is not convex (r = 1.6 > π/2) no such construction holds and the law goes to MH.
     space, center = Sphere(1000), np.eye(1001)[0]
     assert RadialLaw(space, 4e-4, 1.0).cdf(0.5) > 0.99
-    bound = ball_acceptance_bound(space, 4e-4, 0.5)
-    assert bound < 1e-20
-    eta = space.exp(center, 0.5 * space.random_unit_tangent(center, rng=13))
-    law = RiemannianLaplace(space, eta, 4e-4, center=center, radius=0.5, burn_in=50, thinning=1)
-    assert not law.exact and "lower bound over every footpoint" in law.sampler
-    with pytest.warns(ApproximateSamplerWarning, match="lower bound over every footpoint"):
-        x = law.sample(4, rng=14)
-    assert np.all(space.dist(center, x) <= 0.5)
+    for radius, exact in ((0.5, True), (1.6, False)):
+        assert ball_acceptance_bound(space, 4e-4, radius) < 1e-20
+        eta = space.exp(center, radius * space.random_unit_tangent(center, rng=13))
+        law = RiemannianLaplace(space, eta, 4e-4, center=center, radius=radius, burn_in=50, thinning=1)
+        assert law.exact is exact
+        assert "lower bound over every footpoint" in law.sampler or "would accept" in law.sampler
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            x = law.sample(4, rng=14)
+        assert any(issubclass(w.category, ApproximateSamplerWarning) for w in caught) is not exact
+        assert np.all(space.dist(center, x) <= radius)
 
 
 @pytest.mark.parametrize("d", [2, 10, 100, 1000])

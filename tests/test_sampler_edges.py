@@ -70,12 +70,12 @@ def uniform_ball_then_laplace(space, center, eta, scale, radius, n, rng):
 
 
 def test_truncated_laplace_mh_starts_at_the_public_center_and_matches_the_exact_law(monkeypatch):
-    # Sphere(12), r = σ = 0.3: exact rejection into the ball would accept 9e-4 < 1e-3 at the
-    # centre, so the law goes to MH on the ball; the footpoint is off-centre (private).
-    space, center, radius, scale = Sphere(12), np.eye(13)[0], 0.3, 0.3
+    # A sphere that hides its polar volume (no exact sampler, as for a user's space), r = σ = 0.3:
+    # the law goes to MH on the ball; the footpoint is off-centre (private).
+    space, center, radius, scale = OpaqueSphere(12), np.eye(13)[0], 0.3, 0.3
     eta = space.exp(center, 0.7 * radius * space.random_unit_tangent(center, rng=1))
     law = RiemannianLaplace(space, eta, scale, center=center, radius=radius, burn_in=600, thinning=1)
-    assert not law.exact and "MH restricted to the ball" in law.sampler
+    assert not law.exact and "restricted to B_0.3(center)" in law.sampler
     starts = spy_on_mh(monkeypatch, laplace_module)
     with pytest.warns(ApproximateSamplerWarning):
         x = law.sample(3000, rng=2)
@@ -217,10 +217,12 @@ def test_kng_with_an_approximate_proposal_warns_once_not_per_proposal_batch(monk
 
 
 def test_truncated_laplace_below_the_floor_warns_and_exact_releases_do_not():
-    space, center = Sphere(12), np.eye(13)[0]
-    slow = LaplaceMechanism(space, epsilon=0.1, sensitivity=1.0, center=center, radius=0.05, truncate=True)
+    # Sphere(1000), σ = 4e-4, in a ball that is not convex (r = 1.6 > π/2): no polar construction,
+    # and rejection from a footpoint on the boundary would accept ~1e-25: MH, whatever η.
+    space, center = Sphere(1000), np.eye(1001)[0]
+    slow = LaplaceMechanism(space, epsilon=2500.0, sensitivity=1.0, center=center, radius=1.6, truncate=True)
     texts = [release_warnings(lambda eta=eta: slow.randomise(eta, rng=31))
-             for eta in (center, space.exp(center, 0.04 * space.random_unit_tangent(center, rng=32)))]
+             for eta in (center, space.exp(center, 1.5 * space.random_unit_tangent(center, rng=32)))]
     assert len(texts[0]) == 1 and texts[0] == texts[1]
     assert "restricted to the ball" in texts[0][0] and "public lower bound" in texts[0][0]
     # exact cases: not a single ApproximateSamplerWarning

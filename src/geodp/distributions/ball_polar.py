@@ -19,14 +19,14 @@ import math
 
 import numpy as np
 from scipy import special
-from scipy.special import betainc, betaincinv, logsumexp
+from scipy.special import logsumexp
 
 from geodp.distributions.piecewise_hat import PiecewiseExponentialHat
 from geodp.distributions.radial import _SecantHat, is_isotropic
 from geodp.errors import AssumptionError
 from geodp.manifolds.kendall import KendallShape
 
-__all__ = ["direction_share", "exact_ball_proposal"]
+__all__ = ["direction_share", "log_direction_share", "exact_ball_proposal", "has_exact_ball_proposal"]
 
 
 def _log_sn(x, kappa):
@@ -39,15 +39,67 @@ def _log_sn(x, kappa):
     return np.log(x)
 
 
-def _cap_threshold(t, s, radius, kappa):
-    """``Q ∈ [0, 1]`` of :func:`direction_share`: ``exp_η(t u)`` lies in the model-space ball iff
-    ``(1 − cos θ)/2 ≤ Q``, θ the angle between ``u`` and the direction of the centre."""
+def _cap_log_threshold(t, s, radius, kappa):
+    """``log Q`` (``Q ∈ [0, 1]``) of :func:`direction_share`: ``exp_η(t u)`` lies in the model-space
+    ball iff ``(1 − cos θ)/2 ≤ Q``, θ the angle between ``u`` and the direction of the centre."""
     t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
     alpha, beta = (radius + t - s) / 2.0, (radius - t + s) / 2.0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         log_q = _log_sn(alpha, kappa) + _log_sn(np.abs(beta), kappa) - _log_sn(t, kappa) - _log_sn(s, kappa)
-        q = np.where(beta > 0, np.exp(np.minimum(log_q, 1.0)), 0.0)
-    return np.where(np.isnan(q), 0.0, np.clip(q, 0.0, 1.0))
+    log_q = np.where(beta > 0, np.minimum(log_q, 0.0), -np.inf)
+    return np.where(np.isnan(log_q), -np.inf, log_q)
+
+
+def _cap_threshold(t, s, radius, kappa):
+    """``Q`` itself (:func:`_cap_log_threshold`)."""
+    return np.exp(_cap_log_threshold(t, s, radius, kappa))
+
+
+_SERIES_TERMS = 400  # terms of the lower-tail series of I_x(a, a) (ratio ≤ 2x ≤ 0.8 where it is used)
+_TAIL = math.log(1e-200)  # below this, log I_x(a, a) by the series (betainc would underflow)
+
+
+def _log_sym_betainc(a, log_x):
+    """``log I_x(a, a)`` for ``x ≤ 1/2``, accurate where ``I`` underflows: from ``betainc`` above
+    1e-200, else ``a log x + a log(1 − x) − log a − log B(a, a) + log Σ_n c_n`` with ``c_0 = 1``,
+    ``c_{n+1} = c_n (2a + n) x / (a + 1 + n)`` (the hypergeometric series of the incomplete beta)."""
+    log_x = np.asarray(log_x, dtype=float)
+    x = np.exp(log_x)
+    with np.errstate(divide="ignore"):
+        out = np.log(special.betainc(a, a, x))
+    tail = ~(out > _TAIL) & np.isfinite(log_x)
+    if np.any(tail):
+        lx = log_x[tail]
+        n = np.arange(_SERIES_TERMS - 1)
+        log_ratio = np.log((2 * a + n) / (a + 1 + n))[None, :] + lx[:, None]
+        log_terms = np.concatenate([np.zeros((len(lx), 1)), np.cumsum(log_ratio, axis=1)], axis=1)
+        out[tail] = (a * lx + a * np.log1p(-np.exp(lx)) - math.log(a) - special.betaln(a, a)
+                     + special.logsumexp(log_terms, axis=1))
+    return out
+
+
+def _truncated_sym_beta(a, log_q, u):
+    """``z ∈ [0, Q]`` with ``I_z(a, a) = u·I_Q(a, a)`` (the symmetric Beta(a, a) truncated to
+    ``[0, Q]`` by its inverse CDF, ``u`` uniform): ``betaincinv`` where ``I_Q`` is representable,
+    else Newton's method on ``log I_z`` in ``log z`` from the power law ``z ≈ Q·u^{1/a}``."""
+    log_q, u = np.asarray(log_q, dtype=float), np.asarray(u, dtype=float)
+    log_mass = _log_sym_betainc(a, log_q)
+    z = np.empty_like(log_q)
+    plain = log_mass > _TAIL
+    z[plain] = special.betaincinv(a, a, u[plain] * np.exp(log_mass[plain]))
+    if np.any(~plain):
+        lq, target = log_q[~plain], np.log(u[~plain]) + log_mass[~plain]
+        y = lq + np.log(u[~plain]) / a
+        for _ in range(50):
+            level = _log_sym_betainc(a, y)
+            # d log I_z / d log z = z^a (1 − z)^(a−1) / (B(a, a) I_z)
+            slope = np.exp(a * y + (a - 1) * np.log1p(-np.exp(y)) - special.betaln(a, a) - level)
+            step = (level - target) / slope
+            y = np.minimum(y - step, lq)
+            if np.all(np.abs(step) < 1e-13 * np.maximum(1.0, np.abs(y))):
+                break
+        z[~plain] = np.exp(y)
+    return z
 
 
 def direction_share(t, s, radius, kappa, dim):
@@ -82,16 +134,34 @@ def direction_share(t, s, radius, kappa, dim):
     >>> float(direction_share(0.5, 0.0, 1.0, 1.0, 10)), float(direction_share(1.5, 0.0, 1.0, 1.0, 10))
     (1.0, 0.0)
     """
+    return np.exp(log_direction_share(t, s, radius, kappa, dim))
+
+
+def log_direction_share(t, s, radius, kappa, dim):
+    """``log`` of :func:`direction_share`, accurate where the share underflows (deep in the tail
+    of the Beta law, as on high-dimensional hyperbolic spaces far from the centre).
+
+    Examples
+    --------
+    >>> float(log_direction_share(5.9, 3.0, 3.0, -1.0, 1000)) < -745  # exp() of it would be 0
+    True
+    """
     t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
-    q = _cap_threshold(t, s, radius, kappa)
+    log_q = _cap_log_threshold(t, s, radius, kappa)
     if dim == 1:  # u = ±(direction of m0)
-        share = 0.5 * (radius - t + s >= 0) + 0.5 * (q >= 1.0)
+        with np.errstate(divide="ignore"):
+            log_share = np.log(0.5 * (radius - t + s >= 0) + 0.5 * (log_q >= 0.0))
     else:
-        share = q.copy()  # I_0 = 0 and I_1 = 1: the incomplete beta only strictly in between
-        between = (q > 0) & (q < 1)
-        share[between] = special.betainc((dim - 1) / 2.0, (dim - 1) / 2.0, q[between])
-    share = np.where(s == 0, (t <= radius).astype(float), share)
-    return np.where(t == 0, 1.0, share)
+        a = (dim - 1) / 2.0
+        log_share = np.where(log_q >= 0.0, 0.0, -np.inf)  # I_0 = 0 and I_1 = 1
+        between = np.isfinite(log_q) & (log_q < 0.0)
+        lower = between & (log_q <= math.log(0.5))  # I_Q = 1 − I_{1−Q} by symmetry above 1/2
+        log_share[lower] = _log_sym_betainc(a, log_q[lower])
+        upper = between & ~lower
+        log_share[upper] = np.log1p(-special.betainc(a, a, -np.expm1(log_q[upper])))
+    with np.errstate(divide="ignore"):
+        log_share = np.where(s == 0, np.log((t <= radius).astype(float)), log_share)
+    return np.where(t == 0, 0.0, log_share)
 
 
 def _exact_shape_directions(space, radius):
@@ -126,19 +196,32 @@ class _CapProposal:
         else:  # the anchor (nearly) at the centre: the ball lies in B_{r+δ}(a); all directions
             self.axis = None
         self.length = min(radius + self.delta, float(space.cut_radius))
+        # Where e^{−λt}t^{d−1} (the flat radial law, Gamma(d, 1/λ)) has all but e^−40 of its mass:
+        # with a large rate λ the law sits near 0, and nodes spread over [0, r + δ] would miss it.
+        window = min(self.length, (space.dim + 10.0 * math.sqrt(space.dim) + 60.0) / rate)
         for level, intervals in enumerate((256, 1024, 4096, 16384, 65536)):
             nodes = np.linspace(0.0, self.length, intervals + 1)[1:]
+            if window < self.length:
+                nodes = np.union1d(nodes, np.linspace(0.0, window, intervals + 1)[1:])
+            t_all = np.concatenate([[0.0], nodes])
             g = self._g(nodes)
-            shift = float(np.max(g[np.isfinite(g)]))
-            hat = _SecantHat(nodes, g - shift, self.length)
             # Interval i is [t_i, t_{i+1}], t = (0, nodes): log of an upper bound on S over it,
-            # and a lower bound on S(t_i) (S = 0 beyond the ball: such pieces get no mass).
-            log_upper, lower = self._log_share_bounds(np.concatenate([[0.0], nodes]), level)
-            with np.errstate(invalid="ignore"):
+            # and of a lower bound on S(t_i) (S = 0 beyond the ball: such pieces get no mass).
+            # Shares are kept in logs: far out on high-dimensional hyperbolic spaces the mass sits
+            # where S underflows (e^{g} grows faster than S falls), and must not be dropped.
+            log_upper, log_lower = self._log_share_bounds(t_all, level)
+            peak = np.maximum(np.append(-np.inf, g), np.append(g, -np.inf)) + log_upper  # per interval
+            shift = float(np.max(peak[np.isfinite(peak)]))
+            log_right = np.append(log_lower[1:], -np.inf)  # S on interval i is at least S(t_{i+1})
+
+            def lower_density(t):  # ≤ e^{g − shift}·S on each interval
+                interval = np.clip(np.searchsorted(t_all, t, side="right") - 1, 0, len(t_all) - 1)
+                return self._g(t) - shift + log_right[interval]
+
+            with np.errstate(invalid="ignore", over="ignore"):
+                hat = _SecantHat(nodes, g - shift, self.length)  # its own masses may overflow: unused
                 capped = _SecantHatShifted(hat, np.repeat(log_upper, 2))
-                inner = hat.piece_integrals(lambda t: self._g(t) - shift)
-                right = np.repeat(np.append(lower[1:], 0.0), 2)
-                efficiency = float(np.nansum(inner * right) / capped.mass.sum())
+                efficiency = float(np.nansum(hat.piece_integrals(lower_density)) / capped.mass.sum())
             if efficiency >= 0.5:
                 break
         else:
@@ -150,31 +233,31 @@ class _CapProposal:
         with np.errstate(divide="ignore", invalid="ignore"):
             return -self.rate * t + np.asarray(self.space.radial_log_jacobian(t))
 
-    def _share(self, t):
+    def _log_share(self, t):
         if self.axis is None:
-            return (np.asarray(t) <= self.radius + self.delta).astype(float)
-        return direction_share(t, self.delta, self.radius, self.kappa, self.space.dim)
+            with np.errstate(divide="ignore"):
+                return np.log((np.asarray(t) <= self.radius + self.delta).astype(float))
+        return log_direction_share(t, self.delta, self.radius, self.kappa, self.space.dim)
 
     def _log_share_bounds(self, t, level):
-        """``(log S̄_i, S_i)`` at the nodes ``t``: ``S̄_i ≥ S`` on ``[t_i, t_{i+1}]`` and ``S_i ≤ S(t_i)``
-        (``S`` falls with t, so here both are ``S(t_i)``; ``level`` counts the refinements)."""
-        share = self._share(t)
-        with np.errstate(divide="ignore"):
-            return np.log(share), share
+        """``(log S̄_i, log S_i)`` at the nodes ``t``: ``S̄_i ≥ S`` on ``[t_i, t_{i+1}]`` and
+        ``S_i ≤ S(t_i)`` (``S`` falls with t, so here both are ``S(t_i)``; ``level`` counts the
+        refinements)."""
+        log_share = self._log_share(t)
+        return log_share, log_share
 
     def _direction_weight(self, t, rng):
         """``(log w, state)`` for radii ``t`` drawn from the hat: a radius is kept with probability
         ``e^{g(t) − ĝ(t)}·w/S̄_i`` (``ĝ·S̄_i`` the hat); ``state`` is passed on to :meth:`_directions`
         for the kept ones. Here ``w = S(t)``, the exact share."""
-        with np.errstate(divide="ignore"):
-            return np.log(self._share(t)), None
+        return self._log_share(t), None
 
     def _directions(self, t, state, rng):
         """Unit tangents at the anchor, uniform on the in-cap directions at radii ``t``."""
         u = self.space._random_unit_tangent(self.anchor, size=len(t), rng=rng)
         if self.axis is not None and len(t):
-            q = _cap_threshold(t, self.delta, self.radius, self.kappa)
-            z = betaincinv(self.a, self.a, rng.random(len(t)) * betainc(self.a, self.a, q))  # (1 − cos θ)/2 ≤ q
+            log_q = _cap_log_threshold(t, self.delta, self.radius, self.kappa)
+            z = _truncated_sym_beta(self.a, log_q, rng.random(len(t)))  # (1 − cos θ)/2 ≤ Q
             u = (1.0 - 2.0 * z)[self._expand] * self.axis + (2.0 * np.sqrt(z * (1.0 - z)))[self._expand] * \
                 self._orthogonal(u, (self.axis,))
         return u
@@ -273,13 +356,14 @@ class _KendallProposal(_CapProposal):
             self.log_step = log_q[:, :-1]
             log_mass = self.log_step + np.log(self.width)
         self.log_upper = logsumexp(log_mass, axis=1) - math.log(math.pi)
-        lower = np.sum(np.exp(log_q[:, 1:]) * self.width, axis=1) / math.pi
+        with np.errstate(divide="ignore"):
+            log_lower = logsumexp(log_q[:, 1:] + np.log(self.width), axis=1) - math.log(math.pi)
         with np.errstate(invalid="ignore"):  # rows without mass (beyond the ball) are never drawn
             step = np.exp(log_mass - np.max(log_mass, axis=1, keepdims=True))
             cdf = np.nan_to_num(np.cumsum(step, axis=1) / np.sum(step, axis=1, keepdims=True), nan=1.0)
         cdf[:, -1] = 1.0
         self.cdf = (cdf + np.arange(len(t))[:, None]).ravel()  # row i in [i, i + 1]: one sorted array
-        return self.log_upper, lower
+        return self.log_upper, log_lower
 
     def _direction_weight(self, t, rng):
         if self.axis is None:
@@ -343,11 +427,28 @@ def exact_ball_proposal(space, anchor, center, rate, radius):
     >>> bool(np.all(space.dist(center, x) <= 0.1 * (1 + 1e-9))), bool(kept.mean() >= 0.5)
     (True, True)
     """
+    if not has_exact_ball_proposal(space, radius):
+        return None
     if _exact_shape_directions(space, radius):
         return _KendallProposal(space, anchor, center, rate, radius)
+    return _CapProposal(space, anchor, center, rate, radius, float(space.curvature_bounds[1]))
+
+
+def has_exact_ball_proposal(space, radius) -> bool:
+    """Whether :func:`exact_ball_proposal` has a construction for balls of ``radius`` on ``space``
+    (a function of the space and the public radius only).
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Hyperbolic, SPD, Sphere
+    >>> has_exact_ball_proposal(Hyperbolic(100), 3.0), has_exact_ball_proposal(Sphere(5), 1.6)
+    (True, False)
+    >>> has_exact_ball_proposal(SPD(3), 1.0)  # not of constant curvature
+    False
+    """
+    if _exact_shape_directions(space, radius):
+        return True
     low, high = (float(k) for k in space.curvature_bounds)
     if space.is_flat or space.dim < 2 or low != high or not is_isotropic(space):
-        return None
-    if high > 0 and radius * math.sqrt(high) > math.pi / 2:
-        return None
-    return _CapProposal(space, anchor, center, rate, radius, high)
+        return False
+    return not (high > 0 and radius * math.sqrt(high) > math.pi / 2)

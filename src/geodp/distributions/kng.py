@@ -29,7 +29,7 @@ from geodp.distributions.ball_polar import (
     _exact_shape_directions,
     _KendallProposal,
     _log_sn,
-    direction_share,
+    log_direction_share,
 )
 from geodp.distributions.base import (
     Distribution,
@@ -270,11 +270,11 @@ def kng_cap_acceptance_bound(space, scale: float, radius: float) -> float:
         log_f = -(Uf[1:] - h * tf[1:]) / scale
         ends = np.linspace(lo, hi, _CAP_SUBCELLS + 1)
         for d0, d1 in zip(ends[:-1], ends[1:]):
-            low = np.minimum(direction_share(tf[1:], d0, radius, kappa_min, dim),
-                             direction_share(tf[1:], d1, radius, kappa_min, dim))
-            high = direction_share(tf[:-1], d0, radius + (d1 - d0), kappa_cap, dim)
-            with np.errstate(divide="ignore"):
-                log_ratio = logsumexp(log_mass + log_f + np.log(low)) - logsumexp(log_mass + np.log(high))
+            log_low = np.minimum(log_direction_share(tf[1:], d0, radius, kappa_min, dim),
+                                 log_direction_share(tf[1:], d1, radius, kappa_min, dim))
+            # In logs: an underflowed share in the denominator would over-state the bound.
+            log_high = log_direction_share(tf[:-1], d0, radius + (d1 - d0), kappa_cap, dim)
+            log_ratio = logsumexp(log_mass + log_f + log_low) - logsumexp(log_mass + log_high)
             worst = max(worst, -log_ratio)
     if _exact_shape_directions(space, radius):
         return max(math.exp(-worst), kng_acceptance_lower_bound(space, scale, radius))
@@ -593,10 +593,14 @@ class KNGDistribution(Distribution):
             out[idx] = x[inside]
             return out, log_acc
 
-        # The public bound is a proven floor (it caps the loop); batches start from a quarter, then
-        # follow the observed rate. Half the bound absorbs the anchor's residual gradient (≤ 1e-12);
-        # on the cap route another half is the radial hat's guaranteed acceptance.
-        floor = 0.5 * self.acceptance_bound * (0.5 if self._cap is not None else 1.0)
+        # The public bound is a proven floor when the flow reached the mean (it caps the loop);
+        # batches start from a quarter, then follow the observed rate. On the cap route half of it
+        # is the radial hat's guaranteed acceptance. An anchor with residual gradient g' (a flow
+        # stopped by its budget, or the centre when the envelope condition failed) lowers every
+        # acceptance by at most e^{−2g'/σ} (‖∇F_D‖ ≤ U(ρ) + g' there), so the floor follows it: the
+        # loop then runs longer (a timing channel, SECURITY.md) but never raises for such data.
+        floor = (0.5 * self.acceptance_bound * (0.5 if self._cap is not None else 1.0)
+                 * math.exp(-2.0 * self._mean_offset / self.scale))
         out, self.acceptance_rate = rejection_sample(propose_cap if self._cap is not None else propose, m,
                                                      self.space.point_shape, max(floor, 0.25), rng,
                                                      max_batch=100_000, min_rate=floor)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from geodp.distributions.ball_polar import direction_share
+from geodp.distributions.ball_polar import direction_share, exact_ball_proposal, has_exact_ball_proposal
 from geodp.distributions.base import (
     Distribution,
     _size_tuple,
@@ -34,6 +34,10 @@ __all__ = [
     "ball_acceptance_bound",
     "direction_share",
 ]
+
+# The polar proposal keeps ≥ 1/2 of its proposals by construction; half of that is the loop's floor
+# (the margin absorbs draws that rounding puts a hair outside the ball).
+_BALL_POLAR_RATE = 0.25
 
 #: Below this expected acceptance rate a rejection sampler is deemed impractical and the law is
 #: sampled by MH instead (recorded in the sampler description and the guarantee).
@@ -298,7 +302,17 @@ class RiemannianLaplace(Distribution):
         if self.truncated and self._method == "mcmc":
             trunc = f"; restricted to B_{self.radius!r}(center)"
         elif self.truncated:
-            if ball_rate < ACCEPTANCE_FLOOR:
+            if ball_rate < ACCEPTANCE_FLOOR and self._method == "radial" and has_exact_ball_proposal(space, self.radius):
+                # Rejection into the ball could be slow; draw in polar coordinates at η from the
+                # in-ball directions instead (exact, the construction keeps ≥ 1/2 of proposals).
+                self._method, ball_bound = "ball-polar", _BALL_POLAR_RATE
+                description = (
+                    f"exact: polar coordinates at the footpoint restricted to B_{self.radius!r}(center): radius "
+                    "∝ e^{−t/σ}·J(t)·S(t) by rejection from a secant hat (S the in-ball share of directions), "
+                    f"direction uniform in the in-ball set; acceptance ≥ {_BALL_POLAR_RATE} by construction "
+                    f"(rejection into the ball would accept ≥ {ball_rate:.1e} only)"
+                )
+            elif ball_rate < ACCEPTANCE_FLOOR:
                 self._method = "mcmc"
                 description = (
                     f"MH restricted to the ball, started at its center: exact sampling with rejection "
@@ -310,13 +324,15 @@ class RiemannianLaplace(Distribution):
                     f"started at the public center, burn-in {self.burn_in}, thinning {self.thinning}",
                     f"exact rejection into the ball could accept below {ACCEPTANCE_FLOOR} ({estimate})",
                 )
+            elif self._method == "ball-polar":
+                pass
             elif ball_bound is not None:
                 trunc = (f"; truncated to B_{self.radius!r}(center) by rejection (acceptance ≥ {ball_bound:.3g} "
                          "at every footpoint in the ball)")
             else:
                 trunc = f"; truncated to B_{self.radius!r}(center) by rejection (acceptance ≈ {ball_rate:.3g} at the center)"
         self._ball_bound = ball_bound
-        self.exact = self._method in ("chart", "radial", "spd-eigen")
+        self.exact = self._method in ("chart", "radial", "spd-eigen", "ball-polar")
         self.sampler = description + trunc
         # Public: (space, σ, ball, settings) only. Kept for KNG, whose proposal this law may be.
         self._mh_sampler, self._mh_reason = (None, None) if self.exact else mh
@@ -345,6 +361,22 @@ class RiemannianLaplace(Distribution):
             S, result = self._eigen.sample_symmetric_mcmc(m, rng=rng, burn_in=self.burn_in, thinning=self.thinning)
             self.diagnostics = result.diagnostics
         return mf.sym(mf.congruence(self._footpoint_root, mf.expm(S)))
+
+    @functools.cached_property
+    def _ball_polar(self):
+        """The polar proposal at η restricted to the ball, built once per law (its nodes depend on
+        ρ(η, m0), hence on the data: this costs time, not privacy; see SECURITY.md)."""
+        return exact_ball_proposal(self.space, self.footpoint, self.center, 1.0 / self.scale, self.radius)
+
+    def _propose_in_ball(self, k, rng):
+        """``k`` polar proposals; those kept by the construction and inside the ball (all of them
+        but rounding-level strays at the boundary) are accepted."""
+        x, kept = self._ball_polar.propose(k, rng)
+        inside = np.asarray(self.space._dist(self.center, x)) <= self.radius
+        out, log_acc = np.empty((k,) + self.space.point_shape), np.full(k, -np.inf)
+        accepted = np.flatnonzero(kept)[inside]
+        out[accepted], log_acc[accepted] = x[inside], 0.0
+        return out, log_acc
 
     @functools.cached_property
     def _footpoint_root(self):
@@ -386,6 +418,9 @@ class RiemannianLaplace(Distribution):
         m = int(np.prod(shape, dtype=int))
         if self._method == "mcmc":
             x = self._mcmc(m, rng)
+        elif self._method == "ball-polar":
+            x, _ = rejection_sample(self._propose_in_ball, m, self.space.point_shape, 2 * _BALL_POLAR_RATE, rng,
+                                    min_rate=_BALL_POLAR_RATE)
         elif self.truncated:
             def propose(k, rng):
                 x = self._draw(k, rng)

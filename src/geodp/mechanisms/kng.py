@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from geodp.calibration import laplace_scale
+from geodp.distributions.ball_polar import has_exact_ball_proposal
 from geodp.distributions.kng import KNGDistribution, gradient_norm_bounds, kng_route
 from geodp.distributions.laplace import RiemannianLaplace
 from geodp.distributions.laplace import ACCEPTANCE_FLOOR
 from geodp.distributions.base import check_private_points
-from geodp.errors import InvalidDataError, InvalidParameterError
+from geodp.errors import AssumptionError, InvalidDataError, InvalidParameterError
 from geodp.manifolds.euclidean import Euclidean
 from geodp.mechanisms.base import Guarantee, Mechanism, check_space, combine_sum_parts, exact_weighted_sum_parts
 from geodp.mechanisms.grid import GridLaplace
@@ -37,6 +38,8 @@ class KNGMechanism(Mechanism):
         The public ball that holds the data and supports the law (``radius < r*``).
     sampler : {"auto", "exact", "mcmc"}, default "auto"
         See :class:`~geodp.distributions.KNGDistribution`; the choice uses public quantities only.
+        ``"exact"`` raises :class:`~geodp.errors.AssumptionError` here, before any data is seen,
+        where no exact sampler exists for (space, σ, ball).
 
     Privacy
     -------
@@ -79,6 +82,12 @@ class KNGMechanism(Mechanism):
         proposal = RiemannianLaplace(self.space, self.center, self._scale / h, **ball)
         self._proposal_sampler = proposal.sampler
         self.exact = self._route in ("flat", "cap") or (self._route == "laplace" and proposal.exact)
+        if sampler == "exact" and not self.exact:  # public: (space, σ, ball); before any release
+            raise AssumptionError(
+                f"no exact KNG sampler for {self.space!r} at scale {self._scale:.6g} in a ball of radius "
+                f"{self.radius!r}: the proposal itself would be drawn by MH ({self._proposal_sampler}). "
+                "Use sampler='auto' to accept an approximate (MH) release, or a smaller radius or a larger epsilon."
+            )
 
     @property
     def scale(self) -> float:
@@ -152,9 +161,11 @@ class KNGMechanism(Mechanism):
             if self._use_mcmc:
                 sampler = f"MH restricted to the ball (public acceptance bound {self.acceptance_bound:.1e} below {ACCEPTANCE_FLOOR}, or requested)"
             elif self._route == "cap":
+                directions = ("the exact in-ball directions" if has_exact_ball_proposal(self.space, self.radius)
+                              else "the direction caps of the largest curvature (draws outside the ball rejected)")
                 sampler = (
-                    f"rejection from the Laplace with scale σ/h at the mean, drawn inside the ball's direction caps; "
-                    f"public acceptance bound {self.acceptance_bound:.3g}"
+                    f"rejection from the Laplace with scale σ/h at the mean, drawn in polar coordinates from "
+                    f"{directions}; public acceptance bound {self.acceptance_bound:.3g}"
                 )
             else:
                 sampler = (

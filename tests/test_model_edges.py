@@ -374,7 +374,7 @@ def test_report_names_the_public_centre_and_lists_every_assumption():
     d = model.privacy_report_.to_dict()
     assert d["center"] == [0.0, 0.0, 1.0]
     assert any("r* =" in a for a in d["assumptions"])
-    assert "not computed" in str(model.curator_diagnostics_) and model.curator_diagnostics_.mean_iterations is None
+    assert "no estimate to release" in str(model.curator_diagnostics_) and model.curator_diagnostics_.mean_iterations is None
 
 
 def test_notebook_display_does_not_warn():

@@ -112,8 +112,8 @@ class Guarantee:
         lines += list(details)
         lines += [
             f"mechanism   : {self.mechanism} on {self.space}",
-            f"sensitivity : {self.sensitivity!r} ({self.metric})",
-            f"noise scale : {self.scale!r}  [{self.scale_rule}]",
+            f"sensitivity : {self.sensitivity:.6g} ({self.metric}; full precision in to_dict())",
+            f"noise scale : {self.scale:.6g}  [{self.scale_rule}]",
             f"support     : {self.support}",
             f"sampler     : {self.sampler}",
             f"fp-safe     : {'yes' if self.floating_point_safe else 'no'}: {self.construction}",

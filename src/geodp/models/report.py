@@ -69,7 +69,7 @@ class CuratorDiagnostics(_CuratorFacts):
         (``on_invalid="center"``).
     mean_iterations : int or None
         Karcher-flow iterations (0 for a closed form; None for KNG, which privatises the
-        objective and computes no mean here).
+        objective: its sampler computes the mean only as its proposal's anchor).
     mean_grad_norm : float or None
         Gradient norm of the Fréchet objective at the computed mean (None for KNG).
     mean_converged : bool or None
@@ -100,7 +100,8 @@ class CuratorDiagnostics(_CuratorFacts):
             _BANNER,
             f"records clipped onto the ball's boundary : {self.n_clipped}",
             f"invalid records replaced by the centre   : {self.n_invalid}",
-            "Fréchet mean: not computed (KNG privatises the whole objective)"
+            "Fréchet mean: no estimate to release (KNG privatises the whole objective; its sampler uses "
+            "the mean only as the proposal's anchor)"
             if self.mean_iterations is None
             else f"Fréchet mean: {self.mean_iterations} iterations, gradient norm {self.mean_grad_norm:.3g}, "
             f"converged: {self.mean_converged}",

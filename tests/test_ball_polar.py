@@ -103,3 +103,28 @@ def test_no_polar_construction_where_it_does_not_hold():
     assert not has_exact_ball_proposal(Euclidean(3), 1.0)  # flat: the chart's own sampler
     assert not has_exact_ball_proposal(Sphere(3), 1.6)  # r > π/2: the ball is not convex
     assert not has_exact_ball_proposal(KendallShape(6), 0.8)  # r ≥ π/4
+
+
+@pytest.mark.parametrize("space, radius", [(Sphere(1000), 0.3), (Sphere(3), 0.3), (KendallShape(100), 0.2)], ids=repr)
+def test_draws_stay_on_the_manifold_for_footpoints_next_to_the_centre(space, radius):
+    """A footpoint 1e-10·r to 1e-5·r from the centre: the direction of the centre is projected onto
+    the tangent space before use, so draws are on the manifold to rounding (they were 1e-10 to 1e-8
+    off, by an amount that depended on the private footpoint)."""
+    center = _pole(space)
+    for relative in (1e-10, 1.5e-9, 3e-7, 2e-6, 1e-5):
+        law = exact_ball_proposal(space, _footpoint(space, center, relative * radius), center, 1.0, radius)
+        x, _ = law.propose(200, np.random.default_rng(2))
+        axes = tuple(range(1, x.ndim))
+        assert np.max(np.abs(np.sqrt(np.sum(x * x, axis=axes)) - 1.0)) < 1e-14, relative
+
+
+def test_a_footpoint_a_rounding_error_outside_the_ball_is_moved_onto_it():
+    """η accepted within the tolerance outside the ball is clipped onto its boundary, where the
+    public acceptance bounds hold (H^1000, r = 3, σ = 1e-12: the rejection route raised there)."""
+    space, radius = Hyperbolic(1000), 3.0
+    center = _pole(space)
+    eta = _footpoint(space, center, radius * (1 + 3e-10))
+    law = RiemannianLaplace(space, eta, 1e-12, center=center, radius=radius)
+    assert float(space.dist(center, law.footpoint)) <= radius
+    x = law.sample(20, rng=0)
+    assert np.all(np.asarray(space.dist(center, x)) <= radius)

@@ -201,12 +201,13 @@ def test_kng_below_its_public_bound_warns_the_same_text_for_neighbouring_dataset
 
 
 def test_kng_with_an_approximate_proposal_warns_once_not_per_proposal_batch(monkeypatch):
-    # Forced rejection on SPD(5) in a ball of radius 12: the σ/h Laplace proposal on the ball is
-    # itself drawn by MH (its public acceptance bound is below the floor), once per rejection
-    # batch; the release warns once, in KNG's name.
+    # SPD(5) in a ball of radius 1 at Δ = 0.5: KNG's own bound (0.53) picks rejection from the σ/h
+    # Laplace proposal, whose truncation to the ball is itself drawn by MH (its public acceptance
+    # bound is below the floor), once per rejection batch; the release warns once, in KNG's name.
     spy_on_mh(monkeypatch, laplace_module, burn_in=30, thinning=1)
     space, I = SPD(5), np.eye(5)
-    mech = KNGMechanism(space, epsilon=1.0, sensitivity=1.5, center=I, radius=12.0, sampler="exact")
+    mech = KNGMechanism(space, epsilon=1.0, sensitivity=0.5, center=I, radius=1.0)
+    assert mech._route == "laplace" and not mech.guarantee.exact
     D = ball_data(space, I, 1.0, 10, seed=28, spread=0.3)
     D2 = D.copy()
     D2[-1] = I

@@ -190,11 +190,16 @@ class _CapProposal:
         self.space, self.anchor, self.rate, self.radius, self.kappa = space, anchor, rate, radius, kappa
         self.a = (space.dim - 1) / 2.0
         self.delta = float(space._dist(center, anchor))
-        if self.delta > 1e-9 * radius:
+        if self.delta > 1e-6 * radius:
             log_c = space._log(anchor, center)
+            # Close to the anchor a log map can leave the tangent space by rounding (on the sphere
+            # ⟨a, log⟩ ≈ −δ/2·eps-level terms grow relative to δ): project before normalising, so
+            # that every draw lies on the manifold to rounding whatever δ is.
+            if hasattr(space, "to_tangent"):
+                log_c = space.to_tangent(anchor, log_c)
             self.axis = log_c / float(space._norm(anchor, log_c))
-        else:  # the anchor (nearly) at the centre: the ball lies in B_{r+δ}(a); all directions
-            self.axis = None
+        else:  # the anchor (nearly) at the centre: the ball lies in B_{r+δ}(a), so all directions
+            self.axis = None  # up to r + δ are proposed and the caller's in-ball check decides
         self.length = min(radius + self.delta, float(space.cut_radius))
         # Where e^{−λt}t^{d−1} (the flat radial law, Gamma(d, 1/λ)) has all but e^−40 of its mass:
         # with a large rate λ the law sits near 0, and nodes spread over [0, r + δ] would miss it.

@@ -244,6 +244,8 @@ class RiemannianLaplace(Distribution):
             if excess > 1e-9 * max(1.0, self.radius):
                 # no number computed from the footpoint in the message: it is private
                 raise InvalidDataError(f"footpoint lies outside the truncation ball B_{self.radius!r}(center).")
+            if excess > 0:  # within the tolerance: onto the boundary, where the public bounds hold
+                self.footpoint = space._clip_to_ball(self.footpoint[None], self.center, self.radius)[0][0]
             t_max = 2.0 * self.radius
         self.diagnostics = None
         self._choose_sampler(t_max)

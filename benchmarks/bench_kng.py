@@ -111,12 +111,6 @@ def high_dimension(with_mh, rounds=5):
         print(f"  {space!r:<22}{radius:>5}{mech.scale:>9.4f}{mech.acceptance_bound:>14.3g}{observed:>10.3g}{ms}  {kind}")
 
 
-if __name__ == "__main__":
-    import sys
-
-    timing()
-    acceptance_table()
-    high_dimension(with_mh="--mh" in sys.argv)
 
 
 def kendall_private_mean(rounds=11):
@@ -144,4 +138,12 @@ def kendall_private_mean(rounds=11):
 
 
 if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mh", action="store_true", help="also time the MH releases at high dimension (minutes)")
+    args = parser.parse_args()
+    timing()
+    acceptance_table()
+    high_dimension(with_mh=args.mh)
     kendall_private_mean()

@@ -204,7 +204,7 @@ class _CapProposal:
         # Where e^{−λt}t^{d−1} (the flat radial law, Gamma(d, 1/λ)) has all but e^−40 of its mass:
         # with a large rate λ the law sits near 0, and nodes spread over [0, r + δ] would miss it.
         window = min(self.length, (space.dim + 10.0 * math.sqrt(space.dim) + 60.0) / rate)
-        for level, intervals in enumerate((256, 1024, 4096, 16384, 65536)):
+        for level, intervals in enumerate(256 << k for k in range(9)):  # 256 to 65,536 intervals
             nodes = np.linspace(0.0, self.length, intervals + 1)[1:]
             if window < self.length:
                 nodes = np.union1d(nodes, np.linspace(0.0, window, intervals + 1)[1:])
@@ -289,7 +289,7 @@ class _CapProposal:
         return self.space._polar_exp(self.anchor, u, t[keep]), keep
 
 
-_PHI_CELLS = 32  # angle cells of the Kendall direction hat at the first refinement (doubled at each)
+_PHI_CELLS = 32  # angle cells of the Kendall direction hat at the first refinement (doubled every other)
 
 
 def _kendall_excluded(t, phi, delta, radius):
@@ -325,7 +325,7 @@ class _KendallProposal(_CapProposal):
     ``q_{t_i}(φ_j)`` on ``[φ_j, φ_{j+1}]`` (``t_i`` the left node of t's interval) and the pair is
     kept with probability ``e^{g − ĝ} q_t(φ)/q_{t_i}(φ_j)``; then ``ρ²`` from the truncated
     Beta by its inverse CDF and the rest of ``u`` uniform on the unit sphere orthogonal to
-    ``v0, i·v0``. The angle cells double with the radial nodes.
+    ``v0, i·v0``. The radial nodes double at every refinement, the angle cells at every other.
     """
 
     def __init__(self, space, anchor, center, rate, radius):
@@ -351,7 +351,7 @@ class _KendallProposal(_CapProposal):
         log_scan = self._log_q(t[:, None], scan)
         faded = log_scan < log_scan[:, :1] - 30.0
         reach = np.where(faded.any(axis=1), scan[np.argmax(faded, axis=1)], math.pi)
-        cells = _PHI_CELLS << level
+        cells = _PHI_CELLS << (level // 2)  # the radial nodes double at every level, the cells every other
         self.phi = np.concatenate([reach[:, None] * np.linspace(0.0, 1.0, cells)[None], np.full((len(t), 1), math.pi)],
                                   axis=1)
         self.width = np.diff(self.phi, axis=1)

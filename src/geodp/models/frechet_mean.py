@@ -363,7 +363,7 @@ class PrivateFrechetMean(BaseEstimator):
             f"data domain : {domain}",
             f"bound       : Δ = {bound}",
         ]
-        extra = [f"radius {radius!r} < r* = {max_radius(self.space):.6g} (Assumption 1); records clipped into the ball"]
+        extra = [f"radius {radius:.6g} < r* = {max_radius(self.space):.6g} (Assumption 1); records clipped into the ball"]
         if self.mechanism != "tangent-gaussian" and requested_delta > 0:
             extra.append(f"delta={requested_delta!r} was passed, but the {self.mechanism} mechanism is pure ε-DP: delta = 0.0")
         if self.project_to_ball:

@@ -14,7 +14,7 @@
 Rounds are interleaved (the order alternates) and each row is the median of per-round ratios.
 ``--dask N`` adds the out-of-core run: N SPD(3) records written chunk by chunk to a memory-mapped
 ``.npy`` in the temporary directory (deleted afterwards), read lazily as a Dask array (chunks of
-10⁶ records; :class:`NpyStore`, not ``from_array`` of a memmap, which dask copies into memory),
+10⁶ records; :func:`geodp.dask_support.read_npy`, not ``from_array`` of a memmap, which dask copies into memory),
 log-Euclidean mean (and affine-invariant with ``--dask-ai``), each in a fresh subprocess whose
 peak RSS and peak anonymous RSS (the heap, without the mapped store's pages) are reported.
 
@@ -168,21 +168,6 @@ def write_spd3_store(path, n, chunk=1_000_000, seed=0):
     del out
 
 
-class NpyStore:
-    """A ``.npy`` file as a lazy array-like for ``dask.array.from_array``: ``shape``, ``dtype``,
-    ``ndim`` and slicing, which maps the file and returns a view of the slice (page-cache pages,
-    no copy). Not the ``numpy.memmap`` itself: since dask 2024.12 ``from_array`` copies any
-    array with a ``copy`` method into memory, a memmap included (dask issue 11850), which cost
-    72 bytes of anonymous memory per record here. Only the path is pickled to a worker."""
-
-    def __init__(self, path):
-        mapped = np.load(path, mmap_mode="r")
-        self.path, self.shape, self.dtype, self.ndim = path, mapped.shape, mapped.dtype, mapped.ndim
-
-    def __getitem__(self, key):
-        return np.load(self.path, mmap_mode="r")[key]
-
-
 def _status(field) -> int:
     """A memory field of ``/proc/self/status`` (Linux), in bytes."""
     with open("/proc/self/status") as f:
@@ -201,7 +186,8 @@ def dask_worker(path, metric, chunk):
     import threading
 
     import dask
-    import dask.array as da
+
+    from geodp.dask_support import read_npy
 
     peak, done = [_anonymous_rss()], threading.Event()
 
@@ -211,7 +197,7 @@ def dask_worker(path, metric, chunk):
 
     threading.Thread(target=poll, daemon=True).start()
     dask.config.set(scheduler="threads", num_workers=2)
-    X = da.from_array(NpyStore(path), chunks=(chunk, 3, 3), name=f"spd3-store-{os.path.basename(path)}")
+    X = read_npy(path, chunk_records=chunk)
     t, (mean, info) = timed(lambda: frechet_mean(SPD(3, metric=metric), X, tol=1e-10, return_info=True))
     done.set()
     # VmHWM, the peak RSS of this process's own address space: getrusage's ru_maxrss survives

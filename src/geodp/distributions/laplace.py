@@ -326,8 +326,6 @@ class RiemannianLaplace(Distribution):
                     f"started at the public center, burn-in {self.burn_in}, thinning {self.thinning}",
                     f"exact rejection into the ball could accept below {ACCEPTANCE_FLOOR} ({estimate})",
                 )
-            elif self._method == "ball-polar":
-                pass
             elif ball_bound is not None:
                 trunc = (f"; truncated to B_{self.radius!r}(center) by rejection (acceptance ≥ {ball_bound:.3g} "
                          "at every footpoint in the ball)")

@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from geodp.errors import ApproximateSamplerWarning, PrivacyLeakWarning
+from geodp.experiments.plotting import agg_pyplot
 from geodp.experiments.published import published
 from geodp.experiments.reproduce import Reproduction, Result, Row
 from geodp.manifolds import Euclidean, Sphere
@@ -71,15 +72,6 @@ def k25_sphere_data(n: int = N_SPHERE, *, rng=None):
     Y = space.exp(q0, t[:, None] * zeta) + rng.normal(0.0, math.sqrt(0.001), (n, 3))
     Y /= np.linalg.norm(Y, axis=1, keepdims=True)
     return t, Y, space.exp(q0, 0.5 * zeta)
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _signed_angle_deg(p, a, b):
@@ -190,7 +182,7 @@ def _run_fig1(repetitions, rng, progress):
         logs = space.log(np.broadcast_to(centre, np.shape(points)), points)
         return logs @ e1, logs @ e2
 
-    plt = _pyplot()
+    plt = agg_pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 6.2))
     angle = np.linspace(0, 2 * np.pi, 200)
     ax.plot(RADIUS * np.cos(angle), RADIUS * np.sin(angle), color="0.6", lw=0.8,
@@ -239,7 +231,7 @@ def _shared(draw):
 def _run_fig2(repetitions, rng, progress):
     data, mae_hat, _ = _sphere_releases(N_SPHERE, repetitions, rng)
     labels = (SOUND, AS_PUBLISHED)
-    plt = _pyplot()
+    plt = agg_pyplot()
     from matplotlib.ticker import NullFormatter
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
@@ -298,7 +290,7 @@ def _run_fig6(repetitions, rng, progress):
     for n in progress(N_GRID, total=len(N_GRID), desc="K25 Fig. 6"):
         more, hats[n], _ = _sphere_releases(n, repetitions, rng)
         data += more
-    plt = _pyplot()
+    plt = agg_pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
     for j, label in enumerate((SOUND, AS_PUBLISHED)):
         for ax, key in zip(axes, ("mae", "footpoint_distance")):
@@ -373,7 +365,7 @@ def _run_fig5(repetitions, rng, progress):
     data.append(dict(pair=repetitions, kind="adversarial (x = 0, opposite residuals)", r_p_k25=k25.footpoint / exp_p,
                      r_v_k25=float("nan"), r_p_sound=sound.footpoint / exp_p, r_v_sound=float("nan")))
     rand = [d for d in data if d["kind"] == "random"]
-    plt = _pyplot()
+    plt = agg_pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, which, title in ((axes[0], "p", "footpoint: r_p = Δ_p(theory) / Δ_p(observed)"),
                              (axes[1], "v", "velocity: r_v = Δ_v(theory) / Δ_v(observed)")):
@@ -436,7 +428,7 @@ def _run_table1(repetitions, rng, progress):
     methods = ("non-DP OLS", "DPGR sound (joint KNG)", "DPGR as published (K25)")
     med = {m: float(np.mean([np.median([d["mse"] for d in data if d["method"] == m and d["feature"] == f])
                              for f in features])) for m in methods}
-    plt = _pyplot()
+    plt = agg_pyplot()
     fig, axes = plt.subplots(1, 4, figsize=(17, 4.4))
     for ax, feat in zip(axes, features):
         x = X_all[:, bunch.feature_names.index(feat)]

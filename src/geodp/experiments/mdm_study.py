@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from geodp.errors import ApproximateSamplerWarning, InvalidParameterError
+from geodp.experiments.plotting import agg_pyplot
 from geodp.manifolds import SPD
 from geodp.models import PrivateMDM
 from geodp.validation import as_generator, check_epsilon
@@ -285,10 +286,7 @@ _STYLE = {("affine", "laplace"): ("tab:blue", "-", "o"), ("affine", "kng"): ("ta
 
 def _plot(rows: list[dict], path: Path, out) -> None:
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = agg_pyplot()
     except ImportError:
         print("\n(plot skipped: matplotlib is not installed; it is in the experiments extra)", file=out)
         return

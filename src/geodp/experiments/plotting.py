@@ -5,7 +5,23 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["epsilon_figure"]
+__all__ = ["epsilon_figure", "agg_pyplot"]
+
+
+def agg_pyplot():
+    """``matplotlib.pyplot`` on the non-interactive Agg backend (figures are only saved to files).
+
+    Examples
+    --------
+    >>> agg_pyplot().get_backend().lower()
+    'agg'
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 @contextmanager
@@ -28,10 +44,7 @@ def epsilon_figure(path, *, ylabel: str, title: str, out):
     ...     _ = ax.plot([0.5, 1.0], [2.0, 1.0], label="mechanism") if ax is not None else None
     """
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = agg_pyplot()
     except ImportError:
         print("\n(plot skipped: matplotlib is not installed; it is in the experiments extra: from a checkout "
               'of geodp, pip install -e ".[experiments]" in the repository root; once geodp is published on a '

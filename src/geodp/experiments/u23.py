@@ -29,6 +29,7 @@ from geodp.calibration import gaussian_sigma
 from geodp.datasets.descriptors import covariance_descriptors, descriptor_radius, load_digit_descriptors
 from geodp.datasets.synthetic import eigenvalue_design
 from geodp.errors import InvalidDataError, InvalidParameterError, NumericalWarning, PrivacyLeakWarning
+from geodp.experiments.plotting import agg_pyplot
 from geodp.experiments.published import published
 from geodp.experiments.published.u23 import FIG2_PANELS, FIG3_PANELS
 from geodp.experiments.reproduce import Reproduction, Result, Row
@@ -237,15 +238,6 @@ def u23_mcmc_laplace(mean, sigma, n_steps, *, n_chains=1, checkpoints=(), start_
 
 
 # ---------------------------------------------------------------------------- shared pieces
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _le_mean(space, X):
     coords = space.to_coordinates(X).mean(axis=0)
     return space.from_coordinates(coords), coords
@@ -318,7 +310,7 @@ def _run_fig1(repetitions, rng, progress):
                     data.append(dict(panel="bottom", k=k, epsilon=eps, delta=DELTA_SYNTHETIC, mechanism=name,
                                      metric="Euclidean", repetition=rep, error=float(np.linalg.norm(out - M))))
     stats = _summary(data, ("panel", "epsilon", "delta", "mechanism", "k"))
-    plt = _pyplot()
+    plt = agg_pyplot()
     fig, axes = plt.subplots(3, 4, figsize=(16, 11))
     for j, eps in enumerate(EPS_SYNTHETIC):
         ax = axes[0, j]
@@ -445,7 +437,7 @@ def _run_real(figure, layout, panels, repetitions, rng, progress):
                 for rep, err in enumerate(errs):
                     data.append(dict(set=name, n=n, k=k, epsilon=eps, mechanism=label, repetition=rep, error=float(err)))
     stats = _summary(data, ("set", "mechanism", "epsilon"))
-    plt = _pyplot()
+    plt = agg_pyplot()
     nrows, ncols = len(layout), max(len(r) for r in layout)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4 * ncols, 3.3 * nrows), squeeze=False)
     for i, row in enumerate(layout):
@@ -544,7 +536,7 @@ def _run_fig4(repetitions, rng, progress):
 
     stats = _summary(data, ("method", "k"))
     secs = _summary(data, ("method", "k"), value="seconds")
-    plt = _pyplot()
+    plt = agg_pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
     mcmc = [f"Rie-Laplace MCMC (burn-in {b})" for b in BURN_INS]
     tag = f" (time: {timed_steps} steps × burn-in/{timed_steps})"

@@ -131,3 +131,25 @@ def test_a_footpoint_a_rounding_error_outside_the_ball_is_moved_onto_it():
     assert float(space.dist(center, law.footpoint)) <= radius
     x = law.sample(20, rng=0)
     assert np.all(np.asarray(space.dist(center, x)) <= radius)
+
+
+@pytest.mark.parametrize("a", [0.5, 1.0, 2.5, 49.5, 499.5])  # d = 2 to 1000
+def test_log_incomplete_beta_and_its_inverse_against_mpmath(a):
+    """log I_x(a, a) from x = 1e-300 (far below where betainc underflows) to 1/2, and the
+    truncated inverse z with I_z = u·I_Q, against 40-digit arithmetic."""
+    mp = pytest.importorskip("mpmath")
+    from geodp.distributions.ball_polar import _log_sym_betainc, _truncated_sym_beta
+
+    mp.mp.dps = 40
+    xs = np.array([1e-300, 1e-120, 1e-30, 1e-6, 0.01, 0.1, 0.3, 0.5])
+    got = _log_sym_betainc(a, np.log(xs))
+    for x, value in zip(xs, got):
+        reference = float(mp.log(mp.betainc(a, a, 0, mp.mpf(x), regularized=True)))
+        assert abs(value - reference) <= 1e-10 * max(1.0, abs(reference)), (x, value, reference)
+    u = np.array([1e-9, 0.3, 0.999])
+    for q in (1e-200, 1e-5, 0.05, 0.4):
+        z = _truncated_sym_beta(a, np.full(3, np.log(q)), u)
+        assert np.all((z > 0) & (z <= q))
+        for ui, zi in zip(u, z):
+            ratio = mp.betainc(a, a, 0, mp.mpf(zi), regularized=True) / mp.betainc(a, a, 0, mp.mpf(q), regularized=True)
+            assert abs(float(ratio) - ui) <= 1e-8 * ui, (q, ui, float(ratio))

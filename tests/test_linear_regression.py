@@ -185,7 +185,8 @@ def test_report_holds_no_data_dependent_number():
     assert a.privacy_report_.to_dict() == b.privacy_report_.to_dict()
     assert a.curator_diagnostics_.n_clipped_x + 1 == b.curator_diagnostics_.n_clipped_x
     d = a.privacy_report_.to_dict()
-    assert d["epsilon"] == 0.7 and d["delta"] == 0.0 and d["exact"] is True and d["differentially_private"]
+    # n·ε = 1400: no acceptance bound holds for every dataset, so the release is labelled approximate
+    assert d["epsilon"] == 0.7 and d["delta"] == 0.0 and d["exact"] is False and d["differentially_private"]
     assert f"{a.scale_:.6g}" in str(a.privacy_report_) and f"{a.sensitivity_:.6g}" in str(a.privacy_report_)
     assert str(a.curator_diagnostics_).startswith("CURATOR-ONLY")
 

@@ -44,6 +44,12 @@ class BudgetExceededError(GeodpError, ValueError):
     """A release would spend more privacy budget than the accountant holds."""
 
 
+class ProposalBudgetExhaustedError(GeodpError, RuntimeError):
+    """A rejection sampler used by hand (not through an estimator) reached its public proposal cap
+    with no way to finish the draw. No estimator of geodp can raise it: their samplers end within
+    public work (docs/guide.md, "Nothing fails after the charge")."""
+
+
 class PrivacyLeakWarning(UserWarning):
     """Something that should be public was computed from the private data."""
 

@@ -6,7 +6,10 @@ value and what to change.
 
 from __future__ import annotations
 
+import decimal
+import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -14,6 +17,8 @@ from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeErr
 
 __all__ = [
     "as_generator",
+    "as_real_array",
+    "finite_real_or_nan",
     "check_epsilon",
     "check_delta",
     "check_positive",
@@ -145,6 +150,65 @@ def check_sample_size(n) -> int:
     if n < 1:
         raise InvalidParameterError(f"n must be >= 1, got {n!r}.")
     return int(n)
+
+
+def finite_real_or_nan(value) -> float:
+    """One entry of an object array as a float: a finite real number (int of any size, float,
+    numpy scalar, longdouble, Fraction, Decimal) as itself, anything else (bool, str, None,
+    pd.NA, an overflowing or non-finite value, any other object) as NaN. Never raises or warns:
+    one record's entry must not decide whether, or how, a release happens.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> [finite_real_or_nan(v) for v in (3, Fraction(1, 4), 2 ** 2000, "7", None)]
+    [3.0, 0.25, nan, nan, nan]
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, decimal.Decimal)):
+        return math.nan
+    try:
+        out = float(value)
+    except (ArithmeticError, ValueError, TypeError):  # a huge int or Fraction, a signalling NaN
+        return math.nan
+    return out if math.isfinite(out) else math.nan
+
+
+def as_real_array(X, name: str) -> np.ndarray:
+    """Private records as a float64 array: the one coercion every estimator and the CLI share.
+
+    An object array (a pandas object or nullable column, lists holding None, huge ints, …) is
+    mapped entry by entry with :func:`finite_real_or_nan`, so a bad entry makes only its own
+    record invalid; other real dtypes are cast with numpy's floating-point warnings silenced
+    (a longdouble beyond float64 becomes inf: invalid too). Errors concern the whole container
+    only (sparse, ragged, complex, non-numeric dtype), and quote no value.
+
+    Raises
+    ------
+    InvalidTypeError
+        Sparse input, or a dtype that is neither real numeric nor boolean.
+    InvalidDataError
+        Ragged records, or complex numbers.
+
+    Examples
+    --------
+    >>> as_real_array(np.array([[1, 2 ** 1100], [0.5, None]], dtype=object), "X").tolist()
+    [[1.0, nan], [0.5, nan]]
+    """
+    if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+        raise InvalidTypeError(f"{name}: sparse input is not supported; pass a dense array.")
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            arr = np.asarray(X)
+        except (TypeError, ValueError, ArithmeticError):  # ragged lists and the like; the text may quote values
+            raise InvalidDataError(f"{name} could not be converted to an array of equal-sized records.") from None
+        if arr.dtype == object:
+            arr = np.vectorize(finite_real_or_nan, otypes=[np.float64])(arr) if arr.size else arr.astype(np.float64)
+        if np.iscomplexobj(arr):
+            raise InvalidDataError(f"{name}: Complex data not supported; records must be real.")
+        if not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):
+            raise InvalidTypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}.")
+        return arr.astype(np.float64)
 
 
 def check_real_dtype(dtype, name: str) -> None:

@@ -41,6 +41,7 @@ from geodp.cli.common import CommandError
 from geodp.cli.specs import NAMED_POINTS, named_point, space_spec
 from geodp.errors import GeodpError, InvalidDataError
 from geodp.manifolds import SPD, Hyperbolic, KendallShape, Manifold, Sphere
+from geodp.validation import as_real_array
 
 __all__ = ["FORMATS", "check_records", "read_point", "read_records"]
 
@@ -236,9 +237,9 @@ def _numeric(arr, label: str) -> np.ndarray:
     arr = np.asarray(arr)
     if np.iscomplexobj(arr):
         raise InvalidDataError(f"{label}: holds complex numbers; records must be real")
-    if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+    if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating) or arr.dtype == object):
         raise InvalidDataError(f"{label}: holds {arr.dtype} values, not numbers")
-    return arr.astype(np.float64)
+    return as_real_array(arr, label)  # the estimators' coercion: a bad entry invalidates its record only
 
 
 def _point_size(space: Manifold) -> int:

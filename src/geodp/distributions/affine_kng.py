@@ -28,6 +28,18 @@ an l2-Laplace in the range of ``A`` times uniform draws in its kernel.
 
 Each accepted proposal, whatever its kind, is an exact draw from the truncated law, so racing
 them (batch sizes chosen from acceptance counts only) keeps the output law exact.
+
+**Termination is public** (:func:`affine_kng_route`). The work of rejection must not depend on
+one record in a way that shows (a capped sampler that gives up on one dataset and not on its
+neighbour leaks through whether it gave up: docs/math.md §5). The uniform proposal accepts with
+probability ``exp(−(‖Aθ − B‖ − L)/σ) ≥ exp(−G/σ)`` for every dataset, where ``G`` is a public bound
+on ``‖Aθ − B‖`` over Θ and over the public data domain (the caller's ``gradient_bound``; for least
+squares ``max‖x̃‖·‖τ‖``). When the proposal count this bound implies fits the public work cap,
+the release is exact and ends within that count except with probability below e^−50. Otherwise
+the race runs up to the public cap and, if it has not finished, a Metropolis–Hastings chain of
+fixed public length finishes the draw: the release always ends within public work, and it is
+reported as approximate (``exact=False``) because the mixture weight of the chain depends on the
+data.
 """
 
 from __future__ import annotations
@@ -37,13 +49,21 @@ import math
 import numpy as np
 from scipy import linalg, stats
 
-from geodp.distributions.base import Distribution, _size_tuple
+from dataclasses import dataclass
+
+from geodp.distributions.base import Distribution, _size_tuple, approximate_sampler_notice, rejection_sample
 from geodp.distributions.laplace import l2_laplace_noise
-from geodp.errors import GeodpError, InvalidDataError, InvalidParameterError, InvalidTypeError
+from geodp.distributions.mcmc import random_walk_metropolis
+from geodp.errors import (
+    InvalidDataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    ProposalBudgetExhaustedError,
+)
 from geodp.manifolds.euclidean import Euclidean
 from geodp.validation import as_generator, check_positive
 
-__all__ = ["AffineKNG", "CrossPolytopeDomain", "ProposalBudgetExhaustedError"]
+__all__ = ["AffineKNG", "AffineKNGRoute", "CrossPolytopeDomain", "MAX_PROPOSALS", "affine_kng_route"]
 
 #: A Gram matrix whose condition number exceeds this is refused as singular: the solve would
 #: lose more than ~4 of float64's 16 digits, and the design does not identify the parameters.
@@ -52,16 +72,94 @@ CONDITION_LIMIT = 1e12
 _BATCH_FLOATS = 8_000_000
 # Accelerated projected-gradient iterations for θ* before the active-set polish.
 _FISTA_ITERATIONS = 400
+#: Public cap on the proposals of one release (all kinds counted): about 10 s of work at q·d = 11.
+MAX_PROPOSALS = 10_000_000
+# Most proposal kinds a race holds (Laplace or range-kernel, hyperbolic envelope, uniform): the
+# uniform proposal gets at least 1/_RACE_KINDS of the proposals.
+_RACE_KINDS = 3
+# The Metropolis–Hastings chain that finishes a draw the capped race did not (public settings).
+FALLBACK_BURN_IN = 3_000
+FALLBACK_THINNING = 500
 
 
-class ProposalBudgetExhaustedError(GeodpError, RuntimeError):
-    """An exact rejection sampler used up its public proposal budget before it had enough draws
-    inside the public domain: the domain barely overlaps the law.
+@dataclass(frozen=True)
+class AffineKNGRoute:
+    """How :class:`AffineKNG` will draw, decided from public quantities only.
 
-    Whether this is raised depends on the private data (as a running time does): callers that
-    release through such a sampler charge the privacy budget before sampling, and the message
-    carries no number computed from the data.
+    Attributes
+    ----------
+    exact : bool
+        The proven acceptance bound makes the race end within ``max_proposals`` except with
+        probability below e^−50: the draw is exact.
+    acceptance_bound : float
+        Proven lower bound on the race's acceptance per proposal, over every dataset of the
+        public domain (0.0 when none is known).
+    max_proposals : int
+        The public cap on proposals. Past it (only possible when ``exact`` is False) a
+        Metropolis–Hastings chain of ``FALLBACK_BURN_IN + FALLBACK_THINNING`` steps finishes
+        the draw.
+    sampler : str
+        Public description, for the guarantee.
     """
+
+    exact: bool
+    acceptance_bound: float
+    max_proposals: int
+    sampler: str
+
+
+def affine_kng_route(scale, gradient_bound=None, need: int = 1, *, uniform: bool = True,
+                     max_proposals: int | None = None) -> AffineKNGRoute:
+    """The public route of an :class:`AffineKNG` release: exact within a proven proposal count,
+    or a capped race finished by a fixed-length Metropolis–Hastings chain.
+
+    Parameters
+    ----------
+    scale : float
+        σ.
+    gradient_bound : float, optional
+        Public bound ``G ≥ ‖Aθ − B‖_F`` for every θ in the domain and every dataset of the
+        public data domain. The uniform proposal (``L ≤ min f``, so its acceptance is at least
+        ``exp(−G/σ)``) then gives the race an acceptance of at least ``exp(−G/σ)/3``.
+    need : int
+        Draws per call.
+    uniform : bool
+        Whether the domain offers uniform draws (the proof needs them).
+    max_proposals : int, optional
+        Public work cap; default ``MAX_PROPOSALS``.
+
+    Returns
+    -------
+    AffineKNGRoute
+
+    Examples
+    --------
+    >>> affine_kng_route(0.5, gradient_bound=2.0).exact          # small n·ε: proven
+    True
+    >>> affine_kng_route(0.01, gradient_bound=2.0).exact         # exp(-200): no proof
+    False
+    """
+    scale = check_positive(scale, "scale")
+    max_proposals = MAX_PROPOSALS if max_proposals is None else max_proposals
+    if isinstance(max_proposals, bool) or not isinstance(max_proposals, (int, np.integer)) or max_proposals < 1:
+        raise InvalidParameterError(f"max_proposals must be a positive integer, got {max_proposals!r}.")
+    bound = 0.0
+    if gradient_bound is not None and uniform:
+        bound = math.exp(-check_positive(gradient_bound, "gradient_bound") / scale) / _RACE_KINDS
+    budget = (2 * need + 400) / bound if bound > 0 else math.inf
+    base = ("exact: l2-Laplace mapped through A⁻¹(B + z) (Cholesky solve), truncated to the public domain by "
+            "rejection, racing uniform proposals on the domain (and, for a polytope whose constrained "
+            "minimiser is on its boundary, a certified hyperbolic envelope; for a singular design, an "
+            "l2-Laplace in the Gram's range times uniform draws in its kernel)")
+    if budget <= max_proposals:
+        text = (f"{base}; proven acceptance >= {bound:.3g} for every dataset, so it ends within "
+                f"{math.ceil(budget):,} proposals except with probability < e^-50")
+        return AffineKNGRoute(True, bound, int(math.ceil(budget)), text)
+    text = (f"{base.replace('exact: ', '', 1)}, for at most {max_proposals:,} proposals; if that race "
+            f"has not ended, a random-walk Metropolis–Hastings chain of {FALLBACK_BURN_IN + FALLBACK_THINNING:,} "
+            "steps on the same truncated law finishes the draw (no acceptance bound is proven for every "
+            "dataset at this σ, so the release is approximate)")
+    return AffineKNGRoute(False, bound, int(max_proposals), text)
 
 
 class CrossPolytopeDomain:
@@ -227,11 +325,12 @@ class AffineKNG(Distribution):
 
     Exact sampler: ``z`` from the l2-Laplace in ``R^{q·d}`` (``σ·Gamma(q·d, 1)`` times a uniform
     direction), ``θ = A⁻¹(B + z)`` through a Cholesky solve, kept iff ``θ`` lies in the domain
-    (rejection is exact truncation). Proposals are drawn in vectorised batches, at most
-    ``max_proposals`` of them per :meth:`sample` call. When ``in_domain`` is a
-    :class:`CrossPolytopeDomain`, uniform draws on the domain and, if ``θ̂ = A⁻¹B`` lies
-    outside it, a hyperbolic envelope at the constrained minimiser (exact proposals too; see
-    the module docstring) race with it.
+    (rejection is exact truncation). When ``in_domain`` is a :class:`CrossPolytopeDomain`,
+    uniform draws on the domain and, if ``θ̂ = A⁻¹B`` lies outside it, a hyperbolic envelope at
+    the constrained minimiser (exact proposals too; see the module docstring) race with it; any
+    domain with ``uniform`` adds uniform proposals. Its work is public
+    (:func:`affine_kng_route`): exact within a proven proposal count, or capped and finished by
+    a fixed-length Metropolis–Hastings chain (then ``exact`` is False).
 
     Parameters
     ----------
@@ -246,9 +345,15 @@ class AffineKNG(Distribution):
         ``in_domain(theta) -> bool array``: ``theta`` of shape ``(N, q, d)`` → shape ``(N,)``.
         Membership in the public convex domain Θ; it must not depend on the private data. If it
         also has a method ``uniform(m, rng) -> (m, q, d)`` drawing uniformly from Θ (a bounded
-        domain), uniform proposals join the race, and a singular ``gram`` is sampled by them.
-    max_proposals : int, default 10_000_000
-        Public cap on the proposals of one :meth:`sample` call.
+        domain), uniform proposals join the race, and a singular ``gram`` is sampled by them. An
+        attribute ``center`` (a public point of Θ) is where the fallback chain starts when no
+        proposal landed in Θ; without it, an unfinished race raises
+        :class:`~geodp.errors.ProposalBudgetExhaustedError` instead.
+    gradient_bound : float, optional
+        Public bound on ``‖Aθ − B‖_F`` over Θ for every dataset of the public data domain: it
+        proves the acceptance bound of :func:`affine_kng_route`.
+    max_proposals : int, optional
+        Public cap on the proposals of one :meth:`sample` call; default ``MAX_PROPOSALS``.
 
     Attributes
     ----------
@@ -256,12 +361,14 @@ class AffineKNG(Distribution):
         ``Euclidean(q·d)``: the law lives on ``R^{q×d}`` with the Frobenius metric; points keep
         their ``(q, d)`` shape.
     exact : bool
-        Always True.
+        Whether one draw is exact (:func:`affine_kng_route`; public).
     sampler : str
         Public description of the sampler.
     acceptance_rate : float or None
         Share of proposals accepted during the last :meth:`sample` call (``None`` before). It
         depends on the data: **curator-only**, never publish it.
+    fell_back : bool or None
+        Whether the last :meth:`sample` call needed the fallback chain (**curator-only**).
 
     Raises
     ------
@@ -271,24 +378,21 @@ class AffineKNG(Distribution):
 
     Notes
     -----
-    Rejection's running time, which proposals run, and whether :meth:`sample` raises
-    :class:`ProposalBudgetExhaustedError`, depend on the data (on how much of the law falls in
-    Θ): a timing channel. Callers charge the privacy budget before sampling and must treat the
-    error as part of the release. The output law does not depend on any of these choices.
+    Rejection's running time and which proposals run depend on the data (on how much of the law
+    falls in Θ): a timing channel, bounded by the public ``max_proposals`` plus the chain.
 
     Examples
     --------
     >>> import numpy as np
-    >>> law = AffineKNG(np.eye(2), np.zeros((2, 1)), 0.1, in_domain=lambda t: np.all(np.abs(t) <= 1, axis=(1, 2)))
+    >>> box = CrossPolytopeDomain([1.0, 1.0], np.zeros((2, 1)), [2.0])
+    >>> law = AffineKNG(np.eye(2), np.zeros((2, 1)), 1.0, in_domain=box, gradient_bound=3.0)
     >>> law.sample(5, rng=0).shape
     (5, 2, 1)
     >>> law.exact, float(law.log_density(np.full((2, 1), 2.0)))
     (True, -inf)
     """
 
-    exact = True
-
-    def __init__(self, gram, target, scale, *, in_domain, max_proposals=10_000_000):
+    def __init__(self, gram, target, scale, *, in_domain, gradient_bound=None, max_proposals=None):
         gram = _as_float_array(gram, "gram")
         target = _as_float_array(target, "target")
         if gram.ndim != 2 or gram.shape[0] != gram.shape[1] or gram.shape[0] < 1:
@@ -302,14 +406,14 @@ class AffineKNG(Distribution):
             raise InvalidDataError("gram must be symmetric.")
         if not callable(in_domain):
             raise InvalidTypeError(f"in_domain must be callable, got {type(in_domain).__name__}.")
-        if isinstance(max_proposals, bool) or not isinstance(max_proposals, (int, np.integer)) or max_proposals < 1:
-            raise InvalidParameterError(f"max_proposals must be a positive integer, got {max_proposals!r}.")
         self.scale = check_positive(scale, "scale")
+        samplable = callable(getattr(in_domain, "uniform", None))
+        self.gradient_bound, self.max_proposals, self.in_domain = gradient_bound, max_proposals, in_domain
+        self.route(1)  # validates gradient_bound and max_proposals
         gram = 0.5 * (gram + gram.T)
         eigenvalues = np.linalg.eigvalsh(gram)
         self.singular = not eigenvalues[0] > eigenvalues[-1] / CONDITION_LIMIT
         self._positive_rank = bool(eigenvalues[-1] > 0.0)  # a zero Gram has no range to propose in
-        samplable = callable(getattr(in_domain, "uniform", None))
         if self.singular and not samplable:
             raise InvalidDataError(
                 "the design is singular: a covariate is constant (or a linear combination of the "
@@ -324,24 +428,23 @@ class AffineKNG(Distribution):
         self.q, self.d = q, target.shape[1]
         self.space = Euclidean(q * self.d)
         self.in_domain = in_domain
-        self.max_proposals = int(max_proposals)
         self.acceptance_rate = None
-        structured = isinstance(in_domain, CrossPolytopeDomain)
-        self.sampler = (
-            f"exact: l2-Laplace in R^{q * self.d} mapped through A⁻¹(B + z) (Cholesky solve), "
-            "truncated to the public domain by rejection"
-            + (
-                "; racing with uniform proposals on the domain and, when the unconstrained mode "
-                "lies outside it, a certified hyperbolic envelope at the constrained minimiser"
-                if structured
-                else "; racing with uniform proposals on the domain" if samplable else ""
-            )
-            + " (a singular design: uniform proposals, racing an l2-Laplace in the range of the Gram times uniform draws in its kernel)" * samplable
-            + f" (at most {self.max_proposals:,} proposals)"
+        self.fell_back = None
+        self._best_inside = None  # (objective, θ) of the best proposal inside the domain, curator-only
+        first = self.route(1)
+        self.exact, self.sampler = first.exact, first.sampler
+        self.approximation_notice = None if first.exact else approximate_sampler_notice(
+            "the K-norm gradient law of an affine gradient field", "a capped exact race finished by MCMC",
+            "no acceptance bound is proven for every dataset at this noise scale",
         )
 
     def __repr__(self) -> str:
         return f"AffineKNG(q={self.q}, d={self.d}, scale={self.scale!r})"
+
+    def route(self, need: int) -> AffineKNGRoute:
+        """The public route of a call drawing ``need`` points (:func:`affine_kng_route`)."""
+        return affine_kng_route(self.scale, self.gradient_bound, need, max_proposals=self.max_proposals,
+                                uniform=callable(getattr(self.in_domain, "uniform", None)))
 
     def mode(self) -> np.ndarray:
         """``θ̂ = A⁻¹B``, the unconstrained minimiser (computed from the data: never publish it;
@@ -371,17 +474,27 @@ class AffineKNG(Distribution):
         # A proposal the float64 solve made non-finite is outside every domain.
         return inside & np.all(np.isfinite(theta), axis=(1, 2))
 
+    def _truncated(self, theta, log_accept=0.0):
+        """``(theta, log_accept)`` with ``-inf`` outside the domain (rejection is truncation)."""
+        inside = self._inside(theta)
+        if inside.any():  # the fallback chain's start: the best proposal in the domain so far
+            candidates = theta[inside]
+            values = self._objective(candidates)
+            best = int(np.argmin(values))
+            if self._best_inside is None or values[best] < self._best_inside[0]:
+                self._best_inside = (values[best], candidates[best])
+        return theta, np.where(inside, log_accept, -np.inf)
+
     def _laplace_proposal(self, m, rng):
         z = l2_laplace_noise(self.q * self.d, self.scale, size=(m,), rng=rng).reshape(m, self.q, self.d)
-        theta = self._solve(self.target[None] + z)
-        return theta, self._inside(theta)
+        return self._truncated(self._solve(self.target[None] + z))
 
-    def _uniform_proposal(self, m, rng):
+    def _uniform_proposal(self, m, rng, lower=0.0):
         """Uniform on the domain (its ``uniform(m, rng)``), accepted with probability
-        ``exp(−‖Aθ − B‖/σ)``: exact, since the density is at most 1 = exp(0)."""
+        ``exp(−(‖Aθ − B‖ − L)/σ)``, ``L ≤ min_Θ ‖Aθ − B‖``: exact, since the density is at most
+        ``exp(−L/σ)`` there."""
         theta = np.asarray(self.in_domain.uniform(m, rng), dtype=float)
-        log_accept = -self._objective(theta) / self.scale
-        return theta, self._inside(theta) & (np.log(rng.random(m)) < log_accept)
+        return self._truncated(theta, np.minimum(0.0, -(self._objective(theta) - lower) / self.scale))
 
     def _range_kernel_proposal(self):
         """Singular ``A = U_r Λ U_rᵀ``: the density depends on θ only through its range
@@ -407,8 +520,7 @@ class AffineKNG(Distribution):
             direction /= np.linalg.norm(direction, axis=1, keepdims=True)
             kernel = k_center + (direction * (radius * rng.random((m, 1)) ** (1.0 / k_dim))).reshape((m,) + k_center.shape)
             theta = np.einsum("ij,njk->nik", u_r, rho) + np.einsum("ij,njk->nik", u_k, kernel)
-            log_accept = -(np.sqrt(g * g + c * c) - g) / self.scale
-            return theta, self._inside(theta) & (np.log(rng.random(m)) < log_accept)
+            return self._truncated(theta, -(np.sqrt(g * g + c * c) - g) / self.scale)
 
         return propose
 
@@ -441,20 +553,25 @@ class AffineKNG(Distribution):
                 w = kappa * sigma * stats.geninvgauss.rvs((k + 1) / 2.0, kappa / sigma, size=m, random_state=rng)
                 u = np.sqrt(w)[:, None, None] * rng.standard_normal((m, self.q, self.d))
                 theta = anchor + self._solve(u)
-                inside = self._inside(theta)
                 envelope = np.sqrt(np.sum(u * u, axis=(1, 2)) + kappa_sq)
                 with np.errstate(invalid="ignore"):
-                    log_accept = np.minimum(0.0, -(self._objective(theta) - envelope) / sigma)
-                return theta, inside & (np.log(rng.random(m)) < log_accept)
+                    return self._truncated(theta, np.minimum(0.0, -(self._objective(theta) - envelope) / sigma))
 
             proposals.append(hyperbolic)
+        proposals.append(lambda m, rng: self._uniform_proposal(m, rng, lower))
+        return proposals
 
-        def uniform(m, rng):
-            theta = domain.uniform(m, rng)
-            log_accept = np.minimum(0.0, -(self._objective(theta) - lower) / sigma)
-            return theta, self._inside(theta) & (np.log(rng.random(m)) < log_accept)
-
-        proposals.append(uniform)
+    def _proposals(self, need):
+        if self.singular:
+            proposals = [self._uniform_proposal]
+            if callable(getattr(self.in_domain, "bounding_ball", None)) and need > 0 and self._positive_rank:
+                proposals.append(self._range_kernel_proposal())
+            return proposals
+        proposals = [self._laplace_proposal]
+        if isinstance(self.in_domain, CrossPolytopeDomain) and need > 0:
+            proposals += self._structured_proposals()
+        elif self._samplable:
+            proposals.append(self._uniform_proposal)
         return proposals
 
     def sample(self, size=None, rng=None):
@@ -469,48 +586,60 @@ class AffineKNG(Distribution):
         Raises
         ------
         ProposalBudgetExhaustedError
-            ``max_proposals`` proposals gave too few draws inside the domain (data-dependent).
+            Only for a domain without ``center`` whose capped race did not finish (no estimator
+            of geodp builds one).
+
+        Warns
+        -----
+        ApproximateSamplerWarning
+            When the route of this call is not exact (decided from public quantities).
         """
         shape = _size_tuple(size)
         rng = as_generator(rng)
         need = math.prod(shape)
-        out = np.empty((need, self.q, self.d))
-        if self.singular:
-            proposals = [self._uniform_proposal]
-            if callable(getattr(self.in_domain, "bounding_ball", None)) and need > 0 and self._positive_rank:
-                proposals.append(self._range_kernel_proposal())
-        else:
-            proposals = [self._laplace_proposal]
-            if isinstance(self.in_domain, CrossPolytopeDomain) and need > 0:
-                proposals += self._structured_proposals()
-            elif self._samplable:
-                proposals.append(self._uniform_proposal)
-        filled = proposed = accepted = 0
-        best_rate = 0.0
+        route = self.route(need)
+        if not route.exact:
+            self._warn_if_approximate()
+        self._best_inside = None
         max_batch = max(16, _BATCH_FLOATS // (self.q * self.d))
-        while filled < need:
-            left = self.max_proposals - proposed
-            if left < len(proposals):
-                self.acceptance_rate = accepted / proposed
-                raise ProposalBudgetExhaustedError(
-                    f"the public parameter domain barely overlaps the KNG law: {self.max_proposals:,} "
-                    f"proposals did not give {need} draw(s) inside it. Widen the domain (for a "
-                    "regression: wider public bounds on the response), raise epsilon (a narrower "
-                    "law), or raise max_proposals. Whether this error is raised depends on the "
-                    "data; the privacy budget has already been charged."
-                )
-            rate = best_rate if best_rate > 0 else 1.0 / (1 + proposed)
-            m = int(min(max(1.25 * (need - filled) / rate, 16), max_batch, left // len(proposals)))
-            for propose in proposals:  # a race: every kind gets a batch of the same size
-                theta, keep = propose(m, rng)
-                keep = theta[keep]
-                accepted, proposed = accepted + len(keep), proposed + m
-                keep = keep[: need - filled]
-                out[filled : filled + len(keep)] = keep
-                filled += len(keep)
-            best_rate = max(best_rate, accepted / proposed)
-        self.acceptance_rate = accepted / proposed if proposed else None
-        return out.reshape(shape + (self.q, self.d))
+        draws, self.acceptance_rate = rejection_sample(
+            self._proposals(need), need, (self.q, self.d), 1.0, rng, max_batch=max_batch,
+            min_rate=route.acceptance_bound if route.exact else None, max_proposals=route.max_proposals,
+        )
+        self.fell_back = len(draws) < need
+        if self.fell_back:
+            draws = np.concatenate([draws, self._chain(need - len(draws), rng)])
+        return draws.reshape(shape + (self.q, self.d))
+
+    def _chain(self, count, rng):
+        """``count`` draws by random-walk MH of fixed public length, in coordinates where the law
+        is about isotropic (``θ = θ0 + σ(A + σ/R·I)⁻¹u``, R the domain's bounding radius), started
+        at the best proposal that fell in the domain (a noisy draw of an exact proposal, never the
+        non-private minimiser), else at the domain's public ``center``."""
+        start = self._best_inside[1] if self._best_inside is not None else getattr(self.in_domain, "center", None)
+        if start is None:
+            raise ProposalBudgetExhaustedError(
+                f"the public parameter domain barely overlaps the KNG law: {self.route(count).max_proposals:,} proposals did "
+                "not finish, and the domain has no public center to start the fallback chain from. Give the "
+                "domain a center attribute, widen it, or raise max_proposals."
+            )
+        start = np.asarray(start, dtype=float).reshape(self.q, self.d)
+        radius = self.in_domain.bounding_ball()[1] if callable(getattr(self.in_domain, "bounding_ball", None)) else 1.0
+        whiten = self.scale * np.linalg.inv(self.gram + self.scale / radius * np.eye(self.q))
+        k = self.q * self.d
+
+        def to_theta(u):
+            return start + np.einsum("ij,njk->nik", whiten, u.reshape(-1, self.q, self.d))
+
+        def log_density(u):
+            theta = to_theta(u)
+            return np.where(self._inside(theta), -self._objective(theta) / self.scale, -np.inf)
+
+        chains = random_walk_metropolis(
+            Euclidean(k), log_density, np.zeros((count, k)), burn_in=FALLBACK_BURN_IN, thinning=FALLBACK_THINNING,
+            step_size=1.0 / math.sqrt(k), rng=rng,
+        )
+        return to_theta(chains.samples[0])
 
     def log_density(self, theta):
         """Unnormalised log-density ``−‖Aθ − B‖_F/σ`` at ``theta`` (shape ``(..., q, d)``);

@@ -92,14 +92,16 @@ def approximate_sampler_notice(law: str, sampler: str, reason: str) -> str:
 
 
 def rejection_sample(propose, need: int, item_shape, rate_guess: float, rng, max_batch: int = 1_000_000,
-                     min_rate: float | None = None):
+                     min_rate: float | None = None, max_proposals: int | None = None):
     """Vectorised rejection sampling: the one loop every exact sampler in geodp shares.
 
     Parameters
     ----------
-    propose : callable
+    propose : callable or sequence of callables
         ``propose(m, rng) -> (candidates, log_accept)``: ``m`` proposals (shape ``(m, *item_shape)``)
-        and their log acceptance probabilities (≤ 0; ``-inf`` rejects).
+        and their log acceptance probabilities (≤ 0; ``-inf`` rejects). A sequence is a race:
+        each round gives every proposal a batch of the same size (chosen from counts only), and
+        every accepted candidate, whichever proposal made it, is an exact draw.
     need : int
         Number of accepted draws.
     item_shape : tuple of int
@@ -112,11 +114,16 @@ def rejection_sample(propose, need: int, item_shape, rate_guess: float, rng, max
         A proven lower bound on the acceptance rate. The loop then stops with
         :class:`~geodp.errors.AssumptionError` after ``(2·need + 400)/min_rate`` proposals, which
         a sampler that honours its bound reaches with probability below e^−50 (Chernoff): a wrong
-        bound raises instead of hanging.
+        bound raises instead of hanging. For a race, the bound of the whole race (proposals of
+        every kind counted).
+    max_proposals : int, optional
+        A public cap on the work: the loop stops once this many proposals were made and returns
+        the draws it has (fewer than ``need``); the caller decides what follows.
 
     Returns
     -------
     draws : numpy.ndarray, shape (need, *item_shape)
+        Fewer rows only when ``max_proposals`` ran out.
     acceptance : float or None
         Observed acceptance rate over all proposals (``None`` when nothing was proposed).
 
@@ -129,9 +136,11 @@ def rejection_sample(propose, need: int, item_shape, rate_guess: float, rng, max
     >>> bool(draws.min() > 0), round(rate, 1)
     (True, 0.5)
     """
+    proposals = tuple(propose) if isinstance(propose, (list, tuple)) else (propose,)
     out = np.empty((need,) + tuple(item_shape))
     filled = proposed = accepted = 0
     budget = math.inf if min_rate is None else (2 * need + 400) / min_rate
+    cap = math.inf if max_proposals is None else max_proposals
     while filled < need:
         if proposed > budget:
             raise AssumptionError(
@@ -139,15 +148,18 @@ def rejection_sample(propose, need: int, item_shape, rate_guess: float, rng, max
                 f"draws, which its proven acceptance bound {min_rate:.3g} makes impossible in practice "
                 "(probability < e^-50): please report this bug."
             )
+        if cap - proposed < len(proposals):
+            return out[:filled], (accepted / proposed if proposed else None)
         rate = accepted / proposed if accepted else rate_guess / (1 + proposed)
-        m = int(min(max(1.25 * (need - filled) / max(rate, 1e-12), 16), max_batch))
-        x, log_accept = propose(m, rng)
-        with np.errstate(invalid="ignore"):
-            keep = x[np.log(rng.random(m)) < log_accept]
-        accepted, proposed = accepted + len(keep), proposed + m
-        keep = keep[: need - filled]
-        out[filled : filled + len(keep)] = keep
-        filled += len(keep)
+        m = int(min(max(1.25 * (need - filled) / max(rate, 1e-12), 16), max_batch, (cap - proposed) // len(proposals)))
+        for one in proposals:
+            x, log_accept = one(m, rng)
+            with np.errstate(invalid="ignore"):
+                keep = x[np.log(rng.random(m)) < log_accept]
+            accepted, proposed = accepted + len(keep), proposed + m
+            keep = keep[: need - filled]
+            out[filled : filled + len(keep)] = keep
+            filled += len(keep)
     return out, (accepted / proposed if proposed else None)
 
 

@@ -13,19 +13,12 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from geodp.errors import InvalidDataError, InvalidTypeError, NotOnManifoldError
-from geodp.validation import check_finite_array, check_positive
+from geodp.validation import as_real_array, check_finite_array, check_positive
 
 __all__ = ["Manifold"]
 
 
 _RTOL = float(np.sqrt(np.finfo(np.float64).eps))
-
-
-def _real_or_nan(value) -> float:
-    """``float(value)`` for a real number (bools excluded), NaN for anything else."""
-    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
-        return float(value)
-    return math.nan
 
 
 class Manifold(ABC):
@@ -331,26 +324,14 @@ class Manifold(ABC):
         return ~np.asarray(self.belongs(arr))
 
     def _dataset_array(self, X, name: str) -> np.ndarray:
-        """``X`` as a float64 array of shape ``(n, *point_shape)``; NaN/inf allowed."""
-        if hasattr(X, "toarray") or hasattr(X, "tocsr"):
-            raise InvalidTypeError(f"{name}: sparse input is not supported; pass a dense array.")
-        try:
-            arr = np.asarray(X)
-        except (TypeError, ValueError):  # ragged lists and the like; the text may quote values
-            raise InvalidDataError(f"{name} could not be converted to an array of equal-sized records.") from None
-        if arr.dtype == object:
-            # Entries held as Python objects (pandas object or nullable columns, lists with None):
-            # each entry that is not a real number (None, pd.NA, a string) becomes NaN, so it
-            # makes only its own record invalid, and no message ever quotes a private value.
-            arr = np.vectorize(_real_or_nan, otypes=[np.float64])(arr) if arr.size else arr.astype(np.float64)
-        if np.iscomplexobj(arr):
-            raise InvalidDataError(f"{name}: Complex data not supported; records must be real.")
-        if not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):
-            raise InvalidTypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}.")
+        """``X`` as a float64 array of shape ``(n, *point_shape)``; NaN/inf allowed. Entries that
+        are not finite real numbers become NaN (:func:`geodp.validation.as_real_array`), so they
+        make only their own record invalid, and no message ever quotes a private value."""
+        arr = as_real_array(X, name)
         if arr.ndim != len(self.point_shape) + 1 or arr.shape[1:] != self.point_shape or arr.shape[0] == 0:
             shape = ", ".join(map(str, self.point_shape))
             raise InvalidDataError(f"{name} must have shape (n, {shape}) with n >= 1 for {self!r}, got {arr.shape}.")
-        return arr.astype(np.float64)
+        return arr
 
     def _canonical(self, x: np.ndarray) -> np.ndarray:
         """Remove rounding-level deviations from points already known to belong (identity)."""

@@ -183,6 +183,7 @@ class KendallShape(Manifold):
             A configuration whose landmarks all coincide has no shape.
         """
         x = np.asarray(x, dtype=float)
+        x = _rescaled(x, np.max(np.abs(x), axis=_AXES))
         centred = x - x.mean(axis=-2, keepdims=True)
         size = np.linalg.norm(centred, axis=_AXES)
         scale = np.maximum(np.max(np.abs(x), axis=_AXES), np.finfo(float).tiny)
@@ -209,10 +210,12 @@ class KendallShape(Manifold):
         finite = np.all(np.isfinite(arr), axis=_AXES)
         safe = np.where(finite[:, None, None], arr, 0.0)
         with np.errstate(all="ignore"):  # the caller's np.seterr must not make one record raise
+            scale = np.maximum(np.max(np.abs(safe), axis=_AXES), np.finfo(float).tiny)
+            safe = _rescaled(safe, scale)  # coordinates near float64's limit would overflow the norm
             centred = safe - safe.mean(axis=-2, keepdims=True)
             size = np.linalg.norm(centred, axis=_AXES)
             scale = np.maximum(np.max(np.abs(safe), axis=_AXES), np.finfo(float).tiny)
-            return ~(finite & (size > 1e-12 * scale))
+            return ~(finite & np.isfinite(size) & (size > 1e-12 * scale))
 
     def _canonical_records(self, X):
         # Any non-degenerate configuration is a valid record: its preshape is the point.
@@ -265,3 +268,17 @@ class KendallShape(Manifold):
         """Exact draws of ``ρ(η, X)`` for uniform ``X``: ``sin²ρ ~ Beta(k − 2, 1)``."""
         b = as_generator(rng).beta(self.n_landmarks - 2, 1.0, size=size)
         return np.arcsin(np.sqrt(b))
+
+
+# Configurations whose largest coordinate exceeds this are divided by it first (a shape does not
+# depend on scale): their centring and norm would overflow float64. Others keep their rounding.
+_RESCALE_ABOVE = 1e150
+
+
+def _rescaled(x, scale):
+    """``x`` with each configuration whose largest |coordinate| (``scale``) exceeds
+    ``_RESCALE_ABOVE`` divided by it."""
+    big = np.asarray(scale) > _RESCALE_ABOVE
+    if not np.any(big):
+        return x
+    return np.where(big[..., None, None], x / np.where(big, scale, 1.0)[..., None, None], x)

@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from geodp.accountant import BudgetAccountant
-from geodp.distributions.affine_kng import AffineKNG
+from geodp.distributions.affine_kng import AffineKNG, affine_kng_route
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.tangent_bundle import TangentBundle
 from geodp.errors import (
@@ -317,12 +317,16 @@ class PrivateGeodesicRegression(BaseEstimator):
                 space, n, residual_bound=tau, x_bound=x_max, velocity_bound=velocity, radius=radius
             )
             scale = 2.0 * sensitivity.joint / epsilon
-        exact = space.is_flat and tau >= largest and not self.as_published
-        sampler = self._sampler_text(exact, scale)
+        # Flat spaces with unclipped residuals: the gradient is affine, AffineKNG's public route.
+        affine = space.is_flat and tau >= largest and not self.as_published
+        gradient_bound = _flat_gradient_bound(m, largest) if affine else None
+        route = affine_kng_route(scale, gradient_bound) if affine else None
+        exact = affine and route.exact
+        sampler = self._sampler_text(route, scale)
         if not exact:
             warnings.warn(
                 f"This release samples by Metropolis–Hastings ({sampler}): DP then holds only "
-                f"approximately, and the run can take a while. Why: {_mcmc_reason(space, self.as_published)}",
+                f"approximately, and the run can take a while. Why: {_mcmc_reason(space, self.as_published, affine)}",
                 ApproximateSamplerWarning,
                 stacklevel=2,
             )
@@ -332,7 +336,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
             warnings.simplefilter("always")
             p, v, diagnostics = self._private_release(
-                space, x_arr, data, center, radius, lower, upper, velocity, tau, sensitivity, scale, exact, rng
+                space, x_arr, data, center, radius, lower, upper, velocity, tau, sensitivity, scale, gradient_bound, rng
             )
         withheld = []
         for w in caught:
@@ -374,8 +378,9 @@ class PrivateGeodesicRegression(BaseEstimator):
         return geodesic_predict(self.space, self.intercept_, coef, x_arr - self.x_center_)
 
     # -------------------------------------------------------------------- private part
-    def _private_release(self, space, x_arr, data, center, radius, lower, upper, velocity, tau, sensitivity, scale, exact, rng):
-        """Everything that touches the private records."""
+    def _private_release(self, space, x_arr, data, center, radius, lower, upper, velocity, tau, sensitivity, scale, gradient_bound, rng):
+        """Everything that touches the private records (``gradient_bound`` is None off the exact
+        flat route)."""
         invalid = space.invalid_records(data) | ~np.all(np.isfinite(x_arr), axis=1)
         if np.any(invalid):
             if self.on_invalid == "raise":
@@ -405,8 +410,8 @@ class PrivateGeodesicRegression(BaseEstimator):
                                             sensitivity, check_epsilon(self.epsilon) / 2.0, rng)
         else:
             xs = (clipped_x - lower) / (upper - lower) - 0.5
-            if exact:
-                p, v, info = _exact_flat_release(space, xs, Y, center, radius, velocity, scale, rng)
+            if gradient_bound is not None:
+                p, v, info = _exact_flat_release(space, xs, Y, center, radius, velocity, scale, gradient_bound, rng)
             else:
                 p, v, info = self._mcmc_release(space, xs, Y, center, radius, velocity, tau * (1.0 - 1e-12), scale, rng)
         diagnostics = dict(
@@ -417,6 +422,7 @@ class PrivateGeodesicRegression(BaseEstimator):
             solver_converged=info.get("solver_converged"),
             sampler_acceptance=info.get("acceptance"),
             sampler_ess=info.get("ess"),
+            sampler_fell_back=info.get("fell_back"),
         )
         p, v = from_origin(p, v)
         return p, v, diagnostics
@@ -435,15 +441,12 @@ class PrivateGeodesicRegression(BaseEstimator):
         return p, v, {"acceptance": d.acceptance_rate, "ess": d.effective_sample_size}
 
     # ---------------------------------------------------------------------------- report
-    def _sampler_text(self, exact, scale):
+    def _sampler_text(self, route, scale):
         if self.as_published:
             return (f"K25's two-stage random-walk MH (footpoint, then velocity), started at the "
                     f"non-private fit; burn-in {_BURN_IN // 2}, {_THINNING} further steps per stage")
-        if exact:
-            return ("exact: the gradient is affine in (p, v) on this flat space, so the law is an "
-                    "l2-Laplace pushed through the inverse design Gram, truncated to the support by "
-                    "rejection, racing uniform proposals on the support (a singular design: uniform "
-                    "proposals and an l2-Laplace in the Gram's range times uniform draws in its kernel)")
+        if route is not None:
+            return f"the gradient is affine in (p, v) on this flat space: {route.sampler}"
         return (f"Metropolis–Hastings on (p, v), proposal p' = Exp(p, ξ), v' = Γ(v + ζ), started at "
                 f"the public (center, 0); burn-in {_BURN_IN}, then {_THINNING} steps")
 
@@ -485,7 +488,9 @@ class PrivateGeodesicRegression(BaseEstimator):
                 f"2·radius + x_max·V = {largest:.6g}: that is the τ used"
             )
         if not exact:
-            assumptions.append(f"the sampler is MCMC, so DP holds only approximately: {_mcmc_reason(self.space, self.as_published)}")
+            affine = self.space.is_flat and tau >= largest and not self.as_published
+            assumptions.append(f"the sampler is or may finish by MCMC, so DP holds only approximately: "
+                               f"{_mcmc_reason(self.space, self.as_published, affine)}")
         details = [
             f"n           : {self.n_samples_} records (public)",
             "data domain : covariates in x_bounds, responses in the public ball around the center "
@@ -571,9 +576,13 @@ def _filtered_out(category, message: str) -> bool:
     return warnings.defaultaction == "ignore"
 
 
-def _mcmc_reason(space, as_published) -> str:
+def _mcmc_reason(space, as_published, affine=False) -> str:
     if as_published:
         return "K25's two-stage release is reproduced with its own random-walk sampler."
+    if affine:
+        return ("the exact sampler's acceptance is proven for every dataset only at small n·ε, so it "
+                "runs within a public proposal cap and a fixed-length MH chain finishes the draw if "
+                "that cap is reached (whether it is depends on the data).")
     if space.is_flat:
         return ("residual_bound is below the largest residual on the support, so residuals are "
                 "clipped and the gradient is not affine; leave residual_bound=None for the exact sampler.")
@@ -693,7 +702,14 @@ def _mcmc_draws(space, xs, Y, center, radius, velocity, tau, scale, rng, n_chain
     )
 
 
-def _exact_flat_release(space, xs, Y, center, radius, velocity, scale, rng):
+def _flat_gradient_bound(m, largest_residual):
+    """Public bound on the joint gradient ``‖(1/n) Σ x̃_i r_iᵀ‖_F`` over the support and every
+    dataset (flat spaces): ``‖x̃‖ ≤ √(1 + m/4)`` with ``x̃ = (1, x) ∈ {1} × [−½, ½]^m``, and every
+    residual is at most ``2·radius + x_max·V`` on the support."""
+    return math.sqrt(1.0 + m / 4.0) * largest_residual
+
+
+def _exact_flat_release(space, xs, Y, center, radius, velocity, scale, gradient_bound, rng):
     """Flat spaces: the gradient is affine, ``Aθ − B`` in the chart; exact AffineKNG."""
     n, m = xs.shape
     coords = space.to_coordinates(Y).reshape(n, -1)
@@ -703,13 +719,13 @@ def _exact_flat_release(space, xs, Y, center, radius, velocity, scale, rng):
     target = design.T @ (coords - c0) / n  # θ relative to the centre: the ball is |θ_0| ≤ r
 
     in_domain = _BallPairDomain(radius, velocity, m + 1, coords.shape[1])
-    law = AffineKNG(gram, target, scale, in_domain=in_domain)
+    law = AffineKNG(gram, target, scale, in_domain=in_domain, gradient_bound=gradient_bound)
     if law.singular:  # curator-only: whether the design is singular depends on the data
         warnings.warn("the design is singular (a covariate is constant on these data): the release "
                       "was sampled by the singular-design proposals", NumericalWarning, stacklevel=2)
     theta = law.sample(rng=rng)
     p, v = _from_chart(space, theta[0] + c0, theta[1:])
-    return p, v, {"acceptance": law.acceptance_rate}
+    return p, v, {"acceptance": law.acceptance_rate, "fell_back": law.fell_back}
 
 
 class _BallPairDomain:
@@ -718,6 +734,7 @@ class _BallPairDomain:
 
     def __init__(self, radius, velocity, q, d):
         self.radius, self.velocity, self.q, self.d = radius, velocity, q, d
+        self.center = np.zeros((q, d))  # the public centre, and zero velocity
 
     def __call__(self, theta):
         return (np.linalg.norm(theta[:, 0], axis=-1) <= self.radius) & (

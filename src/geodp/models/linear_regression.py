@@ -11,12 +11,18 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import NotFittedError
 
 from geodp.accountant import BudgetAccountant
-from geodp.distributions.affine_kng import AffineKNG, CrossPolytopeDomain
-from geodp.distributions.base import refuse_non_finite
-from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError, NumericalWarning, PrivacyLeakWarning
+from geodp.distributions.affine_kng import AffineKNG, CrossPolytopeDomain, affine_kng_route
+from geodp.errors import (
+    ApproximateSamplerWarning,
+    InvalidDataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    NumericalWarning,
+    PrivacyLeakWarning,
+)
 from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.models.report import PrivacyReport, RegressionDiagnostics
-from geodp.validation import as_generator, check_epsilon, check_finite_array
+from geodp.validation import as_generator, as_real_array, check_epsilon, check_finite_array
 
 __all__ = ["PrivateLinearRegression", "DOMAIN_FACTOR"]
 
@@ -234,6 +240,18 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 PrivacyLeakWarning,
                 stacklevel=2,
             )
+        public = _normalisation(*(bounds_X or (np.zeros(m), np.ones(m))), *(bounds_y or (np.zeros(d), np.ones(d))),
+                                self.fit_intercept)
+        sensitivity = 2.0 * public["x_norm_max"] * float(np.linalg.norm(public["tau"])) / n
+        route = affine_kng_route(2.0 * sensitivity / epsilon, _gradient_bound(public))
+        if not route.exact:
+            warnings.warn(
+                "This release may finish by Metropolis–Hastings: no acceptance bound of the exact "
+                "sampler is proven for every dataset at this n·ε, so DP holds only approximately "
+                f"(sampler: {route.sampler}).",
+                ApproximateSamplerWarning,
+                stacklevel=2,
+            )
         if self.accountant is not None:
             # Charged before the data are touched: an error raised by the data does not refund it.
             self.accountant.spend(epsilon, 0.0)
@@ -243,7 +261,8 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             warnings.simplefilter("always")
             result = self._private_release(X, y, bounds_X, bounds_y, epsilon, rng)
         theta, bounds_X, bounds_y, facts, diagnostics = result
-        withheld = tuple(f"{w.category.__name__}: {w.message}" for w in caught)
+        withheld = tuple(f"{w.category.__name__}: {w.message}" for w in caught
+                         if not issubclass(w.category, ApproximateSamplerWarning))  # said before the charge
 
         coef, intercept = facts["to_original"](theta)
         if y.ndim == 1:
@@ -257,10 +276,9 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
 
     def _private_release(self, X, y, bounds_X, bounds_y, epsilon, rng):
         """Everything that touches the private records."""
-        refuse_non_finite(X, "X")
-        refuse_non_finite(y, "y")
-        X = check_finite_array(X, "X")
-        y = check_finite_array(y, "y").reshape(len(X), -1)
+        if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):  # one text, whichever holds it
+            raise InvalidDataError("X or y holds NaN, infinite or non-numeric values; remove or impute them.")
+        y = y.reshape(len(X), -1)
         n = len(X)
         if bounds_X is None:
             bounds_X = _data_bounds(X, "X")
@@ -280,12 +298,12 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         scale = 2.0 * sensitivity / epsilon
         gram = design.T @ design / n
         target = design.T @ response / n
-        law = AffineKNG(gram, target, scale, in_domain=facts["in_domain"])
+        law = AffineKNG(gram, target, scale, in_domain=facts["in_domain"], gradient_bound=_gradient_bound(facts))
         if law.singular:  # curator-only: whether the design is singular depends on the data
             warnings.warn("the design is singular (a covariate is constant on these data): the "
                           "release was sampled by the singular-design proposals", NumericalWarning, stacklevel=2)
         theta = law.sample(rng=rng)
-        facts |= {"sensitivity": sensitivity, "scale": scale, "sampler": law.sampler}
+        facts |= {"sensitivity": sensitivity, "scale": scale, "sampler": law.sampler, "exact": law.exact}
         diagnostics = dict(
             n_clipped_x=int(np.count_nonzero(clipped_x)),
             n_clipped_y=int(np.count_nonzero(clipped_y)),
@@ -294,6 +312,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             solver_converged=None,
             sampler_acceptance=law.acceptance_rate,
             sampler_ess=None,
+            sampler_fell_back=law.fell_back,
         )
         return theta, bounds_X, bounds_y, facts, diagnostics
 
@@ -317,7 +336,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             scale_rule="σ = 2Δ/ε (KNG's normaliser depends on the data)",
             space=f"R^({q}×{d}) (coefficients{' and intercept' if self.fit_intercept else ''})",
             sampler=facts["sampler"],
-            exact=True,
+            exact=facts["exact"],
             **sampler_construction(self.random_state, "the KNG law of the least-squares gradient has no exact lattice sampler in geodp"),
             support=(
                 "public polytope: every prediction over the public box of X lies in the response "
@@ -327,7 +346,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 "records clipped into bounds_X and bounds_y (a per-record, public map)",
                 f"residuals bounded on the whole domain by tau = {facts['tau'].tolist()!r} (normalised units)",
                 f"max ‖x̃‖ over the box = {facts['x_norm_max']!r}; Δ = 2·max‖x̃‖·‖tau‖/n",
-                "the sampler's running time and whether it raises depend on the data (charged first)",
+                "the sampler ends within public work on every dataset; its running time depends on the data",
             ),
         )
         extra = []
@@ -379,19 +398,21 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         return X @ np.asarray(coef).T + self.intercept_
 
 
+def _gradient_bound(facts) -> float:
+    """Public bound on ``‖Aθ − B‖_F = ‖(1/n) Σ x̃_i (x̃_iᵀθ − ỹ_i)ᵀ‖_F`` over Θ and every dataset:
+    ``max‖x̃‖ · ‖τ‖`` (every residual is bounded by τ on Θ)."""
+    return facts["x_norm_max"] * float(np.linalg.norm(facts["tau"]))
+
+
 def _as_numeric(value, name: str) -> np.ndarray:
-    """The array behind ``value`` with its dtype checked, NaN/inf left for the private part."""
-    if hasattr(value, "toarray") or hasattr(value, "tocsr"):
-        raise InvalidTypeError(f"{name} must be a dense array; sparse input is not supported.")
+    """The records behind ``value`` as float64 (:func:`~geodp.validation.as_real_array`): entries
+    that are not finite reals become NaN, left for the private part."""
     try:
-        arr = np.asarray(value)
-    except Exception as exc:  # ragged lists and the like
-        raise InvalidDataError(f"{name} could not be converted to an array: {exc}") from exc
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):
-        raise InvalidTypeError(f"{name} must be numeric, got dtype {arr.dtype}.")
-    if np.iscomplexobj(arr):
-        raise InvalidTypeError(f"{name} must be real, got complex dtype {arr.dtype}.")
-    return arr
+        return as_real_array(value, name)
+    except InvalidDataError as err:
+        if "Complex" in str(err):  # scikit-learn's convention for complex input: a TypeError
+            raise InvalidTypeError(f"{name} must be real, got complex numbers.") from None
+        raise
 
 
 def _check_bounds(bounds, width: int, name: str):

@@ -134,6 +134,9 @@ class RegressionDiagnostics(_CuratorFacts):
         the data.
     sampler_ess : float or None
         Effective sample size reported by an MH sampler (None for exact samplers).
+    sampler_fell_back : bool or None
+        Whether the capped exact race needed the fixed-length MH chain to finish (None when the
+        sampler has no such fallback); it depends on the data.
     warnings : tuple of str
         Warnings raised while the private data were processed, withheld from the caller.
 
@@ -155,6 +158,7 @@ class RegressionDiagnostics(_CuratorFacts):
     solver_converged: bool | None
     sampler_acceptance: float | None
     sampler_ess: float | None
+    sampler_fell_back: bool | None = None
     warnings: tuple = ()
 
     def __str__(self) -> str:
@@ -172,6 +176,8 @@ class RegressionDiagnostics(_CuratorFacts):
             lines.append(f"sampler acceptance rate: {self.sampler_acceptance:.3g}")
         if self.sampler_ess is not None:
             lines.append(f"MH effective sample size: {self.sampler_ess:.1f}")
+        if self.sampler_fell_back:
+            lines.append("the capped exact race did not finish: the fixed-length MH chain drew the release")
         lines += [f"warning withheld from the caller: {w}" for w in self.warnings]
         return "\n".join(lines)
 

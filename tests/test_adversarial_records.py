@@ -47,3 +47,126 @@ def test_the_callers_floating_point_errors_setting_changes_nothing():
         model = PrivateFrechetMean(space, epsilon=1.0, center=np.array([1.0, 0.0, 0.0]), radius=1.0,
                                    random_state=0).fit(space.random_point(20, rng=0))
     assert model.mean_.shape == (3,)
+
+
+# ------------------------------------------------ every entry type goes through one coercion
+from decimal import Decimal  # noqa: E402
+from fractions import Fraction  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from geodp.models import PrivateGeodesicRegression, PrivateLinearRegression, PrivateMDM  # noqa: E402
+from geodp.validation import as_real_array, finite_real_or_nan  # noqa: E402
+
+ODD_ENTRIES = [2**1100, -(2**1024), np.longdouble("1e400"), Fraction(10**400, 3), Decimal("1e400"), Decimal("sNaN"),
+               True, "0.5", None, float("nan"), object()]
+
+
+def _fit_all(entry):
+    """Each estimator with on_invalid="center" on data whose record 3 holds ``entry`` in one
+    coordinate (an object array, as a pandas object column gives); returns the reports."""
+    space = Euclidean(2)
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, (30, 2)).astype(object)
+    X[3, 1] = entry
+    x = np.linspace(0, 1, 30).astype(object)
+    x[5] = entry
+    spd = SPD(2).random_point(30, rng=1).astype(object)
+    spd[3, 0, 1] = spd[3, 1, 0] = entry
+    labels = np.repeat([0, 1], 15)
+    mean = PrivateFrechetMean(space, epsilon=1.0, center=np.zeros(2), radius=1.0, on_invalid="center",
+                              random_state=0).fit(X)
+    mdm = PrivateMDM(SPD(2), epsilon=1.0, center=np.eye(2), radius=3.0, on_invalid="center",
+                     random_state=0).fit(spd, labels)
+    regression = PrivateGeodesicRegression(space, epsilon=50.0, center=np.zeros(2), radius=1.0, x_bounds=(0, 1),
+                                           on_invalid="center", random_state=0).fit(x, X)
+    return str(mean.privacy_report_), str(mdm.privacy_report_), str(regression.privacy_report_)
+
+
+def test_an_odd_entry_in_one_record_changes_no_report_and_raises_and_warns_nothing():
+    """The audit: a Python int >= 2**1024 made fit raise OverflowError in PrivateFrechetMean,
+    PrivateMDM and PrivateGeodesicRegression where the neighbour with 0.5 released; a longdouble
+    1e400 let numpy's RuntimeWarning reach the caller."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", geodp_errors.ApproximateSamplerWarning)  # public, same on both sides
+        reference = _fit_all(0.5)
+        for entry in ODD_ENTRIES:
+            assert _fit_all(entry) == reference, entry
+
+
+def test_a_longdouble_array_beyond_float64_warns_nothing():
+    import warnings
+
+    X = np.zeros((5, 2), dtype=np.longdouble)
+    X[1, 0] = np.longdouble("1e400")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Euclidean(2).invalid_records(X).tolist() == [False, True, False, False, False]
+
+
+@pytest.mark.parametrize("entry", ODD_ENTRIES[:6], ids=repr)
+def test_one_coercion_maps_every_non_finite_or_overflowing_real_to_nan(entry):
+    assert np.isnan(finite_real_or_nan(entry))
+    assert finite_real_or_nan(Decimal("0.25")) == 0.25 and finite_real_or_nan(Fraction(1, 8)) == 0.125
+
+
+def test_linear_regression_refuses_a_bad_entry_with_one_text_whichever_of_x_or_y_holds_it():
+    X = np.random.default_rng(0).uniform(0, 1, (50, 2))
+    y = X.sum(axis=1)
+    messages = set()
+    for bad_x in (True, False):
+        Xb, yb = X.astype(object), y.astype(object)
+        if bad_x:
+            Xb[4, 0] = 2**1100
+        else:
+            yb[4] = None
+        with pytest.raises(geodp_errors.InvalidDataError) as info:
+            PrivateLinearRegression(epsilon=1.0, bounds_X=(0, 1), bounds_y=(0, 2), random_state=0).fit(Xb, yb)
+        messages.add(str(info.value))
+    assert len(messages) == 1
+
+
+def test_kendall_records_near_the_float64_limit_are_shapes_not_silently_clipped():
+    """Coordinates of 1e308 overflowed the centring: the record was neither flagged invalid nor a
+    shape (NaN preshape), and was silently replaced. It is a valid shape (scale does not matter)."""
+    space = KendallShape(3)
+    X = np.array([[[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], [[1e308, 0.0], [-1e308, 0.0], [0.0, 1e308]]])
+    assert space.invalid_records(X).tolist() == [False, False]
+    preshapes = space.project(X)
+    assert np.all(np.isfinite(preshapes))
+    np.testing.assert_allclose(preshapes[1], space.project(X[1] / 1e308), atol=1e-15)
+
+
+_entries = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True), st.integers(min_value=-(2**1100), max_value=2**1100),
+    st.fractions(), st.decimals(allow_nan=True, allow_infinity=True), st.booleans(), st.text(max_size=3),
+    st.none(), st.just(np.longdouble("1e400")),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_entries, min_size=4, max_size=4))
+def test_property_any_object_entries_release_with_the_same_report_and_no_warning(entries):
+    """With on_invalid="center", whatever the object entries of a dataset hold, fit raises nothing,
+    warns nothing and publishes the same report as on ordinary data."""
+    import warnings
+
+    space = Euclidean(2)
+    X = np.random.default_rng(1).uniform(-0.5, 0.5, (12, 2)).astype(object)
+    X[[2, 2, 7, 9], [0, 1, 1, 0]] = entries
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = PrivateFrechetMean(space, epsilon=1.0, center=np.zeros(2), radius=1.0, on_invalid="center",
+                                   random_state=0).fit(X)
+        assert as_real_array(X, "X").dtype == np.float64
+    assert str(model.privacy_report_) == _ORDINARY_REPORT
+
+
+import geodp.errors as geodp_errors  # noqa: E402
+
+_ORDINARY_REPORT = str(PrivateFrechetMean(Euclidean(2), epsilon=1.0, center=np.zeros(2), radius=1.0,
+                                          on_invalid="center", random_state=0)
+                       .fit(np.zeros((12, 2))).privacy_report_)

@@ -40,7 +40,7 @@ def ols(X, y, intercept=True):
 def test_clone_get_params_and_pipeline():
     model = PrivateLinearRegression(epsilon=2.0, random_state=0, **BOUNDS)
     params = model.get_params()
-    assert params == dict(epsilon=2.0, fit_intercept=True, copy_X=True, accountant=None, random_state=0, **BOUNDS)
+    assert params == dict(epsilon=2.0, fit_intercept=True, copy_X=True, on_invalid="raise", accountant=None, random_state=0, **BOUNDS)
     twin = clone(model)
     assert twin.get_params() == params and twin is not model
     X, y = data()
@@ -250,12 +250,14 @@ def test_bad_data_give_typed_errors():
     with pytest.raises(InvalidDataError, match="n_features"):
         model.fit(X[:3], y[:3])
     with pytest.raises(InvalidTypeError, match="numeric"):
-        model.fit(X.astype(object), y)
+        model.fit(X.astype(str), y)
     y_bad = y.copy()
     y_bad[5] = np.inf
-    with pytest.raises(InvalidDataError, match="NaN or infinite") as info:
+    with pytest.raises(InvalidDataError, match="X or y holds NaN, infinite") as info:
         model.fit(X, y_bad)
     assert "1" not in str(info.value)  # the message does not count the bad values
+    centred = PrivateLinearRegression(on_invalid="center", random_state=0, **BOUNDS).fit(X, y_bad)
+    assert np.all(np.isfinite(centred.coef_))  # the record is replaced by the midpoints instead
     X_const = X.copy()
     X_const[:, 1] = 4.0
     # A singular design is not an error (whether fit raises would depend on the data): the law is

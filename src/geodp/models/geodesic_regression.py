@@ -323,10 +323,17 @@ class PrivateGeodesicRegression(BaseEstimator):
         route = affine_kng_route(scale, gradient_bound) if affine else None
         exact = affine and route.exact
         sampler = self._sampler_text(route, scale)
-        if not exact:
+        if affine and not exact:
+            warnings.warn(
+                f"This release may finish by Metropolis–Hastings: {_mcmc_reason(space, False, True)} "
+                "DP then holds only approximately (the report says exact=False).",
+                ApproximateSamplerWarning,
+                stacklevel=2,
+            )
+        elif not exact:
             warnings.warn(
                 f"This release samples by Metropolis–Hastings ({sampler}): DP then holds only "
-                f"approximately, and the run can take a while. Why: {_mcmc_reason(space, self.as_published, affine)}",
+                f"approximately, and the run can take a while. Why: {_mcmc_reason(space, self.as_published)}",
                 ApproximateSamplerWarning,
                 stacklevel=2,
             )

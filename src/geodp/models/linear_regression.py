@@ -64,6 +64,11 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
     fit_intercept : bool, default True
     copy_X : bool, default True
         Accepted for diffprivlib compatibility and ignored: geodp never writes to ``X``.
+    on_invalid : {"raise", "center"}, default "raise"
+        A record whose covariates or response hold an entry that is not a finite real number
+        (NaN, inf, None, text, an int beyond float64): raise (after the charge, with one fixed
+        text), or replace the record by the midpoints of ``bounds_X`` and ``bounds_y`` (then
+        nothing can fail after the charge). Not a diffprivlib argument.
     accountant : geodp.accountant.BudgetAccountant, optional
         Charged ε before the data are touched; overspending raises. (diffprivlib's accountant
         is a different class: use geodp's.)
@@ -114,12 +119,13 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
     **Privacy.** Replace-one adjacency with n public; ε-DP. A record changes the gradient
     ``(1/n) Σ x̃_i (x̃_iᵀθ − ỹ_i)ᵀ`` by at most ``Δ = 2·max‖x̃‖·‖τ‖/n`` at every θ ∈ Θ
     (``‖τ‖ = τ√d`` for d responses), and KNG's normaliser depends on the data, so
-    ``σ = 2Δ/ε`` (docs/math.md §4). The sampler is exact. The bounds, Θ and the proposal cap are
-    public; the sampler's running time, and whether it raises
-    :class:`~geodp.distributions.affine_kng.ProposalBudgetExhaustedError` (the law barely
-    meets Θ) or :class:`~geodp.errors.InvalidDataError` (a singular design: a covariate that
-    is constant on these data), depend on the data: the accountant is charged before either
-    can happen.
+    ``σ = 2Δ/ε`` (docs/math.md §4). The bounds, Θ and the sampler's route are public
+    (:func:`~geodp.distributions.affine_kng.affine_kng_route`): an exact rejection race, proven
+    to end within its public cap only at small n·ε; beyond, a draw the capped race did not
+    finish is finished by a Metropolis–Hastings chain of fixed length, so the report says
+    ``exact: False`` and DP holds approximately. Nothing can fail after the charge except an
+    invalid record under ``on_invalid="raise"``; the running time depends on the data (a
+    timing channel bounded by the public work).
 
     Examples
     --------
@@ -139,8 +145,10 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, *, epsilon=1.0, bounds_X=None, bounds_y=None, fit_intercept=True, copy_X=True, accountant=None, random_state=None):
+    def __init__(self, *, epsilon=1.0, bounds_X=None, bounds_y=None, fit_intercept=True, copy_X=True,
+                 on_invalid="raise", accountant=None, random_state=None):
         self.epsilon = epsilon
+        self.on_invalid = on_invalid
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
         self.fit_intercept = fit_intercept
@@ -182,12 +190,11 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         InvalidParameterError, InvalidTypeError
             A parameter is invalid, or the shapes of X, y do not fit (public).
         InvalidDataError
-            X or y holds NaN/inf. Raised after the accountant is charged: whether it happens
-            depends on the data. (A singular design, e.g. a covariate constant on these data, is
-            not an error: the law is proper on the bounded domain and is sampled by uniform
+            With ``on_invalid="raise"``, X or y holds an entry that is not a finite real
+            number. Raised after the accountant is charged: whether it happens depends on the
+            data (one fixed text). (A singular design, e.g. a covariate constant on these data,
+            is not an error: the law is proper on the bounded domain and is sampled by uniform
             proposals; the curator diagnostics say so.)
-        ProposalBudgetExhaustedError
-            The law barely meets the parameter domain (data-dependent; charged).
         BudgetExceededError
             The accountant cannot pay for the release (nothing is released, nothing charged).
 
@@ -202,6 +209,8 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 "release. Drop sample_weight (diffprivlib ignores it with a warning)."
             )
         epsilon = check_epsilon(self.epsilon)
+        if self.on_invalid not in ("raise", "center"):
+            raise InvalidParameterError(f"on_invalid must be 'raise' or 'center', got {self.on_invalid!r}.")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise InvalidTypeError(f"fit_intercept must be a bool, got {type(self.fit_intercept).__name__}.")
         if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
@@ -246,9 +255,10 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         route = affine_kng_route(2.0 * sensitivity / epsilon, _gradient_bound(public))
         if not route.exact:
             warnings.warn(
-                "This release may finish by Metropolis–Hastings: no acceptance bound of the exact "
-                "sampler is proven for every dataset at this n·ε, so DP holds only approximately "
-                f"(sampler: {route.sampler}).",
+                f"This release may finish by Metropolis–Hastings: the exact sampler is proven to end "
+                f"within its public cap only at small n·ε (here n·ε = {n * epsilon:.6g}), so past "
+                f"{route.max_proposals:,} proposals an MH chain of fixed length finishes the draw "
+                "and DP holds only approximately (the report says exact=False).",
                 ApproximateSamplerWarning,
                 stacklevel=2,
             )
@@ -276,14 +286,19 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
 
     def _private_release(self, X, y, bounds_X, bounds_y, epsilon, rng):
         """Everything that touches the private records."""
-        if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):  # one text, whichever holds it
-            raise InvalidDataError("X or y holds NaN, infinite or non-numeric values; remove or impute them.")
         y = y.reshape(len(X), -1)
+        invalid = ~(np.all(np.isfinite(X), axis=1) & np.all(np.isfinite(y), axis=1))
+        if np.any(invalid) and self.on_invalid == "raise":  # one text, whichever holds it
+            raise InvalidDataError("X or y holds NaN, infinite or non-numeric values; remove or impute them, "
+                                   "or pass on_invalid='center'.")
         n = len(X)
         if bounds_X is None:
-            bounds_X = _data_bounds(X, "X")
+            bounds_X = _data_bounds(X[~invalid], "X")
         if bounds_y is None:
-            bounds_y = _data_bounds(y, "y")
+            bounds_y = _data_bounds(y[~invalid], "y")
+        if np.any(invalid):
+            X, y = X.copy(), y.copy()
+            X[invalid], y[invalid] = 0.5 * (bounds_X[0] + bounds_X[1]), 0.5 * (bounds_y[0] + bounds_y[1])
         x_lo, x_hi = bounds_X
         y_lo, y_hi = bounds_y
         clipped_x = np.any((X < x_lo) | (X > x_hi), axis=1)
@@ -374,6 +389,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             "n_features": m,
             "n_targets": d,
             "fit_intercept": bool(self.fit_intercept),
+            "on_invalid": self.on_invalid,
             "domain_factor": DOMAIN_FACTOR,
             "bounds_X": None if leaked else [bounds_X[0].tolist(), bounds_X[1].tolist()],
             "bounds_y": None if leaked else [bounds_y[0].tolist(), bounds_y[1].tolist()],
@@ -448,6 +464,8 @@ def _check_bounds(bounds, width: int, name: str):
 
 def _data_bounds(values, name: str):
     """Bounds taken from the data (only after a PrivacyLeakWarning)."""
+    if len(values) == 0:
+        raise InvalidDataError(f"no valid record to take bounds for {name} from: pass public bounds.")
     lower, upper = values.min(axis=0), values.max(axis=0)
     if not np.all(lower < upper):
         raise InvalidDataError(

@@ -56,23 +56,38 @@ def main(rounds: int = 7) -> None:
 
     spd = SPD(10)
     X = mf.expm(mf.invvecd(rng.standard_normal((2000, spd.dim)), 10))
-    rows.append(("SPD(10) affine, n=2000", "pyRiemann mean_riemann", interleaved(
-        lambda: frechet_mean(spd, X, tol=1e-8), lambda: mean_riemann(X, tol=1e-8, maxiter=200), rounds)))
+    rows.append(
+        (
+            "SPD(10) affine, n=2000",
+            "pyRiemann mean_riemann",
+            interleaved(lambda: frechet_mean(spd, X, tol=1e-8), lambda: mean_riemann(X, tol=1e-8, maxiter=200), rounds),
+        )
+    )
 
     sphere = Sphere(2)
     north = np.array([0.0, 0.0, 1.0])
     S = ball(sphere, north, 0.7, 10_000, rng)
     gs_sphere = FrechetMean(Hypersphere(2))
     gs_sphere.set(max_iter=500, epsilon=1e-8)
-    rows.append(("Sphere(2), n=10000, r=0.7", "geomstats FrechetMean", interleaved(
-        lambda: frechet_mean(sphere, S, tol=1e-8, init=north), lambda: gs_sphere.fit(S), rounds)))
+    rows.append(
+        (
+            "Sphere(2), n=10000, r=0.7",
+            "geomstats FrechetMean",
+            interleaved(lambda: frechet_mean(sphere, S, tol=1e-8, init=north), lambda: gs_sphere.fit(S), rounds),
+        )
+    )
 
     hyper = Hyperbolic(2)
     H = ball(hyper, hyper.origin, 10.0, 500, rng)
     gs_hyper = FrechetMean(Hyperboloid(2))
     gs_hyper.set(max_iter=500, epsilon=1e-8)
-    rows.append(("Hyperbolic(2), n=500, r=10", "geomstats FrechetMean", interleaved(
-        lambda: frechet_mean(hyper, H, tol=1e-8, init=hyper.origin), lambda: gs_hyper.fit(H), rounds)))
+    rows.append(
+        (
+            "Hyperbolic(2), n=500, r=10",
+            "geomstats FrechetMean",
+            interleaved(lambda: frechet_mean(hyper, H, tol=1e-8, init=hyper.origin), lambda: gs_hyper.fit(H), rounds),
+        )
+    )
 
     _, (_, info) = timed(lambda: frechet_mean(hyper, H, tol=1e-8, init=hyper.origin, return_info=True))
     gs_mean = gs_hyper.fit(H).estimate_
@@ -81,8 +96,10 @@ def main(rounds: int = 7) -> None:
     print(f"{'setting':28} | {'anchor':24} | geodp/anchor (median of ratios) | geodp s | anchor s")
     for setting, anchor, (ratio, mine, theirs) in rows:
         print(f"{setting:28} | {anchor:24} | {ratio:31.2f} | {mine:7.4f} | {theirs:8.4f}")
-    print(f"H² r=10: geodp gradient norm {info.grad_norm:.1e} after {info.n_iter} iterations; "
-          f"geomstats' estimate has gradient norm {gs_grad:.1e}")
+    print(
+        f"H² r=10: geodp gradient norm {info.grad_norm:.1e} after {info.n_iter} iterations; "
+        f"geomstats' estimate has gradient norm {gs_grad:.1e}"
+    )
 
 
 if __name__ == "__main__":

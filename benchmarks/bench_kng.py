@@ -41,8 +41,9 @@ def data_in_ball(space, radius, n, seed):
 def timing():
     space, radius, n = Sphere(2), 0.5, 100
     center, X = data_in_ball(space, radius, n, 0)
-    mech = KNGMechanism(space, epsilon=1.0, sensitivity=frechet_mean_sensitivity(space, radius, n, "kng"),
-                        center=center, radius=radius)
+    mech = KNGMechanism(
+        space, epsilon=1.0, sensitivity=frechet_mean_sensitivity(space, radius, n, "kng"), center=center, radius=radius
+    )
     rng = np.random.default_rng(1)
     mech.randomise(X, rng=rng)
     t = time.perf_counter()
@@ -51,15 +52,25 @@ def timing():
     exact = (time.perf_counter() - t) / 200
     law = mech.distribution(X)
     t = time.perf_counter()
-    result = random_walk_metropolis(space, law.log_density, law.frechet_mean[None], burn_in=20_000, thinning=600,
-                                    step_size=mech.scale,
-                                    in_support=lambda y: space.dist(center, y) <= radius, rng=rng)
+    result = random_walk_metropolis(
+        space,
+        law.log_density,
+        law.frechet_mean[None],
+        burn_in=20_000,
+        thinning=600,
+        step_size=mech.scale,
+        in_support=lambda y: space.dist(center, y) <= radius,
+        rng=rng,
+    )
     fresh = time.perf_counter() - t
     print(f"KNG on S², n = {n}, r = {radius}, ε = 1, σ = {mech.scale:.4g}")
     print(f"  MH diagnostics: {result.diagnostics}")
     print(f"  exact release (mechanism.randomise):        {exact * 1e3:9.3f} ms")
     print(f"  S22 MH, fresh chain (20,000 + 600 steps):   {fresh * 1e3:9.1f} ms   ratio {fresh / exact:8.0f}")
-    print(f"  S22 MH, amortised (600 steps):              {fresh * 600 / 20600 * 1e3:9.1f} ms   ratio {fresh * 600 / 20600 / exact:8.0f}")
+    print(
+        f"  S22 MH, amortised (600 steps):              {fresh * 600 / 20600 * 1e3:9.1f} ms   ratio "
+        f"{fresh * 600 / 20600 / exact:8.0f}"
+    )
 
 
 def acceptance_table():
@@ -76,21 +87,35 @@ def acceptance_table():
                 law.sample(400, rng=4)
                 observed = law.acceptance_rate
             kind = "exact" if law.acceptance_bound >= ACCEPTANCE_FLOOR else "MH"
-            print(f"  {space!r:<16}{space.dim:>4}{frac:>6}{radius:>8.3f}{law.h:>8.3f}{law.acceptance_bound:>14.3g}{observed:>10.3g}  {kind}")
+            print(
+                f"  {space!r:<16}{space.dim:>4}{frac:>6}{radius:>8.3f}{law.h:>8.3f}"
+                f"{law.acceptance_bound:>14.3g}{observed:>10.3g}  {kind}"
+            )
 
 
 def high_dimension(with_mh, rounds=5):
-    cases = [(Sphere(20), 0.5), (Sphere(50), 0.5), (Hyperbolic(10), 1.0), (SPD(5), 1.0),
-             (KendallShape(50), 0.2), (KendallShape(100), 0.2)]
+    cases = [
+        (Sphere(20), 0.5),
+        (Sphere(50), 0.5),
+        (Hyperbolic(10), 1.0),
+        (SPD(5), 1.0),
+        (KendallShape(50), 0.2),
+        (KendallShape(100), 0.2),
+    ]
     setups = []
     for space, radius in cases:
         center, X = data_in_ball(space, radius, 100, 0)
-        mech = KNGMechanism(space, epsilon=1.0, sensitivity=frechet_mean_sensitivity(space, radius, 100, "kng"),
-                            center=center, radius=radius)
+        mech = KNGMechanism(
+            space,
+            epsilon=1.0,
+            sensitivity=frechet_mean_sensitivity(space, radius, 100, "kng"),
+            center=center,
+            radius=radius,
+        )
         setups.append((space, radius, X, mech, []))
     rng = np.random.default_rng(5)
     for _ in range(rounds):  # interleaved: every space once per round
-        for space, radius, X, mech, times in setups:
+        for _space, _radius, X, mech, times in setups:
             if not mech.exact and not with_mh:
                 continue
             with warnings.catch_warnings():
@@ -108,9 +133,9 @@ def high_dimension(with_mh, rounds=5):
             observed = law.acceptance_rate
         ms = f"{np.median(times) * 1e3:12.1f}" if times else f"{'(--mh)':>12}"
         kind = "exact" if mech.exact else ("MH" if mech._use_mcmc else "envelope ok, proposal MH")
-        print(f"  {space!r:<22}{radius:>5}{mech.scale:>9.4f}{mech.acceptance_bound:>14.3g}{observed:>10.3g}{ms}  {kind}")
-
-
+        print(
+            f"  {space!r:<22}{radius:>5}{mech.scale:>9.4f}{mech.acceptance_bound:>14.3g}{observed:>10.3g}{ms}  {kind}"
+        )
 
 
 def kendall_private_mean(rounds=11):
@@ -130,11 +155,14 @@ def kendall_private_mean(rounds=11):
         times = []
         for seed in range(rounds):
             t = time.perf_counter()
-            model = PrivateFrechetMean(space, epsilon=1.0, center=center, radius=radius, mechanism="kng",
-                                       random_state=seed).fit(data)
+            model = PrivateFrechetMean(
+                space, epsilon=1.0, center=center, radius=radius, mechanism="kng", random_state=seed
+            ).fit(data)
             times.append(time.perf_counter() - t)
-        print(f"  {name:<20} median {np.median(times) * 1e3:7.1f} ms  (min {min(times) * 1e3:.1f}, "
-              f"max {max(times) * 1e3:.1f}; load average {os.getloadavg()[0]:.2f}); exact: {model.mechanism_.exact}")
+        print(
+            f"  {name:<20} median {np.median(times) * 1e3:7.1f} ms  (min {min(times) * 1e3:.1f}, "
+            f"max {max(times) * 1e3:.1f}; load average {os.getloadavg()[0]:.2f}); exact: {model.mechanism_.exact}"
+        )
 
 
 if __name__ == "__main__":

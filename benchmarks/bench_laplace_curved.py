@@ -39,8 +39,9 @@ def bench(space, eta, radius, n, epsilon):
     law = mech.distribution(eta)
 
     def mh(steps):
-        return random_walk_metropolis(space, law.log_density, eta[None], burn_in=steps, thinning=100,
-                                      step_size=mech.scale, rng=rng)
+        return random_walk_metropolis(
+            space, law.log_density, eta[None], burn_in=steps, thinning=100, step_size=mech.scale, rng=rng
+        )
 
     t = time.perf_counter()
     result = mh(10_000)

@@ -62,9 +62,18 @@ def bench_release(k=30, n=500, epsilon=0.1, steps=10_000):
     mcmc = time.perf_counter() - t
     _, acc_at_mean = u23_mcmc(mean, mech.scale, 2_000, rng, mean)
     per_release = mcmc * 50_000 / steps
-    return dict(k=k, sigma=mech.scale, exact_s=exact, exact_matrix_s=exact_matrix, mcmc_10k_s=mcmc,
-                mcmc_50k_s=per_release, speedup=per_release / exact, speedup_matrix=per_release / exact_matrix,
-                acceptance_random_start=acc_random, acceptance_at_mean=acc_at_mean)
+    return dict(
+        k=k,
+        sigma=mech.scale,
+        exact_s=exact,
+        exact_matrix_s=exact_matrix,
+        mcmc_10k_s=mcmc,
+        mcmc_50k_s=per_release,
+        speedup=per_release / exact,
+        speedup_matrix=per_release / exact_matrix,
+        acceptance_random_start=acc_random,
+        acceptance_at_mean=acc_at_mean,
+    )
 
 
 def main():
@@ -72,13 +81,18 @@ def main():
     print("## Exact LE-Laplace release vs U23's MCMC (k = 30, d = 465, n = 500, r = √k/4, ε = 0.1)\n")
     print("| method | time per release | ratio |\n|---|---|---|")
     print(f"| geodp exact, log-Euclidean coordinates | {r['exact_s'] * 1e3:.3f} ms | 1 |")
-    print(f"| geodp exact, returned as a matrix (one eigh) | {r['exact_matrix_s'] * 1e3:.3f} ms | {r['exact_matrix_s'] / r['exact_s']:.1f} |")
+    print(
+        f"| geodp exact, returned as a matrix (one eigh) | {r['exact_matrix_s'] * 1e3:.3f} ms | "
+        f"{r['exact_matrix_s'] / r['exact_s']:.1f} |"
+    )
     print(f"| U23 MCMC, 10,000 steps (measured) | {r['mcmc_10k_s']:.2f} s | {r['mcmc_10k_s'] / r['exact_s']:,.0f} |")
     print(f"| U23 MCMC, 50,000 steps (extrapolated) | {r['mcmc_50k_s']:.2f} s | {r['speedup']:,.0f} |")
     print(f"\nspeed-up per release: {r['speedup']:,.0f}× (coordinates), {r['speedup_matrix']:,.0f}× (matrix output)")
-    print(f"MCMC acceptance: {r['acceptance_random_start']:.3f} from a random start; "
-          f"{r['acceptance_at_mean']:.4f} started at the mean (σ = {r['sigma']:.4g}) — a chain that never "
-          "moves releases the non-private mean itself.\n")
+    print(
+        f"MCMC acceptance: {r['acceptance_random_start']:.3f} from a random start; "
+        f"{r['acceptance_at_mean']:.4f} started at the mean (σ = {r['sigma']:.4g}) — a chain that never "
+        "moves releases the non-private mean itself.\n"
+    )
 
 
 if __name__ == "__main__":

@@ -64,7 +64,7 @@ def bench_ai(k, n, rounds, rng):
     for r in range(rounds):
         t_p, m_p = timed(lambda: mean_riemann(X, tol=1e-8, maxiter=200))
         g_p = ai_grad(space, m_p, X)
-        t_g, m_g = timed(lambda: frechet_mean(space, X, tol=g_p))
+        t_g, m_g = timed(lambda: frechet_mean(space, X, tol=g_p))  # noqa: B023
         if r % 2:  # alternate the order: the anchor runs second in odd rounds
             t_p, _ = timed(lambda: mean_riemann(X, tol=1e-8, maxiter=200))
         ratios.append(t_g / t_p)
@@ -72,7 +72,12 @@ def bench_ai(k, n, rounds, rng):
         theirs.append(t_p)
         grads.append((ai_grad(space, m_g, X), g_p))
     g_mine, g_theirs = np.median(np.array(grads), axis=0)
-    return float(np.median(ratios)), float(np.median(mine)), float(np.median(theirs)), f"grad {g_mine:.1e} vs {g_theirs:.1e}"
+    return (
+        float(np.median(ratios)),
+        float(np.median(mine)),
+        float(np.median(theirs)),
+        f"grad {g_mine:.1e} vs {g_theirs:.1e}",
+    )
 
 
 def bench_le(k, n, rounds, rng):
@@ -80,15 +85,23 @@ def bench_le(k, n, rounds, rng):
 
     X = spd_data(k, n, rng)
     space = SPD(k, metric="log-euclidean")
-    runs = {"geodp": lambda: frechet_mean(space, X), "eigh": lambda: np.linalg.eigh(X),
-            "pyRiemann": lambda: mean_logeuclid(X)}
+    runs = {
+        "geodp": lambda: frechet_mean(space, X),
+        "eigh": lambda: np.linalg.eigh(X),
+        "pyRiemann": lambda: mean_logeuclid(X),
+    }
     times = {name: [] for name in runs}
     for r in range(rounds):
-        for name in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
+        for name in list(runs) if r % 2 == 0 else list(runs)[::-1]:
             times[name].append(timed(runs[name])[0])
     t = {name: np.array(v) for name, v in times.items()}
-    return (float(np.median(t["geodp"] / t["eigh"])), float(np.median(t["geodp"] / t["pyRiemann"])),
-            float(np.median(t["geodp"])), float(np.median(t["eigh"])), float(np.median(t["pyRiemann"])))
+    return (
+        float(np.median(t["geodp"] / t["eigh"])),
+        float(np.median(t["geodp"] / t["pyRiemann"])),
+        float(np.median(t["geodp"])),
+        float(np.median(t["eigh"])),
+        float(np.median(t["pyRiemann"])),
+    )
 
 
 def numpy_karcher_loop(X, tol=1e-10, max_iter=1000):
@@ -133,9 +146,13 @@ def bench_sphere(d, n, rounds, rng, geomstats_rounds=3):
         a = timed(ours)[0] if a is None else a
         pairs.append((a, b))
     t_ours, t_loop = np.array(pairs).T
-    row = {"vs_loop": float(np.median(t_ours / t_loop)), "geodp_s": float(np.median(t_ours)),
-           "loop_s": float(np.median(t_loop)),
-           "geodp_mem": peak_memory(ours) / X.nbytes, "loop_mem": peak_memory(loop) / X.nbytes}
+    row = {
+        "vs_loop": float(np.median(t_ours / t_loop)),
+        "geodp_s": float(np.median(t_ours)),
+        "loop_s": float(np.median(t_loop)),
+        "geodp_mem": peak_memory(ours) / X.nbytes,
+        "loop_mem": peak_memory(loop) / X.nbytes,
+    }
     try:
         from geomstats.geometry.hypersphere import Hypersphere
         from geomstats.learning.frechet_mean import FrechetMean
@@ -149,9 +166,12 @@ def bench_sphere(d, n, rounds, rng, geomstats_rounds=3):
     mine, theirs = np.array(gs_pairs).T
     est.fit(X)
     m = est.estimate_
-    row |= {"vs_geomstats": float(np.median(mine / theirs)), "geomstats_s": float(np.median(theirs)),
-            "geomstats_grad": float(space.norm(m, space.log(m, X).mean(axis=0))),
-            "geomstats_mem": peak_memory(lambda: est.fit(X)) / X.nbytes}
+    row |= {
+        "vs_geomstats": float(np.median(mine / theirs)),
+        "geomstats_s": float(np.median(theirs)),
+        "geomstats_grad": float(space.norm(m, space.log(m, X).mean(axis=0))),
+        "geomstats_mem": peak_memory(lambda: est.fit(X)) / X.nbytes,
+    }
     return row
 
 
@@ -163,7 +183,7 @@ def write_spd3_store(path, n, chunk=1_000_000, seed=0):
     for start in range(0, n, chunk):
         m = min(chunk, n - start)
         L = 0.5 * rng.standard_normal((m, 3, 3))
-        out[start:start + m] = L @ np.swapaxes(L, -1, -2) + 0.1 * np.eye(3)
+        out[start : start + m] = L @ np.swapaxes(L, -1, -2) + 0.1 * np.eye(3)
     out.flush()
     del out
 
@@ -203,8 +223,17 @@ def dask_worker(path, metric, chunk):
     # VmHWM, the peak RSS of this process's own address space: getrusage's ru_maxrss survives
     # exec, so after subprocess's vfork it reported the parent's peak (writing the store).
     rss = _status("VmHWM")
-    print(json.dumps({"seconds": t, "peak_rss": rss, "peak_anon": max(peak[0], _anonymous_rss()),
-                      "passes": info.n_passes, "mean": mean.tolist()}))
+    print(
+        json.dumps(
+            {
+                "seconds": t,
+                "peak_rss": rss,
+                "peak_anon": max(peak[0], _anonymous_rss()),
+                "passes": info.n_passes,
+                "mean": mean.tolist(),
+            }
+        )
+    )
 
 
 def bench_dask(n, with_ai, chunk=1_000_000):
@@ -214,8 +243,12 @@ def bench_dask(n, with_ai, chunk=1_000_000):
         t_write, _ = timed(lambda: write_spd3_store(path, n, chunk))
         size = os.path.getsize(path)
         for metric in ["log-euclidean"] + (["affine"] if with_ai else []):
-            out = subprocess.run([sys.executable, __file__, "--dask-worker", path, metric, str(chunk)],
-                                 check=True, capture_output=True, text=True)
+            out = subprocess.run(
+                [sys.executable, __file__, "--dask-worker", path, metric, str(chunk)],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
             rows.append((metric, json.loads(out.stdout.strip().splitlines()[-1])))
     return t_write, size, rows
 
@@ -224,17 +257,23 @@ def in_memory(rounds, rng):
     print("| mean | setting | ratio (median) | geodp | anchor | note |\n|---|---|---|---|---|---|")
     for k, n in [(3, 10_000), (10, 10_000), (30, 2_000)]:
         ratio, mine, theirs, note = bench_ai(k, n, rounds, rng)
-        print(f"| AI-SPD({k}) / pyRiemann mean_riemann | n = {n:,}, equal gradient norm | {ratio:.2f} | "
-              f"{mine:.3f} s | {theirs:.3f} s | {note} |")
+        print(
+            f"| AI-SPD({k}) / pyRiemann mean_riemann | n = {n:,}, equal gradient norm | {ratio:.2f} | "
+            f"{mine:.3f} s | {theirs:.3f} s | {note} |"
+        )
     vs_eigh, vs_pyr, mine, t_eigh, t_pyr = bench_le(10, 10_000, rounds, rng)
     print(f"| LE-SPD(10) / one batched eigh | n = 10,000 | {vs_eigh:.2f} | {mine:.3f} s | {t_eigh:.3f} s | |")
     print(f"| LE-SPD(10) / pyRiemann mean_logeuclid | n = 10,000 | {vs_pyr:.2f} | {mine:.3f} s | {t_pyr:.3f} s | |")
     s = bench_sphere(100, 100_000, rounds, rng)
-    print(f"| Sphere(100) / numpy Karcher loop | n = 100,000, tol 1e-10 | {s['vs_loop']:.2f} | {s['geodp_s']:.3f} s | "
-          f"{s['loop_s']:.3f} s | peak memory {s['geodp_mem']:.2f}× vs {s['loop_mem']:.2f}× the input |")
+    print(
+        f"| Sphere(100) / numpy Karcher loop | n = 100,000, tol 1e-10 | {s['vs_loop']:.2f} | {s['geodp_s']:.3f} s | "
+        f"{s['loop_s']:.3f} s | peak memory {s['geodp_mem']:.2f}× vs {s['loop_mem']:.2f}× the input |"
+    )
     if "vs_geomstats" in s:
-        print(f"| Sphere(100) / geomstats FrechetMean | n = 100,000 | {s['vs_geomstats']:.2f} | {s['geodp_s']:.3f} s | "
-              f"{s['geomstats_s']:.3f} s | geomstats: grad {s['geomstats_grad']:.1e}, memory {s['geomstats_mem']:.2f}× |")
+        print(
+            f"| Sphere(100) / geomstats FrechetMean | n = 100,000 | {s['vs_geomstats']:.2f} | {s['geodp_s']:.3f} s | "
+            f"{s['geomstats_s']:.3f} s | geomstats: grad {s['geomstats_grad']:.1e}, memory {s['geomstats_mem']:.2f}× |"
+        )
 
 
 def main():
@@ -249,17 +288,27 @@ def main():
         return
     rng = np.random.default_rng(0)
     load = os.getloadavg()[0]
-    print(f"load average at start: {load:.2f} on {os.cpu_count()} cores; {args.rounds} interleaved rounds, medians of ratios\n")
+    print(
+        f"load average at start: {load:.2f} on {os.cpu_count()} cores; {args.rounds} interleaved rounds, medians of "
+        "ratios\n"
+    )
     if args.rounds:
         in_memory(args.rounds, rng)
     if args.dask:
         t_write, size, rows = bench_dask(args.dask, args.dask_ai)
-        print(f"\nOut of core: {args.dask:,} SPD(3) records, {size / 1e9:.2f} GB .npy written in {t_write:.0f} s; "
-              "Dask threads, 2 workers, chunks of 10⁶ records\n")
-        print("| metric | time | passes | peak RSS (incl. mapped store pages) | peak anonymous RSS |\n|---|---|---|---|---|")
+        print(
+            f"\nOut of core: {args.dask:,} SPD(3) records, {size / 1e9:.2f} GB .npy written in {t_write:.0f} s; "
+            "Dask threads, 2 workers, chunks of 10⁶ records\n"
+        )
+        print(
+            "| metric | time | passes | peak RSS (incl. mapped store pages) | peak anonymous RSS |\n"
+            "|---|---|---|---|---|"
+        )
         for metric, r in rows:
-            print(f"| {metric} | {r['seconds']:.1f} s | {r['passes']} | {r['peak_rss'] / 1e6:.0f} MB | "
-                  f"{r['peak_anon'] / 1e6:.0f} MB |")
+            print(
+                f"| {metric} | {r['seconds']:.1f} s | {r['passes']} | {r['peak_rss'] / 1e6:.0f} MB | "
+                f"{r['peak_anon'] / 1e6:.0f} MB |"
+            )
 
 
 if __name__ == "__main__":

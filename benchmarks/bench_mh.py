@@ -35,9 +35,19 @@ def laplace_case(k, chains):
     support = lambda x: space._dist(c, x) <= 0.5  # noqa: E731
 
     def run(cache, steps, seed):
-        return random_walk_metropolis(space, law.log_density, np.repeat(c[None], chains, axis=0), burn_in=steps // 2,
-                                      thinning=steps // 2, step_size=0.05, in_support=support, rng=seed,
-                                      state_cache=cache, factored_log_density=law._factored_log_density)
+        return random_walk_metropolis(
+            space,
+            law.log_density,
+            np.repeat(c[None], chains, axis=0),
+            burn_in=steps // 2,
+            thinning=steps // 2,
+            step_size=0.05,
+            in_support=support,
+            rng=seed,
+            state_cache=cache,
+            factored_log_density=law._factored_log_density,
+        )
+
     return f"Laplace SPD({k}), {chains} chain(s)", run
 
 
@@ -48,9 +58,19 @@ def kng_case(k, n):
     support = lambda x: space._dist(c, x) <= 1.0  # noqa: E731
 
     def run(cache, steps, seed):
-        return random_walk_metropolis(space, law.log_density, c[None], burn_in=steps // 2, thinning=steps // 2,
-                                      step_size=0.01, in_support=support, rng=seed, state_cache=cache,
-                                      factored_log_density=law._factored_log_density)
+        return random_walk_metropolis(
+            space,
+            law.log_density,
+            c[None],
+            burn_in=steps // 2,
+            thinning=steps // 2,
+            step_size=0.01,
+            in_support=support,
+            rng=seed,
+            state_cache=cache,
+            factored_log_density=law._factored_log_density,
+        )
+
     return f"KNG SPD({k}), n = {n}, 1 chain", run
 
 
@@ -65,15 +85,17 @@ def main():
     for name, run in cases:
         times = {True: [], False: []}
         for r in range(args.rounds):
-            for cache in ((True, False) if r % 2 else (False, True)):
+            for cache in (True, False) if r % 2 else (False, True):
                 t0 = time.perf_counter()
                 result = run(cache, args.steps, r)
                 times[cache].append((time.perf_counter() - t0) / args.steps)
                 if cache:
                     diag = result.diagnostics
         before, after = np.median(times[False]) * 1e6, np.median(times[True]) * 1e6
-        print(f"{name:34s} {before:15.0f} {after:14.0f} {before / after:7.2f}x  acceptance "
-              f"{diag.acceptance_rate:.2f}, min ESS {diag.min_ess:.0f}, split-R̂ {diag.max_rhat:.3f}")
+        print(
+            f"{name:34s} {before:15.0f} {after:14.0f} {before / after:7.2f}x  acceptance "
+            f"{diag.acceptance_rate:.2f}, min ESS {diag.min_ess:.0f}, split-R̂ {diag.max_rhat:.3f}"
+        )
 
 
 if __name__ == "__main__":

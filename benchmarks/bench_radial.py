@@ -70,7 +70,7 @@ def main(rounds: int) -> None:
         fits[space], draws[space] = [], []
     for r in range(rounds):  # interleaved: one release per space per round
         for space in exact:
-            fits[space].append(timed(lambda space=space: release(space, *data[space], seed=r + 1))[0])
+            fits[space].append(timed(lambda space=space: release(space, *data[space], seed=r + 1))[0])  # noqa: B023
             model = models[space]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ApproximateSamplerWarning)
@@ -88,8 +88,10 @@ def main(rounds: int) -> None:
                 kind += f", ball ≥ {laplace_module.ball_acceptance_bound(space, mech.scale, RADIUS):.2g}"
         else:
             kind = f"MH (ball bound {laplace_module.ball_acceptance_bound(space, mech.scale, RADIUS):.1e})"
-        print(f"{space!r:<16}{mech.scale:>9.4g} {str(mech.truncated):>5} {kind:<44}"
-              f"{cold[space] * 1e3:>10.1f}ms{np.median(fits[space]) * 1e3:>8.2f}ms{np.median(draws[space]) * 1e3:>8.2f}ms")
+        print(
+            f"{space!r:<16}{mech.scale:>9.4g} {str(mech.truncated):>5} {kind:<44}"
+            f"{cold[space] * 1e3:>10.1f}ms{np.median(fits[space]) * 1e3:>8.2f}ms{np.median(draws[space]) * 1e3:>8.2f}ms"
+        )
 
 
 if __name__ == "__main__":

@@ -45,9 +45,11 @@ def main():
     north[-1] = 1.0
     cases = {
         "SPD(16) affine Laplace, n = 200, r = 2": lambda: PrivateFrechetMean(
-            SPD(16), epsilon=1.0, center=np.eye(16), radius=2.0).fit(X16),
+            SPD(16), epsilon=1.0, center=np.eye(16), radius=2.0
+        ).fit(X16),
         "Sphere(200) Laplace, n = 100, r = 0.5": lambda: PrivateFrechetMean(
-            Sphere(200), epsilon=1.0, center=north, radius=0.5).fit(XS),
+            Sphere(200), epsilon=1.0, center=north, radius=0.5
+        ).fit(XS),
     }
     exact = {name: fit().privacy_report_.to_dict()["exact"] for name, fit in cases.items()}
     times = {name: [] for name in cases}

@@ -35,7 +35,8 @@ def cases():
         "tangent Gaussian, SPD(8) LE": lambda rng: gauss.randomise(M, rng=rng),
         "Laplace, SPD(8) LE": lambda rng: laplace.randomise(M, rng=rng),
         "PrivateFrechetMean, Sphere(2), n=100": lambda rng: PrivateFrechetMean(
-            space, epsilon=1.0, center=north, radius=0.5, random_state=rng).fit(X),
+            space, epsilon=1.0, center=north, radius=0.5, random_state=rng
+        ).fit(X),
     }
 
 

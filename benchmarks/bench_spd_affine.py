@@ -8,8 +8,9 @@ R21's burn-in of 10,000 steps (``sample_symmetric_mcmc``), same map to SPD. Runs
 configuration, … per round) and the table shows medians and the median of per-round ratios.
 σ = 0.02 exceeds σ_max(32) = 0.019: that law is truncated to the ball of radius 2 around the
 footpoint (t_max = 4); the rejection into that ball, whose acceptance is still a fixed-seed
-estimate at the centre, is not timed (it sends that release to MH on the ball). Last, a default ``PrivateFrechetMean(SPD(16), epsilon=1, center=I,
-radius=2)`` fit on 200 covariances: whether it is exact, and its time (whole fit and noise alone).
+estimate at the centre, is not timed (it sends that release to MH on the ball). Last, a default
+``PrivateFrechetMean(SPD(16), epsilon=1, center=I, radius=2)`` fit on 200 covariances: whether
+it is exact, and its time (whole fit and noise alone).
 
 Run: ``python benchmarks/bench_spd_affine.py [rounds]`` (default 5; ≈ 2 min on 2 cores).
 """
@@ -72,8 +73,10 @@ def main(rounds: int) -> None:
         _, log_acc = law._eigen._propose(20_000, np.random.default_rng(1))
         observed = float(np.mean(np.exp(log_acc)))
         ratio = np.median(np.array(mh_t[c]) / np.array(exact_t[c]))
-        print(f"{c[0]:>3} {c[1]:>6} {law._eigen.t_max:>5} {law._eigen.acceptance_rate:>7.3f} {observed:>8.3f} "
-              f"{1e3 * np.median(exact_t[c]):>9.2f} {1e3 * np.median(mh_t[c]):>8.0f} {ratio:>9.0f}")
+        print(
+            f"{c[0]:>3} {c[1]:>6} {law._eigen.t_max:>5} {law._eigen.acceptance_rate:>7.3f} {observed:>8.3f} "
+            f"{1e3 * np.median(exact_t[c]):>9.2f} {1e3 * np.median(mh_t[c]):>8.0f} {ratio:>9.0f}"
+        )
 
     space, eye = SPD(16), np.eye(16)
     X = np.array([space.exp(eye, 0.3 * space.random_unit_tangent(eye, rng=i)) for i in range(200)])
@@ -84,9 +87,11 @@ def main(rounds: int) -> None:
         fits.append(time.perf_counter() - start)
         noise.append(timed(model.mechanism_.randomise, model.mechanism_.center, np.random.default_rng(i)))
     exact = model.mechanism_.guarantee.exact
-    print(f"PrivateFrechetMean(SPD(16), ε=1, r=2), n=200: exact={exact}, σ={model.mechanism_.scale:.4g}; "
-          f"fit {1e3 * np.median(fits[1:]):.0f} ms (first {1e3 * fits[0]:.0f} ms), noise alone "
-          f"{1e3 * np.median(noise[1:]):.1f} ms (medians; 2 shared cores, under load)")
+    print(
+        f"PrivateFrechetMean(SPD(16), ε=1, r=2), n=200: exact={exact}, σ={model.mechanism_.scale:.4g}; "
+        f"fit {1e3 * np.median(fits[1:]):.0f} ms (first {1e3 * fits[0]:.0f} ms), noise alone "
+        f"{1e3 * np.median(noise[1:]):.1f} ms (medians; 2 shared cores, under load)"
+    )
 
 
 if __name__ == "__main__":

@@ -64,7 +64,6 @@ import bench_mh
 import bench_radial
 import bench_release_targets
 import bench_spd_affine
-
 from geodp.datasets.synthetic import polar_cap
 from geodp.distributions.laplace import ACCEPTANCE_FLOOR
 from geodp.distributions.radial import RadialLaw
@@ -120,8 +119,15 @@ def radial_acceptance():
                 worst_observed = min(worst_observed, (float(np.mean(np.exp(log_accept))), label))
                 count += 1
     setting = f"{count} laws: S^d, H^d, d = 2–1000, σ = 1e-8–1e8"
-    return [row("2 radial laws: acceptance", setting, f"public {worst_bound[0]:.3f} ({worst_bound[1]}); observed "
-                f"{worst_observed[0]:.3f} ({worst_observed[1]})", "≥ 0.5", min(worst_bound[0], worst_observed[0]) >= 0.5)]
+    return [
+        row(
+            "2 radial laws: acceptance",
+            setting,
+            f"public {worst_bound[0]:.3f} ({worst_bound[1]}); observed {worst_observed[0]:.3f} ({worst_observed[1]})",
+            "≥ 0.5",
+            min(worst_bound[0], worst_observed[0]) >= 0.5,
+        )
+    ]
 
 
 def release_sweep(rounds, quick):
@@ -136,22 +142,39 @@ def release_sweep(rounds, quick):
                 X = space.exp(center, 0.6 * radius * v / np.sqrt(d))
                 bound, margin, _ = release_sensitivity(space, radius, 100, "laplace")
                 for eps in (0.1, 1.0, 10.0):
-                    mechanism = LaplaceMechanism(space, epsilon=eps, sensitivity=bound + margin, center=center,
-                                                 radius=radius)
+                    mechanism = LaplaceMechanism(
+                        space, epsilon=eps, sensitivity=bound + margin, center=center, radius=radius
+                    )
                     (exact if mechanism.guarantee.exact else mh)[f"{space!r}, ε = {eps:g}, r = {radius:g}"] = (
                         lambda space=space, center=center, radius=radius, X=X, eps=eps: PrivateFrechetMean(
-                            space, epsilon=eps, center=center, radius=radius, random_state=0).fit(X))
+                            space, epsilon=eps, center=center, radius=radius, random_state=0
+                        ).fit(X)
+                    )
     warm = interleave(exact, rounds)
     slowest = max(warm, key=lambda name: np.median(warm[name]))
-    rows = [row("1 cost bound: release sweep", f"{len(exact)} exact releases of {len(exact) + len(mh)}: S^d, H^d, "
-                "d = 2–1000, ε = 0.1–10, r = 0.1–0.5, n = 100", f"slowest {ms(np.median(warm[slowest]))} ({slowest})",
-                "< 1 s", bool(np.median(warm[slowest]) < 1))]
+    rows = [
+        row(
+            "1 cost bound: release sweep",
+            f"{len(exact)} exact releases of {len(exact) + len(mh)}: S^d, H^d, "
+            "d = 2–1000, ε = 0.1–10, r = 0.1–0.5, n = 100",
+            f"slowest {ms(np.median(warm[slowest]))} ({slowest})",
+            "< 1 s",
+            bool(np.median(warm[slowest]) < 1),
+        )
+    ]
     if mh:
         timed_mh = {name: bench_means.timed(mh[name])[0] for name in (list(mh)[:1] if quick else mh)}
         worst = max(timed_mh, key=timed_mh.get)
-        rows.append(row("1 cost bound: release sweep", f"{len(mh)} MH releases (truncated laws, public ball bound "
-                        f"< {ACCEPTANCE_FLOOR:g}); {len(timed_mh)} timed once", f"slowest {timed_mh[worst]:.1f} s ({worst})",
-                        "< 1 s", timed_mh[worst] < 1))
+        rows.append(
+            row(
+                "1 cost bound: release sweep",
+                f"{len(mh)} MH releases (truncated laws, public ball bound "
+                f"< {ACCEPTANCE_FLOOR:g}); {len(timed_mh)} timed once",
+                f"slowest {timed_mh[worst]:.1f} s ({worst})",
+                "< 1 s",
+                timed_mh[worst] < 1,
+            )
+        )
     return rows
 
 
@@ -162,10 +185,16 @@ def high_dimension_releases(rounds):
     runs = {space: (lambda space=space: bench_radial.release(space, *data[space], seed=1)) for space in spaces}
     exact = {space: runs[space]().privacy_report_.to_dict()["exact"] for space in spaces}
     times = interleave(runs, rounds)
-    return [row("2 radial laws: release", f"{space!r}, n = {bench_radial.N}, ε = {bench_radial.EPSILON:g}, "
-                f"r = {bench_radial.RADIUS}, whole fit", f"{ms(np.median(times[space]))}, exact {exact[space]}",
-                f"exact, {target}", exact[space] and np.median(times[space]) < limit)
-            for space, (limit, target) in spaces.items()]
+    return [
+        row(
+            "2 radial laws: release",
+            f"{space!r}, n = {bench_radial.N}, ε = {bench_radial.EPSILON:g}, r = {bench_radial.RADIUS}, whole fit",
+            f"{ms(np.median(times[space]))}, exact {exact[space]}",
+            f"exact, {target}",
+            exact[space] and np.median(times[space]) < limit,
+        )
+        for space, (limit, target) in spaces.items()
+    ]
 
 
 # ------------------------------------------------------------------ 3: affine-invariant SPD
@@ -179,16 +208,26 @@ def spd_affine(rounds):
         warnings.simplefilter("ignore")
         for k, scale in configs:
             rng = np.random.default_rng(k)
-            times = interleave({"exact": lambda k=k, scale=scale, rng=rng: bench_spd_affine.exact_release(k, scale, rng),
-                                "MH": lambda k=k, scale=scale, rng=rng: bench_spd_affine.mh_release(k, scale, rng)},
-                               rounds)
+            times = interleave(
+                {
+                    "exact": lambda k=k, scale=scale, rng=rng: bench_spd_affine.exact_release(k, scale, rng),
+                    "MH": lambda k=k, scale=scale, rng=rng: bench_spd_affine.mh_release(k, scale, rng),
+                },
+                rounds,
+            )
             law = bench_spd_affine.law_for(k, scale)._eigen
             observed = float(np.mean(np.exp(law._propose(20_000, np.random.default_rng(1))[1])))
             trunc = f", t ≤ {law.t_max:g}" if math.isfinite(law.t_max) else ""
-            rows.append(row("3 AI-SPD exact", f"SPD({k}), σ = {scale}{trunc}, one draw",
-                            f"bound {law.acceptance_rate:.3f}, observed {observed:.3f}; exact "
-                            f"{ms(np.median(times['exact']))}, MH/exact {np.median(times['MH'] / times['exact']):.0f}×",
-                            f"exact (bound ≥ {ACCEPTANCE_FLOOR:g})", law.acceptance_rate >= ACCEPTANCE_FLOOR))
+            rows.append(
+                row(
+                    "3 AI-SPD exact",
+                    f"SPD({k}), σ = {scale}{trunc}, one draw",
+                    f"bound {law.acceptance_rate:.3f}, observed {observed:.3f}; exact "
+                    f"{ms(np.median(times['exact']))}, MH/exact {np.median(times['MH'] / times['exact']):.0f}×",
+                    f"exact (bound ≥ {ACCEPTANCE_FLOOR:g})",
+                    law.acceptance_rate >= ACCEPTANCE_FLOOR,
+                )
+            )
     return rows
 
 
@@ -198,22 +237,42 @@ def kng(rounds, draws):
     rows = []
     for space, radius in [(SPD(5), 1.0), (Hyperbolic(10), 1.0), (Sphere(50), 0.5), (KendallShape(100), 0.2)]:
         center, X = bench_kng.data_in_ball(space, radius, 100, 0)
-        mech = KNGMechanism(space, epsilon=1.0, sensitivity=frechet_mean_sensitivity(space, radius, 100, "kng"),
-                            center=center, radius=radius)
+        mech = KNGMechanism(
+            space,
+            epsilon=1.0,
+            sensitivity=frechet_mean_sensitivity(space, radius, 100, "kng"),
+            center=center,
+            radius=radius,
+        )
         setting = f"{space!r}, r = {radius}, n = 100, ε = 1"
         kendall = isinstance(space, KendallShape)  # "done when": exact in < 50 ms, or numbers why not
         item, target = ("4 KNG / done when", "exact, < 50 ms") if kendall else ("4 KNG", "exact")
         if not mech.exact:
-            rows.append(row(item, setting, f"route {mech._route}, public bound {mech.acceptance_bound:.2g}: MH "
-                            f"({mech._proposal_sampler})", target, False))
+            rows.append(
+                row(
+                    item,
+                    setting,
+                    f"route {mech._route}, public bound {mech.acceptance_bound:.2g}: MH ({mech._proposal_sampler})",
+                    target,
+                    False,
+                )
+            )
             continue
         rng = np.random.default_rng(5)
         times = interleave({"release": lambda mech=mech, X=X, rng=rng: mech.randomise(X, rng=rng)}, rounds)["release"]
         law = mech.distribution(X)
         law.sample(draws, rng=6)
-        rows.append(row(item, setting, f"route {mech._route}: public bound {mech.acceptance_bound:.2g} / observed "
-                        f"{law.acceptance_rate:.2g} = {mech.acceptance_bound / law.acceptance_rate:.2g}; "
-                        f"{ms(np.median(times))} per release", target, not kendall or np.median(times) < 0.05))
+        rows.append(
+            row(
+                item,
+                setting,
+                f"route {mech._route}: public bound {mech.acceptance_bound:.2g} / observed "
+                f"{law.acceptance_rate:.2g} = {mech.acceptance_bound / law.acceptance_rate:.2g}; "
+                f"{ms(np.median(times))} per release",
+                target,
+                not kendall or np.median(times) < 0.05,
+            )
+        )
     return rows
 
 
@@ -223,9 +282,16 @@ def mh_cache(rounds, steps):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         times = interleave({"plain": lambda: run(False, steps, 0), "cached": lambda: run(True, steps, 0)}, rounds)
-    return [row("4 MH state cache", f"{name}, {steps} steps", f"uncached / cached {np.median(times['plain'] / times['cached']):.2f}×; "
-                f"{1e6 * np.median(times['cached']) / steps:.0f} µs/step cached", "> 1× (cache used)",
-                bool(np.median(times["plain"] / times["cached"]) > 1))]
+    return [
+        row(
+            "4 MH state cache",
+            f"{name}, {steps} steps",
+            f"uncached / cached {np.median(times['plain'] / times['cached']):.2f}×; "
+            f"{1e6 * np.median(times['cached']) / steps:.0f} µs/step cached",
+            "> 1× (cache used)",
+            bool(np.median(times["plain"] / times["cached"]) > 1),
+        )
+    ]
 
 
 # ------------------------------------------------------------------ 5: means
@@ -233,19 +299,47 @@ def means(rounds, geomstats_rounds):
     """``bench_means``' ratios."""
     rng = np.random.default_rng(0)
     ratio, _, _, note = bench_means.bench_ai(10, 10_000, rounds, rng)
-    rows = [row("5 means", "AI-SPD(10) / pyRiemann mean_riemann, n = 10,000, equal gradient norm", f"{ratio:.2f} ({note})",
-                "≤ 0.67", ratio <= 0.67)]
+    rows = [
+        row(
+            "5 means",
+            "AI-SPD(10) / pyRiemann mean_riemann, n = 10,000, equal gradient norm",
+            f"{ratio:.2f} ({note})",
+            "≤ 0.67",
+            ratio <= 0.67,
+        )
+    ]
     vs_eigh, vs_pyr, *_ = bench_means.bench_le(10, 10_000, rounds, rng)
-    rows += [row("5 means", "LE-SPD(10) / one batched eigh, n = 10,000", f"{vs_eigh:.2f}", "≤ 1.1", vs_eigh <= 1.1),
-             row("5 means", "LE-SPD(10) / pyRiemann mean_logeuclid, n = 10,000", f"{vs_pyr:.2f}", "< 1", vs_pyr < 1)]
+    rows += [
+        row("5 means", "LE-SPD(10) / one batched eigh, n = 10,000", f"{vs_eigh:.2f}", "≤ 1.1", vs_eigh <= 1.1),
+        row("5 means", "LE-SPD(10) / pyRiemann mean_logeuclid, n = 10,000", f"{vs_pyr:.2f}", "< 1", vs_pyr < 1),
+    ]
     s = bench_means.bench_sphere(100, 100_000, rounds, rng, geomstats_rounds=geomstats_rounds)
-    rows += [row("5 means", "Sphere(100) / numpy Karcher loop, n = 100,000, tol 1e-10", f"{s['vs_loop']:.2f}", "≤ 1",
-                 s["vs_loop"] <= 1),
-             row("5 means", "Sphere(100) peak memory / input size (tracemalloc)",
-                 f"{s['geodp_mem']:.2f} (loop {s['loop_mem']:.2f})", "≤ 1.5", s["geodp_mem"] <= 1.5)]
+    rows += [
+        row(
+            "5 means",
+            "Sphere(100) / numpy Karcher loop, n = 100,000, tol 1e-10",
+            f"{s['vs_loop']:.2f}",
+            "≤ 1",
+            s["vs_loop"] <= 1,
+        ),
+        row(
+            "5 means",
+            "Sphere(100) peak memory / input size (tracemalloc)",
+            f"{s['geodp_mem']:.2f} (loop {s['loop_mem']:.2f})",
+            "≤ 1.5",
+            s["geodp_mem"] <= 1.5,
+        ),
+    ]
     if "vs_geomstats" in s:
-        rows.append(row("5 means", f"Sphere(100) / geomstats FrechetMean, {geomstats_rounds} round(s)",
-                        f"{s['vs_geomstats']:.2f} (geomstats grad {s['geomstats_grad']:.1e})", "–", None))
+        rows.append(
+            row(
+                "5 means",
+                f"Sphere(100) / geomstats FrechetMean, {geomstats_rounds} round(s)",
+                f"{s['vs_geomstats']:.2f} (geomstats grad {s['geomstats_grad']:.1e})",
+                "–",
+                None,
+            )
+        )
     return rows
 
 
@@ -257,10 +351,16 @@ def dask_memory(n, base=2_000_000):
     for m in (base, n):
         _, _, ((_, peaks[m]),) = bench_means.bench_dask(m, False)
     growth = (peaks[n]["peak_anon"] - peaks[base]["peak_anon"]) / (n - base)
-    return [row("6 Dask out of core", f"LE-SPD(3) mean, {base:,} → {n:,} records in a .npy store, chunks of 10⁶",
-                f"peak anonymous RSS {peaks[base]['peak_anon'] / 1e6:.0f} → {peaks[n]['peak_anon'] / 1e6:.0f} MB "
-                f"({growth:.2f} B/record); {peaks[n]['seconds']:.1f} s at {n:,}", "independent of n (< 4 B/record)",
-                growth < 4)]
+    return [
+        row(
+            "6 Dask out of core",
+            f"LE-SPD(3) mean, {base:,} → {n:,} records in a .npy store, chunks of 10⁶",
+            f"peak anonymous RSS {peaks[base]['peak_anon'] / 1e6:.0f} → {peaks[n]['peak_anon'] / 1e6:.0f} MB "
+            f"({growth:.2f} B/record); {peaks[n]['seconds']:.1f} s at {n:,}",
+            "independent of n (< 4 B/record)",
+            growth < 4,
+        )
+    ]
 
 
 # ------------------------------------------------------------------ done when: end to end
@@ -269,15 +369,26 @@ def end_to_end(rounds):
     X16 = bench_release_targets.spd_records(200, 16, 1.9)
     XS = polar_cap(100, radius=0.5, dim=200, rng=1)
     north = np.eye(201)[-1]
-    runs = {"default SPD(16) affine Laplace, n = 200, center I, r = 2": lambda: PrivateFrechetMean(
-                SPD(16), epsilon=1.0, center=np.eye(16), radius=2.0).fit(X16),
-            "Sphere(200) Laplace, n = 100 (polar cap), r = 0.5": lambda: PrivateFrechetMean(
-                Sphere(200), epsilon=1.0, center=north, radius=0.5).fit(XS)}
+    runs = {
+        "default SPD(16) affine Laplace, n = 200, center I, r = 2": lambda: PrivateFrechetMean(
+            SPD(16), epsilon=1.0, center=np.eye(16), radius=2.0
+        ).fit(X16),
+        "Sphere(200) Laplace, n = 100 (polar cap), r = 0.5": lambda: PrivateFrechetMean(
+            Sphere(200), epsilon=1.0, center=north, radius=0.5
+        ).fit(XS),
+    }
     exact = {name: fit().privacy_report_.to_dict()["exact"] for name, fit in runs.items()}
     times = interleave(runs, rounds)
-    return [row("done when: end to end", f"{name}, ε = 1, whole fit", f"{ms(np.median(times[name]))} (min {ms(times[name].min())}), "
-                f"exact {exact[name]}", "exact, < 50 ms", exact[name] and np.median(times[name]) < 0.05)
-            for name in runs]
+    return [
+        row(
+            "done when: end to end",
+            f"{name}, ε = 1, whole fit",
+            f"{ms(np.median(times[name]))} (min {ms(times[name].min())}), exact {exact[name]}",
+            "exact, < 50 ms",
+            exact[name] and np.median(times[name]) < 0.05,
+        )
+        for name in runs
+    ]
 
 
 # ------------------------------------------------------------------ output
@@ -285,8 +396,10 @@ def versions():
     import pyriemann
 
     import geodp
+
     try:
         import geomstats
+
         gs = geomstats.__version__
     except ImportError:
         gs = "not installed"
@@ -301,18 +414,30 @@ def print_table(rows):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds per row (default 7; 3 with --quick)")
-    parser.add_argument("--quick", action="store_true", help="3 rounds, fewer KNG draws, MH steps and timed MH releases")
+    parser.add_argument(
+        "--rounds", type=int, default=None, help="interleaved rounds per row (default 7; 3 with --quick)"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="3 rounds, fewer KNG draws, MH steps and timed MH releases"
+    )
     parser.add_argument("--csv", metavar="FILE", help="also write the table as CSV")
-    parser.add_argument("--dask", type=int, default=0, metavar="N", help="add the out-of-core row (2·10⁶ and N records)")
+    parser.add_argument(
+        "--dask", type=int, default=0, metavar="N", help="add the out-of-core row (2·10⁶ and N records)"
+    )
     args = parser.parse_args()
     if args.dask and args.dask <= 2_000_000:
         parser.error("--dask N compares N records with 2,000,000: give N > 2,000,000")
     rounds = args.rounds or (3 if args.quick else 7)
     start = time.perf_counter()
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
-    print(f"{versions()}; {rounds} interleaved rounds per row, medians of per-round ratios"
-          + ("; --quick: 100 KNG draws, 500 MH steps, 1 geomstats round, one MH release of the sweep timed" if args.quick else ""))
+    print(
+        f"{versions()}; {rounds} interleaved rounds per row, medians of per-round ratios"
+        + (
+            "; --quick: 100 KNG draws, 500 MH steps, 1 geomstats round, one MH release of the sweep timed"
+            if args.quick
+            else ""
+        )
+    )
     rows = release_sweep(rounds, args.quick)
     rows += radial_acceptance()
     rows += high_dimension_releases(rounds)
@@ -324,8 +449,10 @@ def main():
     rows += end_to_end(rounds)
     print()
     print_table(rows)
-    print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
-          f"{time.perf_counter() - start:.0f} s in all")
+    print(
+        f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+        f"{time.perf_counter() - start:.0f} s in all"
+    )
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=COLUMNS)

@@ -46,7 +46,7 @@ CACHE = Path(os.environ.get("GEODP_BENCH_CACHE", Path.home() / ".cache" / "geodp
 VENV = CACHE / "venv"
 OPACUS_DELTA = 1e-5
 
-WORKER = r'''
+WORKER = r"""
 import json, sys, time, warnings
 import numpy as np
 warnings.simplefilter("ignore")
@@ -59,7 +59,8 @@ if task["kind"] == "diffprivlib":
     for eps in task["epsilons"]:
         mses = []
         for r in range(task["releases"]):
-            m = LinearRegression(epsilon=eps, bounds_X=bX, bounds_y=by, random_state=1000 + r).fit(data["X_train"], data["y_train"])
+            m = LinearRegression(epsilon=eps, bounds_X=bX, bounds_y=by, random_state=1000 + r)
+            m.fit(data["X_train"], data["y_train"])
             mses.append(float(np.mean((m.predict(data["X_test"]) - data["y_test"]) ** 2)))
         out[str(eps)] = mses
 elif task["kind"] == "diffprivlib-time":
@@ -80,7 +81,8 @@ elif task["kind"] == "opacus":
     def scale_x(X):
         return (np.clip(X, lo, hi) - (lo + hi) / 2) / (hi - lo)
     Xtr = torch.tensor(scale_x(data["X_train"]), dtype=torch.float32)
-    ytr = torch.tensor((np.clip(data["y_train"], y_lo, y_hi) - (y_lo + y_hi) / 2) / (y_hi - y_lo), dtype=torch.float32)[:, None]
+    y_scaled = (np.clip(data["y_train"], y_lo, y_hi) - (y_lo + y_hi) / 2) / (y_hi - y_lo)
+    ytr = torch.tensor(y_scaled, dtype=torch.float32)[:, None]
     Xte = scale_x(data["X_test"])
     from opacus.accountants.utils import get_noise_multiplier
     for eps in task["epsilons"]:
@@ -111,7 +113,7 @@ elif task["kind"] == "opacus":
             mses.append(float(np.mean((pred - data["y_test"]) ** 2)))
         out[str(eps)] = mses
 print(json.dumps(out))
-'''
+"""
 
 
 def ensure_venv(opacus: bool) -> tuple[Path | None, bool]:
@@ -123,7 +125,11 @@ def ensure_venv(opacus: bool) -> tuple[Path | None, bool]:
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
         log = CACHE / "pip.log"
         with open(log, "w") as f:
-            done = subprocess.run([str(python), "-m", "pip", "install", "scikit-learn<1.9", "diffprivlib", "statsmodels"], stdout=f, stderr=subprocess.STDOUT)
+            done = subprocess.run(
+                [str(python), "-m", "pip", "install", "scikit-learn<1.9", "diffprivlib", "statsmodels"],
+                stdout=f,
+                stderr=subprocess.STDOUT,
+            )
         if done.returncode != 0:
             print(f"  pip could not install diffprivlib (see {log}); its column is skipped")
             return None, False
@@ -131,7 +137,9 @@ def ensure_venv(opacus: bool) -> tuple[Path | None, bool]:
     if opacus and not has_opacus:
         print("installing torch==2.13.0 and opacus in that virtualenv (first use only) ...", flush=True)
         with open(CACHE / "pip-opacus.log", "w") as f:
-            done = subprocess.run([str(python), "-m", "pip", "install", "torch==2.13.0", "opacus"], stdout=f, stderr=subprocess.STDOUT)
+            done = subprocess.run(
+                [str(python), "-m", "pip", "install", "torch==2.13.0", "opacus"], stdout=f, stderr=subprocess.STDOUT
+            )
         has_opacus = done.returncode == 0
         if not has_opacus:
             print(f"  pip could not install torch==2.13.0 + opacus (see {CACHE / 'pip-opacus.log'}); Opacus is skipped")
@@ -201,10 +209,16 @@ def timing(python, repeats=41):
         t = time.perf_counter()
         LinearRegression().fit(X, y)
         ols_t.append(time.perf_counter() - t)
-    line = f"one fit, n = 20,000, m = 10 (median of {repeats}): geodp {np.median(geodp_t) * 1e3:.2f} ms, scikit-learn OLS {np.median(ols_t) * 1e3:.2f} ms"
+    line = (
+        f"one fit, n = 20,000, m = 10 (median of {repeats}): geodp {np.median(geodp_t) * 1e3:.2f} ms, "
+        f"scikit-learn OLS {np.median(ols_t) * 1e3:.2f} ms"
+    )
     if python is not None:
-        out = run_worker(python, dict(X_train=X, y_train=y, x_lo=bounds_X[0], x_hi=bounds_X[1], y_lo=bounds_y[0], y_hi=bounds_y[1]),
-                         dict(kind="diffprivlib-time", repeats=repeats))
+        out = run_worker(
+            python,
+            dict(X_train=X, y_train=y, x_lo=bounds_X[0], x_hi=bounds_X[1], y_lo=bounds_y[0], y_hi=bounds_y[1]),
+            dict(kind="diffprivlib-time", repeats=repeats),
+        )
         line += f", diffprivlib {np.median(out['times']) * 1e3:.2f} ms (own process)"
     print(line)
 
@@ -219,7 +233,10 @@ def main():
     args = parser.parse_args()
     python, has_opacus = (None, False) if args.no_diffprivlib else ensure_venv(not args.no_opacus)
     print(f"geodp domain factor {DOMAIN_FACTOR}; {args.releases} releases per cell; median test MSE (ratio to OLS)")
-    header = f"{'dataset':9} | {'eps':>4} | {'OLS':>9} | {'geodp':>17} | {'diffprivlib':>21} | {'opacus (δ=1e-5)':>17} | geodp acc."
+    header = (
+        f"{'dataset':9} | {'eps':>4} | {'OLS':>9} | {'geodp':>17} | {'diffprivlib':>21} | "
+        f"{'opacus (δ=1e-5)':>17} | geodp acc."
+    )
     print(header)
     print("-" * len(header))
     results = {}
@@ -229,11 +246,39 @@ def main():
         bounds_y = (float(y.min()), float(np.quantile(y, 0.995)))
         X_train, y_train, X_test, y_test = split(X, y)
         base = ols_mse(X_train, y_train, X_test, y_test)
-        arrays = dict(X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
-                      x_lo=bounds_X[0], x_hi=bounds_X[1], y_lo=bounds_y[0], y_hi=bounds_y[1])
-        dpl = run_worker(python, arrays, dict(kind="diffprivlib", epsilons=EPSILONS, releases=args.releases)) if python else {}
-        opa = (run_worker(python, arrays, dict(kind="opacus", epsilons=EPSILONS, releases=args.releases, delta=OPACUS_DELTA,
-                                               epochs=args.opacus_epochs, batch=256, lr=0.5, clip=1.0)) if has_opacus else {})
+        arrays = dict(
+            X_train=X_train,
+            y_train=y_train,
+            X_test=X_test,
+            y_test=y_test,
+            x_lo=bounds_X[0],
+            x_hi=bounds_X[1],
+            y_lo=bounds_y[0],
+            y_hi=bounds_y[1],
+        )
+        dpl = (
+            run_worker(python, arrays, dict(kind="diffprivlib", epsilons=EPSILONS, releases=args.releases))
+            if python
+            else {}
+        )
+        opa = (
+            run_worker(
+                python,
+                arrays,
+                dict(
+                    kind="opacus",
+                    epsilons=EPSILONS,
+                    releases=args.releases,
+                    delta=OPACUS_DELTA,
+                    epochs=args.opacus_epochs,
+                    batch=256,
+                    lr=0.5,
+                    clip=1.0,
+                ),
+            )
+            if has_opacus
+            else {}
+        )
         for eps in EPSILONS:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -243,7 +288,9 @@ def main():
             cells.append(float(np.median(opa[str(eps)])) if str(eps) in opa else None)
             results[(name, eps)] = (base, *cells)
             fmt = [f"{c / base:6.3f} ({c:9.4g})" if c is not None else f"{'-':>17}" for c in cells]
-            print(f"{name:9} | {eps:4} | {base:9.4g} | {fmt[0]:>17} | {fmt[1]:>21} | {fmt[2]:>17} | {acc:.2g}", flush=True)
+            print(
+                f"{name:9} | {eps:4} | {base:9.4g} | {fmt[0]:>17} | {fmt[1]:>21} | {fmt[2]:>17} | {acc:.2g}", flush=True
+            )
     print()
     timing(python)
     print("\ntargets (the two large sets):")
@@ -253,7 +300,10 @@ def main():
         below = all(results[(name, e)][2] is None or results[(name, e)][1] < results[(name, e)][2] for e in EPSILONS)
         r05 = results[(name, 0.5)][1] / results[(name, 0.5)][0]
         r5 = results[(name, 5.0)][1] / results[(name, 5.0)][0]
-        print(f"  {name}: below diffprivlib at every ε: {below}; ε = 0.5: {r05:.3f}× OLS (target ≤ 1.5); ε = 5: {r5:.3f}× OLS (target ≤ 1.05)")
+        print(
+            f"  {name}: below diffprivlib at every ε: {below}; ε = 0.5: {r05:.3f}× OLS (target ≤ 1.5); ε = 5: "
+            f"{r5:.3f}× OLS (target ≤ 1.05)"
+        )
 
 
 if __name__ == "__main__":

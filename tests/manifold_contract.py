@@ -20,7 +20,9 @@ class ManifoldContract:
 
     def tangents(self, x, seed):
         v = self.space.random_unit_tangent(x, rng=seed)
-        lengths = np.random.default_rng(seed + 1).uniform(0.05, 1.0, size=v.shape[: v.ndim - len(self.space.point_shape)])
+        lengths = np.random.default_rng(seed + 1).uniform(
+            0.05, 1.0, size=v.shape[: v.ndim - len(self.space.point_shape)]
+        )
         return v * (self.tangent_scale * lengths).reshape(lengths.shape + (1,) * len(self.space.point_shape))
 
     def test_random_points_belong(self):
@@ -46,7 +48,9 @@ class ManifoldContract:
     def test_dist_of_exp_is_tangent_norm(self):
         x = self.points(7)
         v = self.tangents(x, 8)
-        np.testing.assert_allclose(self.space.dist(x, self.space.exp(x, v)), self.space.norm(x, v), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            self.space.dist(x, self.space.exp(x, v)), self.space.norm(x, v), rtol=1e-9, atol=1e-12
+        )
 
     def test_dist_is_symmetric_and_zero_on_diagonal(self):
         x, y = self.points(9), self.points(10)

@@ -2,12 +2,19 @@
 made ``eigvalsh`` fail after the budget was charged, so one record decided whether a release
 happened)."""
 
+from decimal import Decimal
+from fractions import Fraction
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import geodp.errors as geodp_errors
 from geodp.accountant import BudgetAccountant
 from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
-from geodp.models import PrivateFrechetMean
+from geodp.models import PrivateFrechetMean, PrivateGeodesicRegression, PrivateLinearRegression, PrivateMDM
+from geodp.validation import as_real_array, finite_real_or_nan
 
 SPACES = [SPD(3), SPD(3, metric="log-euclidean"), Sphere(2), Hyperbolic(2), KendallShape(4), Euclidean(3)]
 FILLS = [1e-320, -1e-320, 5e-324, 1e-200, 1e200, 1e308, -1e308, 0.0]
@@ -31,8 +38,9 @@ def test_center_policy_releases_whatever_one_record_holds(metric):
     for fill in FILLS:
         X[7] = fill * np.eye(3)
         budget = BudgetAccountant(epsilon=1.0)
-        model = PrivateFrechetMean(space, epsilon=1.0, center=np.eye(3), radius=3.0, on_invalid="center",
-                                   accountant=budget, random_state=0).fit(X)
+        model = PrivateFrechetMean(
+            space, epsilon=1.0, center=np.eye(3), radius=3.0, on_invalid="center", accountant=budget, random_state=0
+        ).fit(X)
         assert model.mean_.shape == (3, 3) and budget.total_spent == (1.0, 0.0)
 
 
@@ -44,23 +52,28 @@ def test_the_callers_floating_point_errors_setting_changes_nothing():
     with np.errstate(all="raise"):
         assert KendallShape(5).invalid_records(shapes).tolist() == [False, True, False, False]
         space = Hyperbolic(2)
-        model = PrivateFrechetMean(space, epsilon=1.0, center=np.array([1.0, 0.0, 0.0]), radius=1.0,
-                                   random_state=0).fit(space.random_point(20, rng=0))
+        model = PrivateFrechetMean(
+            space, epsilon=1.0, center=np.array([1.0, 0.0, 0.0]), radius=1.0, random_state=0
+        ).fit(space.random_point(20, rng=0))
     assert model.mean_.shape == (3,)
 
 
 # ------------------------------------------------ every entry type goes through one coercion
-from decimal import Decimal  # noqa: E402
-from fractions import Fraction  # noqa: E402
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
-from geodp.models import PrivateGeodesicRegression, PrivateLinearRegression, PrivateMDM  # noqa: E402
-from geodp.validation import as_real_array, finite_real_or_nan  # noqa: E402
-
-ODD_ENTRIES = [2**1100, -(2**1024), np.longdouble("1e400"), Fraction(10**400, 3), Decimal("1e400"), Decimal("sNaN"),
-               True, "0.5", None, float("nan"), object()]
+ODD_ENTRIES = [
+    2**1100,
+    -(2**1024),
+    np.longdouble("1e400"),
+    Fraction(10**400, 3),
+    Decimal("1e400"),
+    Decimal("sNaN"),
+    True,
+    "0.5",
+    None,
+    float("nan"),
+    object(),
+]
 
 
 def _fit_all(entry):
@@ -74,12 +87,15 @@ def _fit_all(entry):
     spd = SPD(2).random_point(30, rng=1).astype(object)
     spd[3, 0, 1] = spd[3, 1, 0] = entry
     labels = np.repeat([0, 1], 15)
-    mean = PrivateFrechetMean(space, epsilon=1.0, center=np.zeros(2), radius=1.0, on_invalid="center",
-                              random_state=0).fit(X)
-    mdm = PrivateMDM(SPD(2), epsilon=1.0, center=np.eye(2), radius=3.0, on_invalid="center",
-                     random_state=0).fit(spd, labels)
-    regression = PrivateGeodesicRegression(space, epsilon=50.0, center=np.zeros(2), radius=1.0, x_bounds=(0, 1),
-                                           on_invalid="center", random_state=0).fit(x, X)
+    mean = PrivateFrechetMean(
+        space, epsilon=1.0, center=np.zeros(2), radius=1.0, on_invalid="center", random_state=0
+    ).fit(X)
+    mdm = PrivateMDM(SPD(2), epsilon=1.0, center=np.eye(2), radius=3.0, on_invalid="center", random_state=0).fit(
+        spd, labels
+    )
+    regression = PrivateGeodesicRegression(
+        space, epsilon=50.0, center=np.zeros(2), radius=1.0, x_bounds=(0, 1), on_invalid="center", random_state=0
+    ).fit(x, X)
     return str(mean.privacy_report_), str(mdm.privacy_report_), str(regression.privacy_report_)
 
 
@@ -141,9 +157,14 @@ def test_kendall_records_near_the_float64_limit_are_shapes_not_silently_clipped(
 
 
 _entries = st.one_of(
-    st.floats(allow_nan=True, allow_infinity=True), st.integers(min_value=-(2**1100), max_value=2**1100),
-    st.fractions(), st.decimals(allow_nan=True, allow_infinity=True), st.booleans(), st.text(max_size=3),
-    st.none(), st.just(np.longdouble("1e400")),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-(2**1100), max_value=2**1100),
+    st.fractions(),
+    st.decimals(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.text(max_size=3),
+    st.none(),
+    st.just(np.longdouble("1e400")),
 )
 
 
@@ -159,14 +180,15 @@ def test_property_any_object_entries_release_with_the_same_report_and_no_warning
     X[[2, 2, 7, 9], [0, 1, 1, 0]] = entries
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        model = PrivateFrechetMean(space, epsilon=1.0, center=np.zeros(2), radius=1.0, on_invalid="center",
-                                   random_state=0).fit(X)
+        model = PrivateFrechetMean(
+            space, epsilon=1.0, center=np.zeros(2), radius=1.0, on_invalid="center", random_state=0
+        ).fit(X)
         assert as_real_array(X, "X").dtype == np.float64
     assert str(model.privacy_report_) == _ORDINARY_REPORT
 
 
-import geodp.errors as geodp_errors  # noqa: E402
-
-_ORDINARY_REPORT = str(PrivateFrechetMean(Euclidean(2), epsilon=1.0, center=np.zeros(2), radius=1.0,
-                                          on_invalid="center", random_state=0)
-                       .fit(np.zeros((12, 2))).privacy_report_)
+_ORDINARY_REPORT = str(
+    PrivateFrechetMean(Euclidean(2), epsilon=1.0, center=np.zeros(2), radius=1.0, on_invalid="center", random_state=0)
+    .fit(np.zeros((12, 2)))
+    .privacy_report_
+)

@@ -59,7 +59,8 @@ def _kng_sphere_oracle(scale, n, r, grid=300):
 
     def point(t, phi):
         return np.cos(t)[..., None] * NORTH + np.sin(t)[..., None] * (
-            np.cos(phi)[..., None] * e1 + np.sin(phi)[..., None] * np.array([0.0, 1.0, 0.0]))
+            np.cos(phi)[..., None] * e1 + np.sin(phi)[..., None] * np.array([0.0, 1.0, 0.0])
+        )
 
     def grad_norm(x, data):
         c = np.clip(np.einsum("...k,nk->...n", x, data), -1, 1)
@@ -71,6 +72,7 @@ def _kng_sphere_oracle(scale, n, r, grid=300):
     def log_z(data):
         def f(t, phi):
             return np.exp(-grad_norm(point(np.array(t), np.array(phi)), data) / scale) * np.sin(t)
+
         value, _ = integrate.dblquad(f, 0.0, 2 * np.pi, 0.0, r, epsabs=0, epsrel=1e-7)
         return math.log(value)
 
@@ -95,11 +97,14 @@ def test_kng_sphere_real_and_mutant_with_quadrature_oracle():
     assert real.exact_epsilon < 1.0 < mutant.exact_epsilon
 
 
-@pytest.mark.parametrize("space, center, radius", [
-    (Euclidean(3), np.zeros(3), 1.0),
-    (Hyperbolic(2), np.array([1.0, 0.0, 0.0]), 0.5),
-    (SPD(2), np.eye(2), 0.5),
-])
+@pytest.mark.parametrize(
+    "space, center, radius",
+    [
+        (Euclidean(3), np.zeros(3), 1.0),
+        (Hyperbolic(2), np.array([1.0, 0.0, 0.0]), 0.5),
+        (SPD(2), np.eye(2), 0.5),
+    ],
+)
 def test_laplace_on_other_spaces_stays_below_the_claim(space, center, radius):
     audit = audit_epsilon(space, "laplace", epsilon=1.0, n=5, radius=radius, center=center, n_samples=10_000, rng=2)
     assert audit.epsilon_lower_bound <= 1.0
@@ -119,41 +124,54 @@ def test_clopper_pearson_matches_scipy_exact_interval():
 
 
 def test_report_and_dict():
-    audit = audit_epsilon(Euclidean(2), "kng", epsilon=0.5, n=4, radius=1.0, center=np.zeros(2),
-                          n_samples=2_000, rng=3)
+    audit = audit_epsilon(Euclidean(2), "kng", epsilon=0.5, n=4, radius=1.0, center=np.zeros(2), n_samples=2_000, rng=3)
     record = audit.to_dict()
     assert record["epsilon_lower_bound"] == audit.epsilon_lower_bound
     assert {e["family"] for e in record["events"]} == {"distance", "projection", "likelihood-ratio"}
     assert record["exact_epsilon"] == pytest.approx(0.5, rel=1e-9)  # flat KNG: Laplace at the mean
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(mechanism="laplace", delta=1e-5), "pure"),
-    (dict(mechanism="laplace", mutant="double-scale"), "mutant"),
-    (dict(mechanism="gaussian"), "mechanism"),
-    (dict(mechanism="laplace", confidence=1.0), r"confidence must be a number in \(0, 1\), got 1.0"),
-    (dict(mechanism="laplace", confidence=0.0), r"confidence must be a number in \(0, 1\), got 0.0"),
-    (dict(mechanism="laplace", n_samples=10), "n_samples must be >= 100"),
-    (dict(mechanism="laplace", n=MAX_N + 1), "at most"),
-    (dict(mechanism="laplace", n=10**23), "at most"),
-    (dict(mechanism="kng", n=MAX_KNG_N + 1), "KNG"),
-    (dict(mechanism="kng", radius=1e-12), "float64"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(mechanism="laplace", delta=1e-5), "pure"),
+        (dict(mechanism="laplace", mutant="double-scale"), "mutant"),
+        (dict(mechanism="gaussian"), "mechanism"),
+        (dict(mechanism="laplace", confidence=1.0), r"confidence must be a number in \(0, 1\), got 1.0"),
+        (dict(mechanism="laplace", confidence=0.0), r"confidence must be a number in \(0, 1\), got 0.0"),
+        (dict(mechanism="laplace", n_samples=10), "n_samples must be >= 100"),
+        (dict(mechanism="laplace", n=MAX_N + 1), "at most"),
+        (dict(mechanism="laplace", n=10**23), "at most"),
+        (dict(mechanism="kng", n=MAX_KNG_N + 1), "KNG"),
+        (dict(mechanism="kng", radius=1e-12), "float64"),
+    ],
+)
 def test_bad_parameters_are_refused(kwargs, match):
     with pytest.raises(InvalidParameterError, match=match):
         audit_epsilon(Sphere(2), epsilon=1.0, **{**dict(n=5, radius=0.2, center=NORTH, n_samples=100), **kwargs})
 
 
-@pytest.mark.parametrize("space, center, mechanism, delta", [
-    (Sphere(2), NORTH, "laplace", 0.0), (Sphere(2), NORTH, "kng", 0.0), (SPD(3), np.eye(3), "laplace", 0.0),
-    (Hyperbolic(2), None, "kng", 0.0), (SPD(3, metric="log-euclidean"), None, "tangent-gaussian", 1e-5),
-])
+@pytest.mark.parametrize(
+    "space, center, mechanism, delta",
+    [
+        (Sphere(2), NORTH, "laplace", 0.0),
+        (Sphere(2), NORTH, "kng", 0.0),
+        (SPD(3), np.eye(3), "laplace", 0.0),
+        (Hyperbolic(2), None, "kng", 0.0),
+        (SPD(3, metric="log-euclidean"), None, "tangent-gaussian", 1e-5),
+    ],
+)
 def test_mechanism_is_the_one_private_frechet_mean_fits(space, center, mechanism, delta):
     """Built from n without records, the audited mechanism is exactly the estimator's."""
     center = default_center(space) if center is None else center
     records = np.repeat(center[None], 5, axis=0)
-    fitted = PrivateFrechetMean(space, epsilon=0.7, delta=delta, center=center, radius=0.3, mechanism=mechanism,
-                                random_state=0).fit(records).mechanism_
+    fitted = (
+        PrivateFrechetMean(
+            space, epsilon=0.7, delta=delta, center=center, radius=0.3, mechanism=mechanism, random_state=0
+        )
+        .fit(records)
+        .mechanism_
+    )
     built = _mechanism(space, mechanism, 0.7, delta, 5, 0.3, center)
     assert type(built) is type(fitted)
     assert built.sensitivity == fitted.sensitivity and built.scale == fitted.scale
@@ -199,15 +217,31 @@ def test_plot_draws_epsilon_lines_only_on_a_known_loss_axis(shift, delta, tmp_pa
     from geodp.audit.epsilon import EpsilonAudit
 
     rng = np.random.default_rng(0)
-    audit = EpsilonAudit(space="Sphere(2)", mechanism="kng", epsilon=1.0, delta=delta, epsilon_lower_bound=0.4,
-                         confidence=0.95, n_samples=500, events=(), exact_epsilon=None, mutant=None, pair="",
-                         scale=0.1, seconds=0.0, log_normaliser_difference=shift,
-                         loss_samples=(rng.normal(size=500), rng.normal(size=500)))
+    audit = EpsilonAudit(
+        space="Sphere(2)",
+        mechanism="kng",
+        epsilon=1.0,
+        delta=delta,
+        epsilon_lower_bound=0.4,
+        confidence=0.95,
+        n_samples=500,
+        events=(),
+        exact_epsilon=None,
+        mutant=None,
+        pair="",
+        scale=0.1,
+        seconds=0.0,
+        log_normaliser_difference=shift,
+        loss_samples=(rng.normal(size=500), rng.normal(size=500)),
+    )
     lines, titles = [], []
     monkeypatch.setattr(matplotlib.axes.Axes, "axvline", lambda self, x, **kw: lines.append(x))
     original_title = matplotlib.axes.Axes.set_title
-    monkeypatch.setattr(matplotlib.axes.Axes, "set_title",
-                        lambda self, text, **kw: (titles.append(text), original_title(self, text, **kw))[1])
+    monkeypatch.setattr(
+        matplotlib.axes.Axes,
+        "set_title",
+        lambda self, text, **kw: (titles.append(text), original_title(self, text, **kw))[1],
+    )
     plot_loss(audit, tmp_path / "loss.png")
     assert (tmp_path / "loss.png").stat().st_size > 0
     # unknown normalisers: the histogram is ℓ0 − ℓ1, shifted by an unknown constant, so no ±ε line
@@ -219,12 +253,25 @@ def _truncated_h2_laplace_oracle(sigma, radius, rho0):
     """Exact loss of the ball-truncated Laplace on H² between footpoints at the centre and at
     distance ``rho0`` from it, by our own quadrature: normalisers in polar coordinates about the
     centre (dvol = sinh ρ dρ dθ), the loss maximised on a fine polar grid of the ball."""
+
     def dist(rho, th):  # to the footpoint at (rho0, 0), by the hyperbolic law of cosines
         c = np.cosh(rho) * np.cosh(rho0) - np.sinh(rho) * np.sinh(rho0) * np.cos(th)
         return np.arccosh(np.maximum(c, 1.0))
-    log_z = [np.log(integrate.dblquad(lambda th, rho, f=f: np.exp(-f(rho, th) / sigma) * np.sinh(rho),
-                                      0, radius, 0, 2 * np.pi, epsabs=1e-12, epsrel=1e-10)[0])
-             for f in (lambda rho, th: rho, dist)]
+
+    log_z = [
+        np.log(
+            integrate.dblquad(
+                lambda th, rho, f=f: np.exp(-f(rho, th) / sigma) * np.sinh(rho),
+                0,
+                radius,
+                0,
+                2 * np.pi,
+                epsabs=1e-12,
+                epsrel=1e-10,
+            )[0]
+        )
+        for f in (lambda rho, th: rho, dist)
+    ]
     rho, th = np.meshgrid(np.linspace(0, radius, 401), np.linspace(0, 2 * np.pi, 801))
     loss = (rho - dist(rho, th)) / sigma + log_z[0] - log_z[1]
     return max(loss.max(), -loss.min()), log_z[1] - log_z[0]
@@ -240,6 +287,7 @@ def test_truncated_laplace_pair_at_the_boundary_has_the_quadrature_loss_and_catc
     assert real.exact_epsilon == pytest.approx(exact, abs=1e-5)
     assert abs(real.log_normaliser_difference) == pytest.approx(abs(log_ratio), abs=1e-6)
     assert real.epsilon_lower_bound <= 1.0 and exact <= 1.0
-    mutant = audit_epsilon(space, "laplace", epsilon=1.0, n=2, radius=1.0, n_samples=150_000,
-                           mutant="halve-scale", rng=0)
+    mutant = audit_epsilon(
+        space, "laplace", epsilon=1.0, n=2, radius=1.0, n_samples=150_000, mutant="halve-scale", rng=0
+    )
     assert mutant.epsilon_lower_bound > 1.0

@@ -24,17 +24,27 @@ def full_datasets_distance(space, audit):
     for X in (D, D_prime):  # every record in the closed ball
         assert np.all(space.dist(audit.center, X) <= audit.radius)
     if audit.statistic == "frechet-mean":
-        return float(space.dist(frechet_mean(space, D, tol=1e-13, max_iter=1000),
-                                frechet_mean(space, D_prime, tol=1e-13, max_iter=1000)))
+        return float(
+            space.dist(
+                frechet_mean(space, D, tol=1e-13, max_iter=1000), frechet_mean(space, D_prime, tol=1e-13, max_iter=1000)
+            )
+        )
     x = audit.worst.point
     assert space.dist(audit.center, x) <= audit.radius
     gradient = lambda X: -np.mean(space.log(x, X), axis=0)  # ∇F_D(x), F_D = (1/2n) Σ ρ²(x, x_i)
     return float(space.norm(x, gradient(D) - gradient(D_prime)))
 
 
-@pytest.mark.parametrize("space, budget, seed", [
-    (Euclidean(3), 300, 1), (SPD(2, metric="log-euclidean"), 200, 1), (Hyperbolic(2), 80, 1), (SPD(2), 80, 2),
-], ids=repr)
+@pytest.mark.parametrize(
+    "space, budget, seed",
+    [
+        (Euclidean(3), 300, 1),
+        (SPD(2, metric="log-euclidean"), 200, 1),
+        (Hyperbolic(2), 80, 1),
+        (SPD(2), 80, 2),
+    ],
+    ids=repr,
+)
 def test_mean_bound_2r_over_n_is_reached_from_random_starts(space, budget, seed):
     # Random starts only: the search is not handed the worst case (one record moved between
     # opposite boundary points, the others at the centre), which attains 2r/n when κ ≤ 0.
@@ -76,8 +86,16 @@ def test_a_halved_bound_is_reported_as_violated(monkeypatch):
 @pytest.mark.parametrize("space", [Euclidean(3), Hyperbolic(2), SPD(2)], ids=repr)
 def test_kng_gradient_bound_is_tight_on_nonpositive_curvature(space):
     # Δ_K = 2r/n when κ ≤ 0, attained at x = centre by a record moved across the ball.
-    audit = audit_sensitivity(space, radius=0.9, n=N, statistic="kng-gradient", structured_starts=False,
-                              n_starts=1, max_evaluations=300, rng=4)
+    audit = audit_sensitivity(
+        space,
+        radius=0.9,
+        n=N,
+        statistic="kng-gradient",
+        structured_starts=False,
+        n_starts=1,
+        max_evaluations=300,
+        rng=4,
+    )
     assert audit.bound == pytest.approx(2 * 0.9 / N, rel=1e-12)
     assert 0.97 <= audit.ratio <= 1 + audit.tolerance
     assert full_datasets_distance(space, audit) == pytest.approx(audit.observed, rel=1e-9)
@@ -85,8 +103,9 @@ def test_kng_gradient_bound_is_tight_on_nonpositive_curvature(space):
 
 @pytest.mark.parametrize("space, radius", [(Sphere(2), 0.75), (KendallShape(4), 0.37), (Sphere(4), 0.6)], ids=repr)
 def test_kng_gradient_bound_holds_on_positive_curvature(space, radius):
-    audit = audit_sensitivity(space, radius=radius, n=N, statistic="kng-gradient", n_starts=6,
-                              max_evaluations=600, rng=5)
+    audit = audit_sensitivity(
+        space, radius=radius, n=N, statistic="kng-gradient", n_starts=6, max_evaluations=600, rng=5
+    )
     assert not audit.violated
     assert audit.observed >= 2 * radius / N * (1 - 1e-9)  # the flat value, with power to spare
     assert full_datasets_distance(space, audit) == pytest.approx(audit.observed, rel=1e-9)
@@ -138,10 +157,23 @@ def test_cli_exit_code_3_when_inconclusive(monkeypatch, capsys):
     from geodp.cli import main
 
     real = audit_module.audit_sensitivity
-    monkeypatch.setattr("geodp.audit.audit_sensitivity",
-                        lambda space, **kw: real(space, **kw, through_model=False, n_starts=2, max_evaluations=20))
-    argv = ["audit", "sensitivity", "--space", "spd:3:log-euclidean", "--radius", "150", "--n", "10",
-            "--seed", "0", "--json"]
+    monkeypatch.setattr(
+        "geodp.audit.audit_sensitivity",
+        lambda space, **kw: real(space, **kw, through_model=False, n_starts=2, max_evaluations=20),
+    )
+    argv = [
+        "audit",
+        "sensitivity",
+        "--space",
+        "spd:3:log-euclidean",
+        "--radius",
+        "150",
+        "--n",
+        "10",
+        "--seed",
+        "0",
+        "--json",
+    ]
     assert main(argv) == 3
     assert json.loads(capsys.readouterr().out)["verdict"] == "INCONCLUSIVE"
 
@@ -159,8 +191,9 @@ def test_through_model_sees_a_lossy_round_trip_in_the_model(monkeypatch):
     assert audit.through_model and audit.invalid_evaluations == 0 and audit.verdict == "bound holds"
     assert 0.8 <= audit.ratio <= 1 + audit.tolerance  # the records themselves lose digits far out
     exact_mean = model_module.combine_sum_parts
-    monkeypatch.setattr(model_module, "combine_sum_parts",
-                        lambda parts: space.to_coordinates(space.from_coordinates(exact_mean(parts))))
+    monkeypatch.setattr(
+        model_module, "combine_sum_parts", lambda parts: space.to_coordinates(space.from_coordinates(exact_mean(parts)))
+    )
     lossy = audit_sensitivity(space, **kwargs)
     assert lossy.violated and lossy.ratio > 2 and lossy.verdict == "BOUND VIOLATED"
 

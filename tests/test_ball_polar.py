@@ -13,8 +13,13 @@ from geodp.manifolds import Hyperbolic, KendallShape, Sphere
 
 
 def _pole(space):
-    return space.project(np.eye(space.point_shape[-1])[0]) if not isinstance(space, KendallShape) \
-        else space.project(np.stack([np.cos(np.arange(space.n_landmarks)), np.sin(2.0 * np.arange(space.n_landmarks))], 1))
+    return (
+        space.project(np.eye(space.point_shape[-1])[0])
+        if not isinstance(space, KendallShape)
+        else space.project(
+            np.stack([np.cos(np.arange(space.n_landmarks)), np.sin(2.0 * np.arange(space.n_landmarks))], 1)
+        )
+    )
 
 
 def _footpoint(space, center, distance, seed=0):
@@ -63,13 +68,18 @@ def test_polar_law_is_the_truncated_laplace(space, radius, distance, scale):
     reference = _rejection_draws(space, eta, center, scale, radius, n, seed=1)
     for factor, agree in ((1.0, True), (1.5, False)):
         x, _ = _polar_draws(space, eta, center, factor * scale, radius, n, seed=2)
-        p = min(stats.ks_2samp(np.asarray(space.dist(point, x)), np.asarray(space.dist(point, reference))).pvalue
-                for point in (center, eta))
+        p = min(
+            stats.ks_2samp(np.asarray(space.dist(point, x)), np.asarray(space.dist(point, reference))).pvalue
+            for point in (center, eta)
+        )
         assert (p > 1e-3) if agree else (p < 1e-6), (factor, p)
 
 
-@pytest.mark.parametrize("space, radius", [(Hyperbolic(1000), 0.1), (Hyperbolic(1000), 3.0), (Sphere(1000), 1.5),
-                                           (Sphere(2), 1.5), (KendallShape(100), 0.2)], ids=repr)
+@pytest.mark.parametrize(
+    "space, radius",
+    [(Hyperbolic(1000), 0.1), (Hyperbolic(1000), 3.0), (Sphere(1000), 1.5), (Sphere(2), 1.5), (KendallShape(100), 0.2)],
+    ids=repr,
+)
 @pytest.mark.parametrize("scale", [1e-6, 1e-2, 1.0, 1e6])
 def test_construction_keeps_half_of_the_proposals_at_the_extremes(space, radius, scale):
     """d up to 1000, σ from 1e-6 to 1e6, footpoint at the centre and on the boundary: every
@@ -90,8 +100,10 @@ def test_riemannian_laplace_takes_the_polar_route_where_rejection_would_be_slow(
     space, radius, scale = Hyperbolic(1000), 0.1, 1.0
     assert ball_acceptance_bound(space, scale, radius) < ACCEPTANCE_FLOOR and has_exact_ball_proposal(space, radius)
     center = _pole(space)
-    laws = [RiemannianLaplace(space, _footpoint(space, center, d), scale, center=center, radius=radius)
-            for d in (0.0, 0.05, radius)]
+    laws = [
+        RiemannianLaplace(space, _footpoint(space, center, d), scale, center=center, radius=radius)
+        for d in (0.0, 0.05, radius)
+    ]
     assert all(law.exact for law in laws) and len({law.sampler for law in laws}) == 1
     assert "polar coordinates" in laws[0].sampler
     x = laws[-1].sample(500, rng=0)

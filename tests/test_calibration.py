@@ -2,6 +2,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from geodp.calibration import analytic_gaussian_delta, gaussian_sigma, laplace_scale
@@ -47,7 +49,9 @@ def test_analytic_delta_formula_matches_hockey_stick_integral(epsilon, delta):
 def test_wrong_sign_in_second_argument_would_be_caught():
     # U23 Thm 2.2 prints +Δ/2σ in both arguments (docs/math.md §10.3): that δ differs from the exact one.
     sigma, eps = 4.0, 0.5
-    wrong = stats.norm.cdf(1 / (2 * sigma) - eps * sigma) - math.exp(eps) * stats.norm.cdf(1 / (2 * sigma) - eps * sigma)
+    wrong = stats.norm.cdf(1 / (2 * sigma) - eps * sigma) - math.exp(eps) * stats.norm.cdf(
+        1 / (2 * sigma) - eps * sigma
+    )
     assert abs(wrong - hockey_stick_delta(sigma, eps, 1.0)) > 1e-3
     assert analytic_gaussian_delta(sigma, eps, 1.0) == pytest.approx(hockey_stick_delta(sigma, eps, 1.0), rel=1e-6)
 
@@ -89,9 +93,6 @@ def test_laplace_scale_factor_one_or_two():
         laplace_scale(-0.5, 0.2, footpoint_invariant=True)
 
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
-
-
 @settings(max_examples=60, deadline=None)
 @given(
     epsilon=st.floats(1e-3, 20.0),
@@ -111,7 +112,6 @@ def test_analytic_sigma_property(epsilon, log_delta, sensitivity):
 
 
 # --- the analytic σ against 60-digit arithmetic (issue 8, item 6b) -------------------------------
-from hypothesis import example  # noqa: E402
 
 
 def _exact_delta(sigma, epsilon, sensitivity):
@@ -130,8 +130,11 @@ def _exact_delta(sigma, epsilon, sensitivity):
     log_sensitivity=st.floats(-4.0, 3.0),
 )
 # found by a sweep: the unpadded root violated δ by 1.2e-10 relative here
-@example(log_epsilon=math.log10(0.0010414731725304008), log_delta=math.log10(3.0330750114966834e-12),
-         log_sensitivity=math.log10(1.0129832453872947))
+@example(
+    log_epsilon=math.log10(0.0010414731725304008),
+    log_delta=math.log10(3.0330750114966834e-12),
+    log_sensitivity=math.log10(1.0129832453872947),
+)
 @example(log_epsilon=-3.0, log_delta=-12.0, log_sensitivity=-4.0)
 @example(log_epsilon=math.log10(50.0), log_delta=math.log10(0.5), log_sensitivity=3.0)
 @example(log_epsilon=math.log10(50.0), log_delta=-12.0, log_sensitivity=0.0)
@@ -152,8 +155,9 @@ def test_analytic_sigma_satisfies_balle_wang_exactly(log_epsilon, log_delta, log
     log_sensitivity=st.floats(-4.0, 3.0),
     log_factor=st.floats(-0.5, 0.5),
 )
-def test_analytic_delta_evaluation_error_is_within_the_calibration_slack(log_epsilon, log_delta, log_sensitivity,
-                                                                          log_factor):
+def test_analytic_delta_evaluation_error_is_within_the_calibration_slack(
+    log_epsilon, log_delta, log_sensitivity, log_factor
+):
     # the slack the calibration demands (1e-11 relative) must exceed the evaluation error of δ(σ)
     # near the root; the direct Φ − e^ε Φ formula erred by up to 1e-9 relative at small ε
     epsilon, delta, sensitivity = 10.0**log_epsilon, 10.0**log_delta, 10.0**log_sensitivity

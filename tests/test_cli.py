@@ -26,7 +26,9 @@ def test_demo_table_report_and_plot(tmp_path):
     assert "privacy report" in text and "epsilon = 1.0, delta = 1e-06" in text
     # errors fall with epsilon for each mechanism, and track the closed form within a factor 2
     for mech in MECHANISMS:
-        errs = [np.mean([r["error"] for r in rows if r["mechanism"] == mech and r["epsilon"] == e]) for e in DEMO_EPSILONS]
+        errs = [
+            np.mean([r["error"] for r in rows if r["mechanism"] == mech and r["epsilon"] == e]) for e in DEMO_EPSILONS
+        ]
         assert errs[0] > errs[-1] * 5
         for r in rows:
             assert 0.5 < r["error"] / r["expected"] < 2.0
@@ -64,25 +66,29 @@ def test_cell_shape_errors_fall_with_epsilon_and_kng_beats_the_pointwise_baselin
 
 def _run(*args, **kwargs):
     """Run the installed entry point's code in a fresh interpreter (``python -m geodp.cli``)."""
-    return subprocess.run([sys.executable, "-m", "geodp.cli", *args], capture_output=True, text=True,
-                          timeout=120, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "geodp.cli", *args], capture_output=True, text=True, timeout=120, **kwargs
+    )
 
 
-@pytest.mark.parametrize("argv, option", [
-    (["shapes", "--releases", "0"], "--releases"),
-    (["shapes", "--releases", "1"], "--releases"),
-    (["shapes", "--releases", "ten"], "--releases"),
-    (["shapes", "--radius", "0"], "--radius"),
-    (["shapes", "--radius", "-0.1"], "--radius"),
-    (["shapes", "--radius", "nan"], "--radius"),
-    (["shapes", "--radius", "1.0"], "--radius"),
-    (["shapes", "--epsilons", "1", "0"], "--epsilons"),
-    (["shapes", "--epsilons", "inf"], "--epsilons"),
-    (["shapes", "--seed", "-1"], "--seed"),
-    (["demo", "--repeats", "0"], "--repeats"),
-    (["demo", "--repeats", "1.5"], "--repeats"),
-    (["demo", "--seed", "-1"], "--seed"),
-])
+@pytest.mark.parametrize(
+    "argv, option",
+    [
+        (["shapes", "--releases", "0"], "--releases"),
+        (["shapes", "--releases", "1"], "--releases"),
+        (["shapes", "--releases", "ten"], "--releases"),
+        (["shapes", "--radius", "0"], "--radius"),
+        (["shapes", "--radius", "-0.1"], "--radius"),
+        (["shapes", "--radius", "nan"], "--radius"),
+        (["shapes", "--radius", "1.0"], "--radius"),
+        (["shapes", "--epsilons", "1", "0"], "--epsilons"),
+        (["shapes", "--epsilons", "inf"], "--epsilons"),
+        (["shapes", "--seed", "-1"], "--seed"),
+        (["demo", "--repeats", "0"], "--repeats"),
+        (["demo", "--repeats", "1.5"], "--repeats"),
+        (["demo", "--seed", "-1"], "--seed"),
+    ],
+)
 def test_bad_numeric_options_are_usage_errors_without_traceback(argv, option, capsys):
     with pytest.raises(SystemExit) as exc:
         main(argv)
@@ -106,8 +112,7 @@ def test_shapes_radius_beyond_r_star_is_refused_before_any_work(capsys, monkeypa
     # the library function checks too, before loading anything
     with pytest.raises(AssumptionError, match="r\\*"):
         study.run_cell_shapes(radius=1.0, out=io.StringIO())
-    for bad in (dict(releases=0), dict(releases=1), dict(epsilons=(1.0, 0.0)), dict(epsilons=()),
-                dict(n_landmarks=2)):
+    for bad in (dict(releases=0), dict(releases=1), dict(epsilons=(1.0, 0.0)), dict(epsilons=()), dict(n_landmarks=2)):
         with pytest.raises(InvalidParameterError):
             study.run_cell_shapes(out=io.StringIO(), **bad)
 
@@ -143,7 +148,9 @@ def test_missing_geomstats_names_the_checkout_install(capsys, monkeypatch, tmp_p
     assert main(["shapes", "--releases", "2", "--output-dir", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("geodp: error: the shapes command needs the optional dependency geomstats")
-    assert 'pip install -e ".[geomstats]"' in err and "repository root" in err and 'pip install "geodp[geomstats]"' in err
+    assert (
+        'pip install -e ".[geomstats]"' in err and "repository root" in err and 'pip install "geodp[geomstats]"' in err
+    )
     assert not (tmp_path / "out").exists()  # failed before creating anything
     from geodp.datasets import load_cell_shapes
 
@@ -187,10 +194,21 @@ def test_version_and_help(capsys, monkeypatch):
         main(["--version"])
     assert exc.value.code == 0
     assert capsys.readouterr().out == f"geodp {geodp.__version__}\n"
-    for argv, needles in ((["--help"], ["demo", "shapes", "--version", "examples"]),
-                          (["demo", "--help"], ["digits", "default: 20", "default: geodp-demo", "default: 0"]),
-                          (["shapes", "--help"], ["K-norm gradient", "default: 100", "default: 0.25",
-                                                  "r* = π/8", "default: geodp-shapes", 'pip install -e ".[geomstats]"'])):
+    for argv, needles in (
+        (["--help"], ["demo", "shapes", "--version", "examples"]),
+        (["demo", "--help"], ["digits", "default: 20", "default: geodp-demo", "default: 0"]),
+        (
+            ["shapes", "--help"],
+            [
+                "K-norm gradient",
+                "default: 100",
+                "default: 0.25",
+                "r* = π/8",
+                "default: geodp-shapes",
+                'pip install -e ".[geomstats]"',
+            ],
+        ),
+    ):
         with pytest.raises(SystemExit):
             main(argv)
         text = " ".join(capsys.readouterr().out.split())  # the help is wrapped to the terminal width
@@ -201,8 +219,10 @@ def test_version_and_help(capsys, monkeypatch):
 def test_entry_point_errors_have_no_traceback(tmp_path):
     a_file = tmp_path / "a-file"
     a_file.write_text("")
-    for args, needle in ((["shapes", "--radius", "1.0"], "argument --radius: must be < r*"),
-                         (["demo", "--output-dir", str(a_file)], "is not a folder")):
+    for args, needle in (
+        (["shapes", "--radius", "1.0"], "argument --radius: must be < r*"),
+        (["demo", "--output-dir", str(a_file)], "is not a folder"),
+    ):
         proc = _run(*args)
         assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
         assert proc.stdout == ""
@@ -211,8 +231,12 @@ def test_entry_point_errors_have_no_traceback(tmp_path):
 
 
 def test_entry_point_stops_quietly_when_the_reader_closes_the_pipe(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "geodp.cli", "demo", "--repeats", "1", "--no-plot"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "geodp.cli", "demo", "--repeats", "1", "--no-plot"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+    )
     proc.stdout.readline()  # like ``geodp demo | head -1``
     proc.stdout.close()
     err = proc.stderr.read().decode()

@@ -10,7 +10,9 @@ FAST = ["--samples", "2000", "--seed", "0"]
 
 
 def test_epsilon_json_is_one_object_with_the_fields(capsys):
-    assert main(["audit", "epsilon", "--space", "sphere:2", "--center", "north", "--epsilon", "1", "--json", *FAST]) == 0
+    assert (
+        main(["audit", "epsilon", "--space", "sphere:2", "--center", "north", "--epsilon", "1", "--json", *FAST]) == 0
+    )
     out = capsys.readouterr().out
     record = json.loads(out)  # exactly one JSON document on stdout
     assert out.count("\n") == 1
@@ -21,21 +23,41 @@ def test_epsilon_json_is_one_object_with_the_fields(capsys):
 
 def test_epsilon_text_report_and_plot(tmp_path, capsys):
     plot = tmp_path / "loss.png"
-    code = main(["audit", "epsilon", "--space", "sphere:2", "--mechanism", "kng", "--epsilon", "1",
-                 "--mutant", "halve-scale", "--plot", str(plot), *FAST])
+    code = main(
+        [
+            "audit",
+            "epsilon",
+            "--space",
+            "sphere:2",
+            "--mechanism",
+            "kng",
+            "--epsilon",
+            "1",
+            "--mutant",
+            "halve-scale",
+            "--plot",
+            str(plot),
+            *FAST,
+        ]
+    )
     out = capsys.readouterr().out
     assert "MUTANT halve-scale" in out and "verdict" in out
     assert code == (1 if "EXCEEDS claimed" in out else 0)  # exit 1 exactly when the verdict is "violated"
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["audit", "epsilon", "--space", "sphre:2", "--epsilon", "1"], "unknown space"),
-    (["audit", "epsilon", "--space", "sphere:2", "--epsilon", "1", "--radius", "2"], "r*"),
-    (["audit", "epsilon", "--space", "spd:3:log-euclidean", "--mechanism", "tangent-gaussian", "--epsilon", "1"],
-     "delta"),
-    (["audit", "sensitivity", "--space", "kendall:2", "--radius", "0.1", "--n", "5"], "kendall"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["audit", "epsilon", "--space", "sphre:2", "--epsilon", "1"], "unknown space"),
+        (["audit", "epsilon", "--space", "sphere:2", "--epsilon", "1", "--radius", "2"], "r*"),
+        (
+            ["audit", "epsilon", "--space", "spd:3:log-euclidean", "--mechanism", "tangent-gaussian", "--epsilon", "1"],
+            "delta",
+        ),
+        (["audit", "sensitivity", "--space", "kendall:2", "--radius", "0.1", "--n", "5"], "kendall"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -43,14 +65,17 @@ def test_bad_input_is_one_line_exit_2(argv, message, capsys):
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["audit", "epsilon", "--space", "sphere:2", "--epsilon", "0"], "--epsilon"),
-    (["audit", "epsilon", "--space", "sphere:2", "--epsilon", "1", "--radius", "-1"], "--radius"),
-    (["audit", "epsilon", "--space", "sphere:2", "--epsilon", "1", "--samples", "10"], "--samples"),
-    (["audit", "epsilon", "--space", "sphere:2", "--epsilon", "1", "--confidence", "0"], "(0, 1), got '0'"),
-    (["audit", "epsilon", "--space", "sphere:2", "--epsilon", "1", "--confidence", "1"], "(0, 1), got '1'"),
-    (["audit", "sensitivity", "--space", "sphere:2", "--radius", "0.5", "--n", "1"], "--n"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["audit", "epsilon", "--space", "sphere:2", "--epsilon", "0"], "--epsilon"),
+        (["audit", "epsilon", "--space", "sphere:2", "--epsilon", "1", "--radius", "-1"], "--radius"),
+        (["audit", "epsilon", "--space", "sphere:2", "--epsilon", "1", "--samples", "10"], "--samples"),
+        (["audit", "epsilon", "--space", "sphere:2", "--epsilon", "1", "--confidence", "0"], "(0, 1), got '0'"),
+        (["audit", "epsilon", "--space", "sphere:2", "--epsilon", "1", "--confidence", "1"], "(0, 1), got '1'"),
+        (["audit", "sensitivity", "--space", "sphere:2", "--radius", "0.5", "--n", "1"], "--n"),
+    ],
+)
 def test_bad_option_values_are_one_line_exit_2(argv, needle, capsys):
     with pytest.raises(SystemExit) as stop:
         main(argv)
@@ -61,11 +86,14 @@ def test_bad_option_values_are_one_line_exit_2(argv, needle, capsys):
     assert err.startswith(f"{prog}: error: argument ") and err.endswith(f"; see {prog} --help\n")
 
 
-@pytest.mark.parametrize("argv", [
-    ["audit", "epsilon", "--space", "sphere:2", "--epsilon", "1", "--n", "100000000000000000000000"],
-    ["audit", "epsilon", "--space", "sphere:2", "--mechanism", "kng", "--epsilon", "1", "--n", "10000000"],
-    ["audit", "sensitivity", "--space", "sphere:2", "--radius", "0.5", "--n", "1000000000"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["audit", "epsilon", "--space", "sphere:2", "--epsilon", "1", "--n", "100000000000000000000000"],
+        ["audit", "epsilon", "--space", "sphere:2", "--mechanism", "kng", "--epsilon", "1", "--n", "10000000"],
+        ["audit", "sensitivity", "--space", "sphere:2", "--radius", "0.5", "--n", "1000000000"],
+    ],
+)
 def test_huge_n_is_a_one_line_error_before_any_work(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -83,8 +111,21 @@ def test_tiny_kng_radius_is_a_one_line_error(center, capsys):
 def test_violated_verdict_exits_1_and_help_lists_the_exit_codes(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     # The halved-scale Laplace on S² (exact ε 2) is certified above 1 with these draws.
-    argv = ["audit", "epsilon", "--space", "sphere:2", "--epsilon", "1", "--mutant", "halve-scale", "--json",
-            "--samples", "20000", "--seed", "0"]
+    argv = [
+        "audit",
+        "epsilon",
+        "--space",
+        "sphere:2",
+        "--epsilon",
+        "1",
+        "--mutant",
+        "halve-scale",
+        "--json",
+        "--samples",
+        "20000",
+        "--seed",
+        "0",
+    ]
     assert main(argv) == 1
     assert json.loads(capsys.readouterr().out)["violated"] is True
     with pytest.raises(SystemExit):
@@ -94,8 +135,15 @@ def test_violated_verdict_exits_1_and_help_lists_the_exit_codes(capsys, monkeypa
 
 
 def test_every_subcommand_answers_bad_options_in_one_line(capsys):
-    for argv in (["demo", "--repeats", "x"], ["release", "--bogus"], ["mdm", "--bogus"], ["reproduce", "--bogus"],
-                 ["shapes", "--bogus"], ["audit", "bogus"], ["bogus"]):
+    for argv in (
+        ["demo", "--repeats", "x"],
+        ["release", "--bogus"],
+        ["mdm", "--bogus"],
+        ["reproduce", "--bogus"],
+        ["shapes", "--bogus"],
+        ["audit", "bogus"],
+        ["bogus"],
+    ):
         with pytest.raises(SystemExit) as stop:
             main(argv)
         err = capsys.readouterr().err

@@ -15,9 +15,28 @@ pytestmark = pytest.mark.skipif(os.name == "nt", reason="the ledger needs fcntl"
 
 def _release(tmp_path, ledger, name="m"):
     np.save(tmp_path / "covs.npy", SPD(3).random_point(20, rng=0))
-    return main(["release", str(tmp_path / "covs.npy"), "--space", "spd:3", "--center", "identity", "--radius", "3",
-                 "--epsilon", "0.5", "--seed", "0", "--output", str(tmp_path / f"{name}.npy"),
-                 "--guarantee", str(tmp_path / f"{name}.json"), "--budget-file", str(ledger)])
+    return main(
+        [
+            "release",
+            str(tmp_path / "covs.npy"),
+            "--space",
+            "spd:3",
+            "--center",
+            "identity",
+            "--radius",
+            "3",
+            "--epsilon",
+            "0.5",
+            "--seed",
+            "0",
+            "--output",
+            str(tmp_path / f"{name}.npy"),
+            "--guarantee",
+            str(tmp_path / f"{name}.json"),
+            "--budget-file",
+            str(ledger),
+        ]
+    )
 
 
 def test_a_lock_file_that_is_a_symlink_is_refused_not_waited_on(tmp_path, capsys):
@@ -30,8 +49,9 @@ def test_a_lock_file_that_is_a_symlink_is_refused_not_waited_on(tmp_path, capsys
     assert json.loads(ledger.read_text()) == {"epsilon": 1.0}
 
 
-@pytest.mark.parametrize("text", ['{"epsilon": 1.7976931348623157e308}',
-                                  '{"epsilon": 1e308, "spends": [{"epsilon": 1e308, "delta": 0}]}'])
+@pytest.mark.parametrize(
+    "text", ['{"epsilon": 1.7976931348623157e308}', '{"epsilon": 1e308, "spends": [{"epsilon": 1e308, "delta": 0}]}']
+)
 def test_budgets_near_float_limits_are_refused_in_one_line(tmp_path, capsys, text):
     ledger = tmp_path / "budget.json"
     ledger.write_text(text)

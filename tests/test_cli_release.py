@@ -39,9 +39,23 @@ SPACES = {
 
 def _args(tmp_path, data, spec, center, radius, *extra, out="mean"):
     return [
-        "release", str(data), "--space", spec, "--center", str(center), "--radius", repr(radius),
-        "--epsilon", "1.0", "--seed", str(SEED), "--output", str(tmp_path / f"{out}.npy"),
-        "--guarantee", str(tmp_path / f"{out}.json"), *extra,
+        "release",
+        str(data),
+        "--space",
+        spec,
+        "--center",
+        str(center),
+        "--radius",
+        repr(radius),
+        "--epsilon",
+        "1.0",
+        "--seed",
+        str(SEED),
+        "--output",
+        str(tmp_path / f"{out}.npy"),
+        "--guarantee",
+        str(tmp_path / f"{out}.json"),
+        *extra,
     ]
 
 
@@ -49,7 +63,9 @@ def _expected_release(space, X, center, radius, **kw):
     """The oracle: the library's release of the same array with the same seed."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ApproximateSamplerWarning)
-        return PrivateFrechetMean(space, epsilon=1.0, center=center, radius=radius, random_state=SEED, **kw).fit(X).mean_
+        return (
+            PrivateFrechetMean(space, epsilon=1.0, center=center, radius=radius, random_state=SEED, **kw).fit(X).mean_
+        )
 
 
 def _check_guarantee(path, *, spec, epsilon, delta, n, radius, mechanism):
@@ -83,8 +99,16 @@ def _write(path, X, fmt):
     return path
 
 
-FORMATS = {"npy": ".npy", "npy-flat": ".npy", "npz": ".npz", "npz-key": ".npz", "csv": ".csv", "txt": ".txt",
-           "mat": ".mat", "mat-key": ".mat"}
+FORMATS = {
+    "npy": ".npy",
+    "npy-flat": ".npy",
+    "npz": ".npz",
+    "npz-key": ".npz",
+    "csv": ".csv",
+    "txt": ".txt",
+    "mat": ".mat",
+    "mat-key": ".mat",
+}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -102,7 +126,9 @@ def test_each_format_round_trips(fmt, tmp_path, capsys):
     assert release.shape == (3, 3) and bool(space.belongs(release))
     # the file was read exactly as the array it was written from
     np.testing.assert_array_equal(release, _expected_release(space, X, center, radius))
-    _check_guarantee(tmp_path / "mean.json", spec="spd:3", epsilon=1.0, delta=0.0, n=N, radius=radius, mechanism="laplace")
+    _check_guarantee(
+        tmp_path / "mean.json", spec="spd:3", epsilon=1.0, delta=0.0, n=N, radius=radius, mechanism="laplace"
+    )
 
 
 @pytest.mark.parametrize("spec", SPACES)
@@ -114,8 +140,9 @@ def test_each_space_round_trips_through_csv(spec, tmp_path, capsys):
     release = np.load(tmp_path / "mean.npy")
     assert release.shape == space.point_shape and bool(space.belongs(release))
     np.testing.assert_array_equal(release, _expected_release(space, X, center, radius))
-    record = _check_guarantee(tmp_path / "mean.json", spec=spec, epsilon=1.0, delta=0.0, n=N, radius=radius,
-                              mechanism="laplace")
+    record = _check_guarantee(
+        tmp_path / "mean.json", spec=spec, epsilon=1.0, delta=0.0, n=N, radius=radius, mechanism="laplace"
+    )
     assert record["release_shape"] == list(space.point_shape) and record["release_file"] == "mean.npy"
     assert record["report_text"] in capsys.readouterr().out
 
@@ -135,21 +162,28 @@ def test_kendall_configurations_and_a_centre_file(tmp_path):
     assert release.shape == (4, 2) and bool(space.belongs(release))
     preshape = space.project(base)
     np.testing.assert_array_equal(release, _expected_release(space, X, preshape, 0.2))
-    record = _check_guarantee(tmp_path / "mean.json", spec="kendall:4", epsilon=1.0, delta=0.0, n=N, radius=0.2,
-                              mechanism="laplace")
+    record = _check_guarantee(
+        tmp_path / "mean.json", spec="kendall:4", epsilon=1.0, delta=0.0, n=N, radius=0.2, mechanism="laplace"
+    )
     np.testing.assert_allclose(record["report"]["center"], preshape, atol=1e-15)
 
 
-@pytest.mark.parametrize("spec, mechanism, delta", [("spd:3:log-euclidean", "tangent-gaussian", 1e-6),
-                                                    ("sphere:2", "kng", 0.0), ("euclidean:3", "kng", 0.0)])
+@pytest.mark.parametrize(
+    "spec, mechanism, delta",
+    [("spd:3:log-euclidean", "tangent-gaussian", 1e-6), ("sphere:2", "kng", 0.0), ("euclidean:3", "kng", 0.0)],
+)
 def test_other_mechanisms(spec, mechanism, delta, tmp_path):
     space, center_name, center, radius = SPACES[spec]
     X = _records(space, center, radius, np.random.default_rng(3))
     data = _write(tmp_path / "records.npy", X, "npy")
     assert main(_args(tmp_path, data, spec, center_name, radius, "--mechanism", mechanism, "--delta", repr(delta))) == 0
     release = np.load(tmp_path / "mean.npy")
-    np.testing.assert_array_equal(release, _expected_release(space, X, center, radius, mechanism=mechanism, delta=delta))
-    _check_guarantee(tmp_path / "mean.json", spec=spec, epsilon=1.0, delta=delta, n=N, radius=radius, mechanism=mechanism)
+    np.testing.assert_array_equal(
+        release, _expected_release(space, X, center, radius, mechanism=mechanism, delta=delta)
+    )
+    _check_guarantee(
+        tmp_path / "mean.json", spec=spec, epsilon=1.0, delta=delta, n=N, radius=radius, mechanism=mechanism
+    )
 
 
 def test_the_guarantee_holds_nothing_curator_only(tmp_path, capsys):
@@ -163,8 +197,9 @@ def test_the_guarantee_holds_nothing_curator_only(tmp_path, capsys):
     argv[argv.index("--seed") + 1] = "987654321"
     assert main(argv) == 0
     out, err = capsys.readouterr()
-    record = _check_guarantee(tmp_path / "mean.json", spec="spd:3", epsilon=1.0, delta=0.0, n=N, radius=1.0,
-                              mechanism="laplace")
+    record = _check_guarantee(
+        tmp_path / "mean.json", spec="spd:3", epsilon=1.0, delta=0.0, n=N, radius=1.0, mechanism="laplace"
+    )
     assert record["report"]["on_invalid"] == "center"
     text = (tmp_path / "mean.json").read_text(encoding="utf-8")
 
@@ -183,8 +218,9 @@ def test_the_guarantee_holds_nothing_curator_only(tmp_path, capsys):
     assert "seed" not in set(keys(record)) and "987654321" not in text + out + err
     assert "CURATOR" not in text + out + err and "clipped onto the ball's boundary :" not in out
     # the oracle: the same release from the library, whose curator diagnostics do count them
-    model = PrivateFrechetMean(space, epsilon=1.0, center=center, radius=1.0, on_invalid="center",
-                               random_state=987654321).fit(X)
+    model = PrivateFrechetMean(
+        space, epsilon=1.0, center=center, radius=1.0, on_invalid="center", random_state=987654321
+    ).fit(X)
     assert model.curator_diagnostics_.n_invalid == 1 and model.curator_diagnostics_.n_clipped > 0
     np.testing.assert_array_equal(np.load(tmp_path / "mean.npy"), model.mean_)
 
@@ -196,21 +232,28 @@ def test_text_tables_with_header_crlf_and_a_byte_order_mark(tmp_path, capsys):
     expected = _expected_release(space, X, center, radius)
     spaced = "\n".join(" \t".join(repr(float(v)) for v in row) for row in X)
     commas = "\n".join(", ".join(repr(float(v)) for v in row) for row in X)
-    for name, text in (("points.txt", f"# exported points\n{spaced}\n"),  # np.savetxt's '# ' header
-                       ("points.csv", f"\ufeffx y z\n{commas}\n"),  # a BOM, a header without commas
-                       ("crlf.csv", f"x,y,z\r\n{commas}\n".replace("\n", "\r\n")),  # CRLF
-                       ("no-end.csv", f"1,2,3,4,5\n{commas}")):  # any header; no final newline
+    for name, text in (
+        ("points.txt", f"# exported points\n{spaced}\n"),  # np.savetxt's '# ' header
+        ("points.csv", f"\ufeffx y z\n{commas}\n"),  # a BOM, a header without commas
+        ("crlf.csv", f"x,y,z\r\n{commas}\n".replace("\n", "\r\n")),  # CRLF
+        ("no-end.csv", f"1,2,3,4,5\n{commas}"),
+    ):  # any header; no final newline
         data = tmp_path / name
         data.write_bytes(text.encode("utf-8"))
         assert main(_args(tmp_path, data, "euclidean:3", "origin", radius, "--header", "--overwrite")) == 0, name
         np.testing.assert_array_equal(np.load(tmp_path / "mean.npy"), expected)
-        _check_guarantee(tmp_path / "mean.json", spec="euclidean:3", epsilon=1.0, delta=0.0, n=N, radius=radius,
-                         mechanism="laplace")
+        _check_guarantee(
+            tmp_path / "mean.json", spec="euclidean:3", epsilon=1.0, delta=0.0, n=N, radius=radius, mechanism="laplace"
+        )
     capsys.readouterr()
     np.save(tmp_path / "points.npy", X)
-    _refused(capsys, tmp_path, _args(tmp_path, tmp_path / "points.npy", "euclidean:3", "origin", radius, "--header",
-                                     out="npy"),
-             "--header is for a .csv or .txt file; this is a .npy file", out="npy")
+    _refused(
+        capsys,
+        tmp_path,
+        _args(tmp_path, tmp_path / "points.npy", "euclidean:3", "origin", radius, "--header", out="npy"),
+        "--header is for a .csv or .txt file; this is a .npy file",
+        out="npy",
+    )
 
 
 # --- refusals: one line on stderr, exit code 2, no traceback, no output file ---------------------
@@ -246,11 +289,21 @@ def _bad_spd_cases():
     return [
         ("nan.npy", nan_row, ["nan.npy: record 4 holds NaN or inf", "1 of the 30 records"]),
         ("inf.npy", inf_row, ["record 9 holds NaN or inf"]),
-        ("non-spd.npy", non_pd, ["record 11 is not positive definite", "2 of the 30 records are not points of spd:3",
-                                 "--on-invalid center"]),
+        (
+            "non-spd.npy",
+            non_pd,
+            [
+                "record 11 is not positive definite",
+                "2 of the 30 records are not points of spd:3",
+                "--on-invalid center",
+            ],
+        ),
         ("asymmetric.npy", asymmetric, ["record 13 is not symmetric"]),
-        ("wrong-shape.npy", X.reshape(N, 9)[:, :8], ["wrong-shape.npy: wrong shape: a point of spd:3 has shape (3, 3)",
-                                                    "array of shape (30, 8)"]),
+        (
+            "wrong-shape.npy",
+            X.reshape(N, 9)[:, :8],
+            ["wrong-shape.npy: wrong shape: a point of spd:3 has shape (3, 3)", "array of shape (30, 8)"],
+        ),
         ("transposed.npy", np.moveaxis(X, 0, -1), ["wrong shape", "(3, 3, 30)", "records go along the first axis"]),
         ("empty.npy", X[:0], ["empty.npy: holds no records"]),
         ("scalar.npy", np.float64(1.0), ["holds a single number, not records"]),
@@ -266,12 +319,19 @@ def test_bad_npy_files_are_refused(name, array, needles, tmp_path, capsys):
     _refused(capsys, tmp_path, _args(tmp_path, data, "spd:3", "identity", 1.5), *needles)
 
 
-@pytest.mark.parametrize("spec, change, needle", [
-    ("sphere:2", lambda X: X.__setitem__(5, 1.01 * X[5]), "record 5 does not have Euclidean norm 1"),
-    ("sphere:2", lambda X: X.__setitem__(6, np.round(X[6], 4)), "values written with few decimals"),
-    ("hyperbolic:2", lambda X: X.__setitem__((7, 0), -X[7, 0]), "record 7 is not on the upper sheet of the hyperboloid"),
-    ("euclidean:3", lambda X: X.__setitem__((8, 1), np.nan), "record 8 holds NaN or inf"),
-])
+@pytest.mark.parametrize(
+    "spec, change, needle",
+    [
+        ("sphere:2", lambda X: X.__setitem__(5, 1.01 * X[5]), "record 5 does not have Euclidean norm 1"),
+        ("sphere:2", lambda X: X.__setitem__(6, np.round(X[6], 4)), "values written with few decimals"),
+        (
+            "hyperbolic:2",
+            lambda X: X.__setitem__((7, 0), -X[7, 0]),
+            "record 7 is not on the upper sheet of the hyperboloid",
+        ),
+        ("euclidean:3", lambda X: X.__setitem__((8, 1), np.nan), "record 8 holds NaN or inf"),
+    ],
+)
 def test_records_off_the_manifold_are_refused(spec, change, needle, tmp_path, capsys):
     space, center_name, center, radius = SPACES[spec]
     X = _records(space, center, radius, np.random.default_rng(7))
@@ -285,33 +345,63 @@ def test_a_degenerate_kendall_configuration_is_refused(tmp_path, capsys):
     X[12] = [2.0, 3.0]  # all landmarks at one place: no shape
     data = _write(tmp_path / "shapes.npy", X, "npy")
     center = _write(tmp_path / "center.npy", X[0], "npy")
-    _refused(capsys, tmp_path, _args(tmp_path, data, "kendall:4", center, 0.2),
-             "record 12 has all its landmarks equal, so it has no shape")
+    _refused(
+        capsys,
+        tmp_path,
+        _args(tmp_path, data, "kendall:4", center, 0.2),
+        "record 12 has all its landmarks equal, so it has no shape",
+    )
 
 
-@pytest.mark.parametrize("content, needles", [
-    ("", ["covs.csv: holds no records"]),
-    ("# only a comment\n\n", ["record 0 (line 1) starts with '#' (a record file has no comment lines",
-                                "(a header line? pass --header)", "2 of the 2 records"]),  # no comments
-    ("\n", ["record 0 (line 1) is blank", "1 of the 1 records"]),  # a blank line is a record
-    ("a,b,c,d,e,f,g,h,i\n", ["record 0 (line 1): field 1 is not a number (a header line? pass --header)",
-                             "1 of the 1 records"]),  # a header without --header
-    ("1,0,0,0,1,0,0,0,1\n1,0,0,0,1,0,0,0\n", ["covs.csv: record 1 (line 2) has 8 values, but a point of spd:3 has "
-                                              "shape (3, 3), or rows of 9 values", "1 of the 2 records"]),
-    ("1,0,0,0,1,0,0,0,1,0\n1,0,0,0,1,0,0,0,1\n", ["covs.csv: record 0 (line 1) has 10 values, but a point of spd:3"]),
-    ("1,0,0,0,1,0,0,0\n1,0,0,0,1,0,0,0\n", ["wrong shape: a point of spd:3 has shape (3, 3), or rows of 9 values",
-                                            "all 2 records have 8 values"]),
-    ("1,0,0,0,1,0,0,0\n", ["wrong shape: a point of spd:3", "record 0 (line 1) has 8 values"]),
-    ("x1,x2,x3\n1,0,0,0,1,0,0,0,1\n", ["record 0 (line 1): field 1 is not a number (a header line? pass --header)"]),
-    ("1,0,0,0,1,0,0,0,1\n1,0,0,0,NA,0,0,0,1\n", ["covs.csv: record 1 (line 2): field 5 is not a number"]),
-    ("1,0,0,0,1,0,0,0,1\r\n1,0,0,0,1\r0,0,0,1\r\n", ["record 1 (line 2) holds a carriage return"]),
-    ("1,0,0,0,1,0,0,0,1,\n", ["record 0 (line 1): field 10 is empty"]),
-    ("NA,NA,NA,NA,NA,NA,NA,NA,NA\n1,0,0,0,1,0,0,0,1\n", ["record 0 (line 1): field 1 is not a number",
-                                                         "1 of the 2 records"]),  # a record, not a header
-    ("1,0,0,0,1,0,0,0,1\n#N/A,0,0,0,1,0,0,0,1\n", ["record 1 (line 2): field 1 is not a number"]),  # not a comment
-    ("1,0,0,0,1,0,0,0,1\n1,0,0,0,nan,0,0,0,1\n", ["covs.csv: record 1 (line 2) holds NaN or inf"]),
-    ("1,0,0,0,1,0,0,0,1\n1,2,0,2,1,0,0,0,1\n", ["covs.csv: record 1 (line 2) is not positive definite"]),
-])
+@pytest.mark.parametrize(
+    "content, needles",
+    [
+        ("", ["covs.csv: holds no records"]),
+        (
+            "# only a comment\n\n",
+            [
+                "record 0 (line 1) starts with '#' (a record file has no comment lines",
+                "(a header line? pass --header)",
+                "2 of the 2 records",
+            ],
+        ),  # no comments
+        ("\n", ["record 0 (line 1) is blank", "1 of the 1 records"]),  # a blank line is a record
+        (
+            "a,b,c,d,e,f,g,h,i\n",
+            ["record 0 (line 1): field 1 is not a number (a header line? pass --header)", "1 of the 1 records"],
+        ),  # a header without --header
+        (
+            "1,0,0,0,1,0,0,0,1\n1,0,0,0,1,0,0,0\n",
+            [
+                "covs.csv: record 1 (line 2) has 8 values, but a point of spd:3 has shape (3, 3), or rows of 9 values",
+                "1 of the 2 records",
+            ],
+        ),
+        (
+            "1,0,0,0,1,0,0,0,1,0\n1,0,0,0,1,0,0,0,1\n",
+            ["covs.csv: record 0 (line 1) has 10 values, but a point of spd:3"],
+        ),
+        (
+            "1,0,0,0,1,0,0,0\n1,0,0,0,1,0,0,0\n",
+            ["wrong shape: a point of spd:3 has shape (3, 3), or rows of 9 values", "all 2 records have 8 values"],
+        ),
+        ("1,0,0,0,1,0,0,0\n", ["wrong shape: a point of spd:3", "record 0 (line 1) has 8 values"]),
+        (
+            "x1,x2,x3\n1,0,0,0,1,0,0,0,1\n",
+            ["record 0 (line 1): field 1 is not a number (a header line? pass --header)"],
+        ),
+        ("1,0,0,0,1,0,0,0,1\n1,0,0,0,NA,0,0,0,1\n", ["covs.csv: record 1 (line 2): field 5 is not a number"]),
+        ("1,0,0,0,1,0,0,0,1\r\n1,0,0,0,1\r0,0,0,1\r\n", ["record 1 (line 2) holds a carriage return"]),
+        ("1,0,0,0,1,0,0,0,1,\n", ["record 0 (line 1): field 10 is empty"]),
+        (
+            "NA,NA,NA,NA,NA,NA,NA,NA,NA\n1,0,0,0,1,0,0,0,1\n",
+            ["record 0 (line 1): field 1 is not a number", "1 of the 2 records"],
+        ),  # a record, not a header
+        ("1,0,0,0,1,0,0,0,1\n#N/A,0,0,0,1,0,0,0,1\n", ["record 1 (line 2): field 1 is not a number"]),  # not a comment
+        ("1,0,0,0,1,0,0,0,1\n1,0,0,0,nan,0,0,0,1\n", ["covs.csv: record 1 (line 2) holds NaN or inf"]),
+        ("1,0,0,0,1,0,0,0,1\n1,2,0,2,1,0,0,0,1\n", ["covs.csv: record 1 (line 2) is not positive definite"]),
+    ],
+)
 def test_bad_csv_files_are_refused(content, needles, tmp_path, capsys):
     data = tmp_path / "covs.csv"
     data.write_text(content, encoding="utf-8")
@@ -345,7 +435,7 @@ def test_under_center_no_single_csv_record_decides_the_release_or_n(name, where,
     first one too: it is never taken for a header). With raise it is refused, naming it."""
     space, _, center, radius = SPACES["spd:3"]
     X = _spd_records()
-    rows = [",".join("%.17g" % v for v in record.ravel()).encode() for record in X]
+    rows = [",".join(f"{v:.17g}" for v in record.ravel()).encode() for record in X]
     row = _ONE_BAD_ROW[name]
     expected_X = X.copy()
     if row is not None:
@@ -356,14 +446,21 @@ def test_under_center_no_single_csv_record_decides_the_release_or_n(name, where,
     assert main(_args(tmp_path, data, "spd:3", "identity", radius, "--on-invalid", "center")) == 0, capsys.readouterr()
     err = capsys.readouterr().err  # at most the curator-only line on the records replaced
     assert all(line.startswith("geodp: curator-only (do not publish): ") for line in err.splitlines()), err
-    _check_guarantee(tmp_path / "mean.json", spec="spd:3", epsilon=1.0, delta=0.0, n=N, radius=radius,
-                     mechanism="laplace")
-    np.testing.assert_array_equal(np.load(tmp_path / "mean.npy"),
-                                  _expected_release(space, expected_X, center, radius, on_invalid="center"))
+    _check_guarantee(
+        tmp_path / "mean.json", spec="spd:3", epsilon=1.0, delta=0.0, n=N, radius=radius, mechanism="laplace"
+    )
+    np.testing.assert_array_equal(
+        np.load(tmp_path / "mean.npy"), _expected_release(space, expected_X, center, radius, on_invalid="center")
+    )
     if row is not None:
-        _refused(capsys, tmp_path, _args(tmp_path, data, "spd:3", "identity", radius, out="raised"),
-                 f"covs.csv: record {where} (line {where + 1})", "1 of the 30 records is not a point of spd:3",
-                 out="raised")
+        _refused(
+            capsys,
+            tmp_path,
+            _args(tmp_path, data, "spd:3", "identity", radius, out="raised"),
+            f"covs.csv: record {where} (line {where + 1})",
+            "1 of the 30 records is not a point of spd:3",
+            out="raised",
+        )
 
 
 # A record line replaced by each of these lines: under the old reader each one decided n (a header
@@ -391,7 +488,7 @@ def test_under_center_no_single_record_line_decides_n(name, where, header, tmp_p
     happening with the same n; the replaced record is an invalid one, replaced by the centre."""
     space, _, center, radius = SPACES["spd:3"]
     X = _spd_records()
-    rows = [",".join("%.17g" % v for v in record.ravel()).encode() for record in X]
+    rows = [",".join(f"{v:.17g}" for v in record.ravel()).encode() for record in X]
     rows[where] = _ONE_LINE[name]
     expected_X = X.copy()
     expected_X[where] = np.nan
@@ -402,12 +499,18 @@ def test_under_center_no_single_record_line_decides_n(name, where, header, tmp_p
     assert code == 0, capsys.readouterr()
     capsys.readouterr()
     assert json.loads((tmp_path / "mean.json").read_text())["report"]["n_samples"] == N
-    np.testing.assert_array_equal(np.load(tmp_path / "mean.npy"),
-                                  _expected_release(space, expected_X, center, radius, on_invalid="center"))
+    np.testing.assert_array_equal(
+        np.load(tmp_path / "mean.npy"), _expected_release(space, expected_X, center, radius, on_invalid="center")
+    )
     # with raise it is refused, naming that record and its line
-    _refused(capsys, tmp_path, _args(tmp_path, data, "spd:3", "identity", radius, *extra, out="raised"),
-             f"covs.csv: record {where} (line {where + 1 + header})", "1 of the 30 records is not a point of spd:3",
-             out="raised")
+    _refused(
+        capsys,
+        tmp_path,
+        _args(tmp_path, data, "spd:3", "identity", radius, *extra, out="raised"),
+        f"covs.csv: record {where} (line {where + 1 + header})",
+        "1 of the 30 records is not a point of spd:3",
+        out="raised",
+    )
 
 
 def test_header_skips_exactly_one_line(tmp_path, capsys):
@@ -420,8 +523,12 @@ def test_header_skips_exactly_one_line(tmp_path, capsys):
     def n_of(text, *extra):
         data = tmp_path / "points.csv"
         data.write_text(text, encoding="utf-8")
-        assert main(_args(tmp_path, data, "euclidean:3", "origin", radius, "--on-invalid", "center", "--overwrite",
-                          *extra)) == 0, text[:40]
+        assert (
+            main(
+                _args(tmp_path, data, "euclidean:3", "origin", radius, "--on-invalid", "center", "--overwrite", *extra)
+            )
+            == 0
+        ), text[:40]
         capsys.readouterr()
         return json.loads((tmp_path / "mean.json").read_text())["report"]["n_samples"]
 
@@ -434,8 +541,13 @@ def test_header_skips_exactly_one_line(tmp_path, capsys):
     assert n_of(f"x,y,z\n{rows}", "--header") == N  # no final newline: the same records
     data = tmp_path / "points.csv"
     data.write_text("x,y,z\n", encoding="utf-8")
-    _refused(capsys, tmp_path, _args(tmp_path, data, "euclidean:3", "origin", radius, "--header", out="alone"),
-             "points.csv: holds no records", out="alone")
+    _refused(
+        capsys,
+        tmp_path,
+        _args(tmp_path, data, "euclidean:3", "origin", radius, "--header", out="alone"),
+        "points.csv: holds no records",
+        out="alone",
+    )
 
 
 def test_unreadable_files_and_wrong_keys_are_refused(tmp_path, capsys):
@@ -460,29 +572,51 @@ def test_unreadable_files_and_wrong_keys_are_refused(tmp_path, capsys):
     _refused(capsys, tmp_path, args(tmp_path / "none.npz"), "none.npz: holds no records (no array at all)")
     np.savez(tmp_path / "two.npz", covs=X, labels=np.arange(N))
     _refused(capsys, tmp_path, args(tmp_path / "two.npz"), "two.npz holds 2 arrays (covs, labels): name one with --key")
-    _refused(capsys, tmp_path, args(tmp_path / "two.npz", "--key", "cov"), "two.npz: no array named 'cov' (--key); its arrays: covs, labels")
+    _refused(
+        capsys,
+        tmp_path,
+        args(tmp_path / "two.npz", "--key", "cov"),
+        "two.npz: no array named 'cov' (--key); its arrays: covs, labels",
+    )
     from scipy.io import savemat
 
     savemat(tmp_path / "two.mat", {"covs": X, "labels": np.arange(N)})
     _refused(capsys, tmp_path, args(tmp_path / "two.mat"), "two.mat holds 2 variables (covs, labels)")
     _refused(capsys, tmp_path, args(tmp_path / "two.mat", "--key", "y"), "no variable named 'y'")
     np.save(tmp_path / "covs.npy", X)
-    _refused(capsys, tmp_path, args(tmp_path / "covs.npy", "--key", "covs"), "--key names an array in a .npz or .mat file")
+    _refused(
+        capsys, tmp_path, args(tmp_path / "covs.npy", "--key", "covs"), "--key names an array in a .npz or .mat file"
+    )
 
 
 @pytest.mark.parametrize("spec", ["sphere", "spd:3:bures", "torus:2", "spd:0"])
 def test_a_wrong_space_spec_is_one_line(spec, tmp_path, capsys):
     np.save(tmp_path / "covs.npy", _spd_records())
-    _refused(capsys, tmp_path, _args(tmp_path, tmp_path / "covs.npy", spec, "identity", 1.5),
-             f"space spec {spec!r}", "the grammar is euclidean:D | sphere:D[:K]")
+    _refused(
+        capsys,
+        tmp_path,
+        _args(tmp_path, tmp_path / "covs.npy", spec, "identity", 1.5),
+        f"space spec {spec!r}",
+        "the grammar is euclidean:D | sphere:D[:K]",
+    )
 
 
 def test_centre_errors(tmp_path, capsys):
     np.save(tmp_path / "covs.npy", _spd_records())
     args = lambda center, spec="spd:3": _args(tmp_path, tmp_path / "covs.npy", spec, center, 1.5)  # noqa: E731
-    _refused(capsys, tmp_path, args("north"), "the named point 'north' does not exist in SPD(3, metric='affine'); its named point is identity")
+    _refused(
+        capsys,
+        tmp_path,
+        args("north"),
+        "the named point 'north' does not exist in SPD(3, metric='affine'); its named point is identity",
+    )
     _refused(capsys, tmp_path, args("origin", "kendall:3"), "it has no named point: give a file")
-    _refused(capsys, tmp_path, args("south"), "--center 'south' is neither a named point (identity, north, origin) nor an existing file")
+    _refused(
+        capsys,
+        tmp_path,
+        args("south"),
+        "--center 'south' is neither a named point (identity, north, origin) nor an existing file",
+    )
     np.save(tmp_path / "c.npy", np.eye(2))
     _refused(capsys, tmp_path, args(tmp_path / "c.npy"), "c.npy: holds an array of shape (2, 2), not one point")
     np.save(tmp_path / "c.npy", -np.eye(3))
@@ -499,8 +633,12 @@ def test_radius_and_mechanism_errors_come_before_anything_is_written(tmp_path, c
     np.save(tmp_path / "dirs.npy", _records(*SPACES["sphere:2"][::2], 0.5, np.random.default_rng(9)))
     data = tmp_path / "dirs.npy"
     _refused(capsys, tmp_path, _args(tmp_path, data, "sphere:2", "north", 1.0), "r*")
-    _refused(capsys, tmp_path, _args(tmp_path, data, "sphere:2", "north", 0.5, "--mechanism", "tangent-gaussian",
-                                     "--delta", "1e-6"), "TangentGaussianMechanism is only available on flat spaces")
+    _refused(
+        capsys,
+        tmp_path,
+        _args(tmp_path, data, "sphere:2", "north", 0.5, "--mechanism", "tangent-gaussian", "--delta", "1e-6"),
+        "TangentGaussianMechanism is only available on flat spaces",
+    )
 
 
 def test_outputs_are_checked_first_and_never_overwritten_by_default(tmp_path, capsys):
@@ -515,10 +653,12 @@ def test_outputs_are_checked_first_and_never_overwritten_by_default(tmp_path, ca
     assert main([*base, "--overwrite"]) == 0  # same seed: the same release, written again
     np.testing.assert_array_equal(np.load(tmp_path / "mean.npy"), first)
     capsys.readouterr()
-    for option, value, needle in (("--output", tmp_path / "mean.txt", "must end with .npy"),
-                                  ("--guarantee", tmp_path / "mean.yaml", "must end with .json"),
-                                  ("--output", tmp_path / "no" / "mean.npy", "does not exist; create it first"),
-                                  ("--output", data, "INPUT")):
+    for option, value, needle in (
+        ("--output", tmp_path / "mean.txt", "must end with .npy"),
+        ("--guarantee", tmp_path / "mean.yaml", "must end with .json"),
+        ("--output", tmp_path / "no" / "mean.npy", "does not exist; create it first"),
+        ("--output", data, "INPUT"),
+    ):
         argv = list(base)
         argv[argv.index(option) + 1] = str(value)
         _refused_keeping(capsys, [*argv, "--overwrite"], needle)
@@ -564,8 +704,13 @@ def test_a_failed_write_leaves_no_partial_release(tmp_path, capsys, monkeypatch)
     import geodp.cli.release as release
 
     monkeypatch.setattr(release.np, "save", disk_full)
-    _refused(capsys, tmp_path, _args(tmp_path, tmp_path / "covs.npy", "spd:3", "identity", 1.5, "--budget-file", str(ledger)),
-             "the outputs could not be written (No space left on device)", "the budget was charged")
+    _refused(
+        capsys,
+        tmp_path,
+        _args(tmp_path, tmp_path / "covs.npy", "spd:3", "identity", 1.5, "--budget-file", str(ledger)),
+        "the outputs could not be written (No space left on device)",
+        "the budget was charged",
+    )
     # charged before the release: an error after the data were touched does not refund
     assert [s["epsilon"] for s in json.loads(ledger.read_text())["spends"]] == [1.0]
 
@@ -574,21 +719,26 @@ def test_public_warnings_are_one_line_each(tmp_path, capsys, monkeypatch):
     fit = PrivateFrechetMean.fit
 
     def warn_then_fit(self, X, y=None):
-        warnings.warn("This release samples by MCMC:\nDP then holds only approximately.", ApproximateSamplerWarning)
+        warnings.warn(
+            "This release samples by MCMC:\nDP then holds only approximately.", ApproximateSamplerWarning, stacklevel=2
+        )
         return fit(self, X)
 
     monkeypatch.setattr(PrivateFrechetMean, "fit", warn_then_fit)
     np.save(tmp_path / "covs.npy", _spd_records())
     assert main(_args(tmp_path, tmp_path / "covs.npy", "spd:3", "identity", 1.5)) == 0
-    assert capsys.readouterr().err == ("geodp: warning: This release samples by MCMC: DP then holds only "
-                                       "approximately. (ApproximateSamplerWarning)\n")
+    assert capsys.readouterr().err == (
+        "geodp: warning: This release samples by MCMC: DP then holds only approximately. (ApproximateSamplerWarning)\n"
+    )
 
 
 # --- the budget ledger --------------------------------------------------------------------------
 
 
 def _ledger_args(tmp_path, ledger, out, *extra):
-    return _args(tmp_path, tmp_path / "covs.npy", "spd:3", "identity", 1.5, "--budget-file", str(ledger), *extra, out=out)
+    return _args(
+        tmp_path, tmp_path / "covs.npy", "spd:3", "identity", 1.5, "--budget-file", str(ledger), *extra, out=out
+    )
 
 
 def test_the_ledger_refuses_overspending(tmp_path, capsys):
@@ -597,13 +747,26 @@ def test_the_ledger_refuses_overspending(tmp_path, capsys):
     ledger.write_text('{"epsilon": 1.5, "delta": 1e-6, "note": "study 7"}')
     assert main(_ledger_args(tmp_path, ledger, "first")) == 0
     assert "remaining epsilon = 0.5, delta = 1e-06" in capsys.readouterr().out
-    _refused(capsys, tmp_path, _ledger_args(tmp_path, ledger, "second"), "--budget-file", "would exceed the budget",
-             "remaining: epsilon=0.5", "Nothing was released", out="second")
+    _refused(
+        capsys,
+        tmp_path,
+        _ledger_args(tmp_path, ledger, "second"),
+        "--budget-file",
+        "would exceed the budget",
+        "remaining: epsilon=0.5",
+        "Nothing was released",
+        out="second",
+    )
     data = json.loads(ledger.read_text())
     assert data["note"] == "study 7" and (data["epsilon"], data["delta"]) == (1.5, 1e-6)
     [spend] = data["spends"]
     assert (spend["epsilon"], spend["delta"], spend["output"], spend["space"], spend["mechanism"]) == (
-        1.0, 0.0, str(tmp_path / "first.npy"), "spd:3", "laplace")
+        1.0,
+        0.0,
+        str(tmp_path / "first.npy"),
+        "spd:3",
+        "laplace",
+    )
     assert spend["time"].endswith("Z") and spend["time"][:2] == "20"
     # a smaller release still fits; then the budget is spent exactly
     argv = _ledger_args(tmp_path, ledger, "third")
@@ -617,38 +780,58 @@ def test_the_ledger_charges_delta(tmp_path, capsys):
     np.save(tmp_path / "covs.npy", X)
     ledger = tmp_path / "budget.json"
     ledger.write_text('{"epsilon": 10, "delta": 1e-6}')
-    argv = lambda out: [*_args(tmp_path, tmp_path / "covs.npy", "spd:3:log-euclidean", "identity", 1.5,  # noqa: E731
-                               "--mechanism", "tangent-gaussian", "--delta", "6e-7", "--budget-file", str(ledger), out=out)]
+    argv = lambda out: [
+        *_args(
+            tmp_path,
+            tmp_path / "covs.npy",
+            "spd:3:log-euclidean",
+            "identity",
+            1.5,  # noqa: E731
+            "--mechanism",
+            "tangent-gaussian",
+            "--delta",
+            "6e-7",
+            "--budget-file",
+            str(ledger),
+            out=out,
+        )
+    ]
     assert main(argv("a")) == 0
     capsys.readouterr()
     _refused(capsys, tmp_path, argv("b"), "spending epsilon=1.0, delta=6e-07 would exceed", out="b")
     assert [s["delta"] for s in json.loads(ledger.read_text())["spends"]] == [6e-7]
 
 
-@pytest.mark.parametrize("content, needle", [
-    (None, "does not exist; start a budget by writing"),
-    ("", "is not a budget ledger (not JSON"),
-    ("{epsilon: 1}", "is not a budget ledger (not JSON"),
-    ('[1.0, 0.0]', "(a JSON list, not an object)"),
-    ('{"delta": 1e-6}', '"epsilon" must be a number > 0, got None'),
-    ('{"epsilon": -1}', '"epsilon" must be a number > 0, got -1'),
-    ('{"epsilon": "1"}', '"epsilon" must be a number > 0'),
-    ('{"epsilon": true}', '"epsilon" must be a number > 0'),
-    ('{"epsilon": NaN}', "NaN is not a number JSON allows"),
-    ('{"epsilon": Infinity}', "Infinity is not a number JSON allows"),
-    ('{"epsilon": 1, "delta": 1}', '"delta" must be a number in [0, 1)'),
-    ('{"epsilon": 1, "spends": {}}', '"spends" must be a list'),
-    ('{"epsilon": 1, "spends": [{"epsilon": 0.5}]}', 'spend 0 must be an object with numbers'),
-    ('{"epsilon": 1, "spends": [{"epsilon": -0.5, "delta": 0}]}', 'spend 0 must be an object with numbers'),
-    # integers beyond float's range (math.isfinite raised OverflowError: a traceback)
-    ('{"epsilon": 1' + "0" * 400 + "}", '"epsilon" must be a number > 0, got 10000000000000000000...'),
-    ('{"epsilon": 1, "delta": -1' + "0" * 400 + "}", '"delta" must be a number in [0, 1), got -1000'),
-    ('{"epsilon": 1, "spends": [{"epsilon": 1' + "0" * 400 + ', "delta": 0}]}', "spend 0 must be an object with numbers"),
-    # a key given twice (the last one won: a budget raised, the spends erased)
-    ('{"epsilon": 1.5, "epsilon": 100}', "the key 'epsilon' appears twice in one object"),
-    ('{"epsilon": 1, "spends": [{"epsilon": 1, "delta": 0}], "spends": []}', "the key 'spends' appears twice"),
-    ('{"epsilon": 1, "spends": [{"epsilon": 1, "epsilon": 0, "delta": 0}]}', "the key 'epsilon' appears twice"),
-])
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        (None, "does not exist; start a budget by writing"),
+        ("", "is not a budget ledger (not JSON"),
+        ("{epsilon: 1}", "is not a budget ledger (not JSON"),
+        ("[1.0, 0.0]", "(a JSON list, not an object)"),
+        ('{"delta": 1e-6}', '"epsilon" must be a number > 0, got None'),
+        ('{"epsilon": -1}', '"epsilon" must be a number > 0, got -1'),
+        ('{"epsilon": "1"}', '"epsilon" must be a number > 0'),
+        ('{"epsilon": true}', '"epsilon" must be a number > 0'),
+        ('{"epsilon": NaN}', "NaN is not a number JSON allows"),
+        ('{"epsilon": Infinity}', "Infinity is not a number JSON allows"),
+        ('{"epsilon": 1, "delta": 1}', '"delta" must be a number in [0, 1)'),
+        ('{"epsilon": 1, "spends": {}}', '"spends" must be a list'),
+        ('{"epsilon": 1, "spends": [{"epsilon": 0.5}]}', "spend 0 must be an object with numbers"),
+        ('{"epsilon": 1, "spends": [{"epsilon": -0.5, "delta": 0}]}', "spend 0 must be an object with numbers"),
+        # integers beyond float's range (math.isfinite raised OverflowError: a traceback)
+        ('{"epsilon": 1' + "0" * 400 + "}", '"epsilon" must be a number > 0, got 10000000000000000000...'),
+        ('{"epsilon": 1, "delta": -1' + "0" * 400 + "}", '"delta" must be a number in [0, 1), got -1000'),
+        (
+            '{"epsilon": 1, "spends": [{"epsilon": 1' + "0" * 400 + ', "delta": 0}]}',
+            "spend 0 must be an object with numbers",
+        ),
+        # a key given twice (the last one won: a budget raised, the spends erased)
+        ('{"epsilon": 1.5, "epsilon": 100}', "the key 'epsilon' appears twice in one object"),
+        ('{"epsilon": 1, "spends": [{"epsilon": 1, "delta": 0}], "spends": []}', "the key 'spends' appears twice"),
+        ('{"epsilon": 1, "spends": [{"epsilon": 1, "epsilon": 0, "delta": 0}]}', "the key 'epsilon' appears twice"),
+    ],
+)
 def test_a_corrupt_ledger_is_one_line(content, needle, tmp_path, capsys):
     np.save(tmp_path / "covs.npy", _spd_records())
     ledger = tmp_path / "budget.json"
@@ -695,8 +878,14 @@ def test_two_concurrent_releases_cannot_overspend(tmp_path):
     try:
         for out in ("a", "b"):
             argv = _ledger_args(tmp_path, ledger, out)
-            procs.append(subprocess.Popen([sys.executable, "-m", "geodp.cli", *argv], stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, text=True))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "geodp.cli", *argv],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+            )
         for proc in procs:  # both have read nothing yet and wait for the lock
             assert proc.stderr.readline().startswith("geodp: waiting for another command that holds the lock")
     finally:
@@ -741,8 +930,14 @@ def test_a_hard_linked_ledger_is_refused(tmp_path, capsys):
     ledger.write_text('{"epsilon": 1.5}')
     os.link(ledger, tmp_path / "hard.json")
     for name, out in (("hard.json", "a"), ("budget.json", "b")):
-        _refused(capsys, tmp_path, _ledger_args(tmp_path, tmp_path / name, out), f"--budget-file '{tmp_path / name}' has 2 "
-                 "names (hard links); a ledger must have one", "remove the other links", out=out)
+        _refused(
+            capsys,
+            tmp_path,
+            _ledger_args(tmp_path, tmp_path / name, out),
+            f"--budget-file '{tmp_path / name}' has 2 names (hard links); a ledger must have one",
+            "remove the other links",
+            out=out,
+        )
     assert ledger.read_text() == '{"epsilon": 1.5}' and (tmp_path / "hard.json").read_text() == '{"epsilon": 1.5}'
     (tmp_path / "hard.json").unlink()
     assert main(_ledger_args(tmp_path, ledger, "c")) == 0

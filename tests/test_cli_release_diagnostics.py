@@ -12,9 +12,27 @@ from geodp.manifolds import SPD
 
 def _release(tmp_path, records, *extra):
     np.save(tmp_path / "covs.npy", records)
-    return main(["release", str(tmp_path / "covs.npy"), "--space", "spd:3", "--center", "identity",
-                 "--radius", "3", "--epsilon", "1", "--seed", "0", "--output", str(tmp_path / "m.npy"),
-                 "--guarantee", str(tmp_path / "g.json"), *extra])
+    return main(
+        [
+            "release",
+            str(tmp_path / "covs.npy"),
+            "--space",
+            "spd:3",
+            "--center",
+            "identity",
+            "--radius",
+            "3",
+            "--epsilon",
+            "1",
+            "--seed",
+            "0",
+            "--output",
+            str(tmp_path / "m.npy"),
+            "--guarantee",
+            str(tmp_path / "g.json"),
+            *extra,
+        ]
+    )
 
 
 def test_clipped_records_are_written_for_the_curator_only(tmp_path, capsys):

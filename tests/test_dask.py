@@ -23,10 +23,12 @@ def _data(space):
 
 def _counted(X, calls):
     """The Dask array of ``X`` in uneven chunks, counting every chunk read."""
+
     def read(block):
         if len(block):  # dask also calls it on an empty block to infer the output
             calls.append(len(block))
         return block
+
     return da.from_array(X, chunks=UNEVEN + ((X.shape[1],),) * (X.ndim - 1)).map_blocks(read, dtype=X.dtype)
 
 
@@ -76,7 +78,9 @@ def test_same_code_on_a_distributed_local_cluster():
     distributed = pytest.importorskip("distributed")
     X = _data(AI)
     expected = frechet_mean(AI, X, tol=1e-13)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
         with distributed.Client(cluster):
             mean = frechet_mean(AI, da.from_array(X, chunks=UNEVEN + ((3,), (3,))), tol=1e-13)
             le = frechet_mean(LE, da.from_array(X, chunks=64))
@@ -130,20 +134,23 @@ def test_dask_peak_memory_does_not_grow_with_n(case, monkeypatch):
     length n — a float64 vector of n entries would add 8 bytes per extra record, a chunk kept in
     memory 72 (SPD(3)) or 32 (Sphere(3)); the bound allows 4 bytes. A single chunk of the 6·20,000
     records peaks below twice its own size: its temporaries are a sub-block's, not the chunk's."""
-    import geodp.dask_support
+    import geodp.records
 
-    monkeypatch.setattr(geodp.dask_support, "_BLOCK_VALUES", 5000 * 9)
+    monkeypatch.setattr(geodp.records, "BLOCK_VALUES", 5000 * 9)
     c, rng = 20_000, np.random.default_rng(3)
     if case == "sphere fit":
         block = SPHERE.project(rng.normal(size=(c, 4)) * 0.2 + [1.0, 0, 0, 0])
+
         def run(X):
             PrivateFrechetMean(SPHERE, epsilon=1.0, center=block[0], radius=0.4, random_state=0).fit(X)
     else:
         block = LE.random_point(c, rng=rng)
+
         def run(X):
             frechet_mean(LE, X)
+
     run(_lazy_copies(block[:100], 2))  # warm the caches (imports, dask's tokenizers) untraced
-    small, large = (_traced_peak(lambda: run(_lazy_copies(block, k))) for k in (2, 6))
+    small, large = (_traced_peak(lambda: run(_lazy_copies(block, k))) for k in (2, 6))  # noqa: B023
     assert large - small < 4 * (6 - 2) * c, (small, large)
     whole = np.concatenate([block] * 6)  # without sub-blocks: 4.9x (mean), 7.9x (fit)
     assert _traced_peak(lambda: run(da.from_array(whole, chunks=whole.shape))) < 2 * whole.nbytes
@@ -152,9 +159,9 @@ def test_dask_peak_memory_does_not_grow_with_n(case, monkeypatch):
 def test_chunks_in_sub_blocks_give_the_in_memory_mean_and_count_every_invalid_record(monkeypatch):
     """Sub-blocks of 7 records inside chunks of up to 100: the same mean and the same passes as
     whole chunks; invalid records in different sub-blocks of one chunk are all counted."""
-    import geodp.dask_support
+    import geodp.records
 
-    monkeypatch.setattr(geodp.dask_support, "_BLOCK_VALUES", 7 * 9)
+    monkeypatch.setattr(geodp.records, "BLOCK_VALUES", 7 * 9)
     for space in (AI, LE):
         X = _data(space)
         calls = []
@@ -187,18 +194,19 @@ def test_read_npy_is_lazy_and_gives_the_in_memory_mean(tmp_path, monkeypatch):
     """A 3.2 MB ``.npy`` of 100,000 Sphere(3) records: the mean through :func:`read_npy` is the
     in-memory mean, and the traced peak stays below a third of the file (the file is mapped, each
     chunk read when a pass needs it; a copy of the file would be traced in full)."""
-    import geodp.dask_support
+    import geodp.records
     from geodp.dask_support import read_npy
     from geodp.errors import InvalidParameterError
 
-    monkeypatch.setattr(geodp.dask_support, "_BLOCK_VALUES", 5000 * 9)
+    monkeypatch.setattr(geodp.records, "BLOCK_VALUES", 5000 * 9)
     X = SPHERE.project(np.random.default_rng(4).normal(size=(100_000, 4)) * 0.2 + [1.0, 0, 0, 0])
     path = tmp_path / "records.npy"
     np.save(path, X)
     lazy = read_npy(path, chunk_records=10_000)
     assert lazy.chunks[0] == (10_000,) * 10
-    np.testing.assert_allclose(frechet_mean(SPHERE, lazy, tol=1e-13), frechet_mean(SPHERE, X, tol=1e-13),
-                               rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        frechet_mean(SPHERE, lazy, tol=1e-13), frechet_mean(SPHERE, X, tol=1e-13), rtol=0, atol=1e-10
+    )
     assert _traced_peak(lambda: frechet_mean(SPHERE, read_npy(path, chunk_records=10_000))) < X.nbytes / 3
     with pytest.raises(InvalidParameterError, match="chunk_records"):
         read_npy(path, chunk_records=0)

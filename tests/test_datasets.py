@@ -19,7 +19,9 @@ def descriptor_by_loops(img, eta):
         for c in range(w):
             gx, gy = abs(ix[r, c]), abs(iy[r, c])
             angle = np.pi / 2 if gy == 0 and gx > 0 else (0.0 if gx == 0 else np.arctan(gx / gy))
-            feats.append([c / (w - 1), r / (h - 1), img[r, c], gx, gy, abs(ixx[r, c]), abs(iyy[r, c]), np.hypot(gx, gy), angle])
+            feats.append(
+                [c / (w - 1), r / (h - 1), img[r, c], gx, gy, abs(ixx[r, c]), abs(iyy[r, c]), np.hypot(gx, gy), angle]
+            )
     return np.cov(np.array(feats).T, bias=True) + eta * np.eye(9)
 
 
@@ -73,7 +75,12 @@ def test_digits_loader():
 
 @pytest.mark.parametrize(
     "images,match",
-    [(np.full((2, 4, 4), 2.0), r"\[0, 1\]"), (np.zeros((2, 4, 4, 2)), "shape"), (np.zeros((2, 1, 4)), "2×2"), (np.zeros((4, 4)), "axes")],
+    [
+        (np.full((2, 4, 4), 2.0), r"\[0, 1\]"),
+        (np.zeros((2, 4, 4, 2)), "shape"),
+        (np.zeros((2, 1, 4)), "2×2"),
+        (np.zeros((4, 4)), "axes"),
+    ],
 )
 def test_bad_images(images, match):
     with pytest.raises(InvalidDataError, match=match):

@@ -60,7 +60,9 @@ def test_log_densities_are_the_stated_laws():
     eta = space.random_point(rng=6)
     x = space.random_point(10, rng=7)
     np.testing.assert_allclose(RiemannianLaplace(space, eta, 0.5).log_density(x), -space.dist(eta, x) / 0.5, rtol=1e-10)
-    np.testing.assert_allclose(TangentGaussian(space, eta, 0.5).log_density(x), -space.dist(eta, x) ** 2 / 0.5, rtol=1e-10)
+    np.testing.assert_allclose(
+        TangentGaussian(space, eta, 0.5).log_density(x), -(space.dist(eta, x) ** 2) / 0.5, rtol=1e-10
+    )
 
 
 def test_seeded_draws_are_reproducible_and_unseeded_differ():

@@ -2,7 +2,13 @@ import numpy as np
 import pytest
 
 from geodp import frechet_mean
-from geodp.errors import ConvergenceWarning, InvalidDataError, InvalidParameterError, InvalidTypeError, NotOnManifoldError
+from geodp.errors import (
+    ConvergenceWarning,
+    InvalidDataError,
+    InvalidParameterError,
+    InvalidTypeError,
+    NotOnManifoldError,
+)
 from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
 from geodp.manifolds import _matrix as mf
 
@@ -29,7 +35,12 @@ def test_log_euclidean_mean_matches_pyriemann():
 
     X = spread_spd(6, 100, 1, scale=2.0)
     w = np.random.default_rng(2).uniform(size=100)
-    np.testing.assert_allclose(frechet_mean(SPD(6, metric="log-euclidean"), X, weights=w), mean_logeuclid(X, sample_weight=w), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(
+        frechet_mean(SPD(6, metric="log-euclidean"), X, weights=w),
+        mean_logeuclid(X, sample_weight=w),
+        rtol=1e-9,
+        atol=1e-10,
+    )
 
 
 def test_affine_mean_matches_geomstats():
@@ -137,7 +148,9 @@ def test_kendall_mean_is_rotation_invariant_and_optimal():
     space = KendallShape(7)
     X = _clustered(space, 52, 0.1)  # within the uniqueness radius π/4 of the mean
     angles = np.random.default_rng(53).uniform(0, 2 * np.pi, len(X))
-    rot = np.stack([np.stack([np.cos(angles), -np.sin(angles)], -1), np.stack([np.sin(angles), np.cos(angles)], -1)], -2)
+    rot = np.stack(
+        [np.stack([np.cos(angles), -np.sin(angles)], -1), np.stack([np.sin(angles), np.cos(angles)], -1)], -2
+    )
     turned = np.einsum("nkj,nij->nki", X, rot) * 3.0 + 1.0  # each record rotated, scaled, moved
     mean, info = frechet_mean(space, X, tol=1e-12, return_info=True)
     mean2 = frechet_mean(space, space.check_points(turned), tol=1e-12)

@@ -19,9 +19,8 @@ from geomstats.geometry.euclidean import Euclidean  # noqa: E402
 from geomstats.geometry.hypersphere import Hypersphere  # noqa: E402
 from geomstats.geometry.poincare_ball import PoincareBall  # noqa: E402
 from geomstats.geometry.product_manifold import ProductManifold  # noqa: E402
-from geomstats.geometry.special_orthogonal import SpecialOrthogonal  # noqa: E402
 from geomstats.geometry.spd_matrices import SPDBuresWassersteinMetric, SPDMatrices  # noqa: E402
-from manifold_contract import ManifoldContract  # noqa: E402
+from geomstats.geometry.special_orthogonal import SpecialOrthogonal  # noqa: E402
 
 from geodp import frechet_mean  # noqa: E402
 from geodp.errors import (  # noqa: E402
@@ -31,10 +30,15 @@ from geodp.errors import (  # noqa: E402
     InvalidTypeError,
     NotOnManifoldError,
 )
-from geodp.manifolds import GeomstatsSpace, Sphere, from_geomstats  # noqa: E402
-from geodp.manifolds import geomstats_adapter  # noqa: E402
+from geodp.manifolds import (  # noqa: E402
+    GeomstatsSpace,
+    Sphere,
+    from_geomstats,
+    geomstats_adapter,  # noqa: E402
+)
 from geodp.models import PrivateFrechetMean  # noqa: E402
 from geodp.sensitivity import frechet_mean_sensitivity, max_radius  # noqa: E402
+from manifold_contract import ManifoldContract  # noqa: E402
 
 S2 = from_geomstats(Hypersphere(2), curvature_bounds=(1.0, 1.0), injectivity_radius=np.pi)
 BALL = from_geomstats(PoincareBall(2), curvature_bounds=(-1.0, -1.0), injectivity_radius=math.inf)
@@ -121,8 +125,12 @@ def test_conservative_declarations_are_accepted(geomstats_space, bounds, radius)
 
 @pytest.mark.parametrize(
     "geomstats_space, bounds",
-    [(Hypersphere(2), (0.0, 0.5)), (Hypersphere(2), (1.1, 2.0)), (PoincareBall(2), (-0.5, 0.0)),
-     (PoincareBall(2), (-2.0, -1.5))],
+    [
+        (Hypersphere(2), (0.0, 0.5)),
+        (Hypersphere(2), (1.1, 2.0)),
+        (PoincareBall(2), (-0.5, 0.0)),
+        (PoincareBall(2), (-2.0, -1.5)),
+    ],
     ids=["S2-kappa-max-low", "S2-kappa-min-high", "H2-kappa-min-high", "H2-kappa-max-low"],
 )
 def test_wrong_curvature_bounds_are_caught(geomstats_space, bounds):
@@ -143,8 +151,11 @@ def test_product_of_spheres_with_understated_kappa_max_is_refused(kappa_max):
 
 @pytest.mark.parametrize(
     "factors, kappa_max",
-    [([Hypersphere(2), Hypersphere(2)], 0.8), ([Hypersphere(2), Hypersphere(2)], 0.9),
-     ([Hypersphere(2), Euclidean(11)], 0.9)],  # dim 13: 66 of the 78 coordinate planes per point
+    [
+        ([Hypersphere(2), Hypersphere(2)], 0.8),
+        ([Hypersphere(2), Hypersphere(2)], 0.9),
+        ([Hypersphere(2), Euclidean(11)], 0.9),
+    ],  # dim 13: 66 of the 78 coordinate planes per point
     ids=["S2xS2-0.8", "S2xS2-0.9", "S2xR11-0.9"],
 )
 def test_coordinate_planes_catch_an_understated_kappa_max_without_the_product_rule(monkeypatch, factors, kappa_max):
@@ -163,8 +174,12 @@ def test_product_of_spheres_with_its_true_bounds_is_accepted_and_the_probes_see_
 
 
 def test_the_coordinate_basis_is_orthonormal_with_each_vector_inside_one_factor():
-    space = from_geomstats(ProductManifold([Hypersphere(2), Euclidean(3)]), curvature_bounds=(0.0, 1.0),
-                           injectivity_radius=np.pi, n_checks=4)
+    space = from_geomstats(
+        ProductManifold([Hypersphere(2), Euclidean(3)]),
+        curvature_bounds=(0.0, 1.0),
+        injectivity_radius=np.pi,
+        n_checks=4,
+    )
     x = space._check_points(6, np.random.default_rng(1))
     frame = space._coordinate_frame(x)  # (6, 5, 6): S² coordinates first, then R³
     gram = space.inner(x[:, None, None], frame[:, :, None], frame[:, None, :])
@@ -192,8 +207,9 @@ def test_bounds_right_only_near_the_base_point_are_refused_over_the_checked_regi
     spd2, identity = _bures_wasserstein_spd2(), np.eye(2)
     with pytest.raises(AssumptionError, match=r"within geodesic distance 0\.25 of base_point.*outside the declared"):
         from_geomstats(spd2, curvature_bounds=(0.0, 1.6), injectivity_radius=0.5, base_point=identity)
-    near = from_geomstats(spd2, curvature_bounds=(0.0, 1.6), injectivity_radius=0.5, base_point=identity,
-                          check_radius=0.05)
+    near = from_geomstats(
+        spd2, curvature_bounds=(0.0, 1.6), injectivity_radius=0.5, base_point=identity, check_radius=0.05
+    )
     assert near.check_radius == 0.05 and "within geodesic distance 0.05 of its base_point" in repr(near)
     # Takatsu: K <= 3/tr(Σ) on 2x2 (1.5 at I); tr(Σ) >= 2(1 - 0.25/√2)² over B(I, 0.25): K <= 2.22
     wide = from_geomstats(spd2, curvature_bounds=(0.0, 2.5), injectivity_radius=0.5, base_point=identity)
@@ -203,7 +219,9 @@ def test_bounds_right_only_near_the_base_point_are_refused_over_the_checked_regi
 def test_the_checked_region_is_recorded_and_spread_to_its_edge():
     assert S2.check_radius == pytest.approx(np.pi / 2)  # inj/2: covers every admissible ball at the base point
     assert BALL.check_radius == pytest.approx(3.0)  # 3ℓ where inj = ∞
-    assert S2.checks["check_radius"] == S2.check_radius and "geodesic ball of radius 1.5708" in S2.checks["checked_region"]
+    assert (
+        S2.checks["check_radius"] == S2.check_radius and "geodesic ball of radius 1.5708" in S2.checks["checked_region"]
+    )
     assert "checked by sampling only within geodesic distance 1.5708 of its base_point" in repr(S2)
     points = S2._check_points(8, np.random.default_rng(0))
     np.testing.assert_allclose(S2.dist(S2.base_point, points), np.linspace(0.0, np.pi / 2, 8), atol=1e-12)
@@ -213,8 +231,12 @@ def test_the_checked_region_is_recorded_and_spread_to_its_edge():
 
 @pytest.mark.parametrize(
     "check_radius, error, match",
-    [(-1.0, InvalidParameterError, "finite and > 0"), (math.inf, InvalidParameterError, "finite and > 0"),
-     (3.14, InvalidParameterError, "at most"), ("1", InvalidTypeError, "real number")],
+    [
+        (-1.0, InvalidParameterError, "finite and > 0"),
+        (math.inf, InvalidParameterError, "finite and > 0"),
+        (3.14, InvalidParameterError, "at most"),
+        ("1", InvalidTypeError, "real number"),
+    ],
 )
 def test_bad_check_radius_is_refused(check_radius, error, match):
     with pytest.raises(error, match=match):
@@ -257,8 +279,11 @@ def test_injectivity_radius_beyond_bonnet_myers_is_refused():
         (dict(curvature_bounds=1.0, injectivity_radius=1.0), InvalidTypeError, "pair"),
         (dict(curvature_bounds=(1.0, 1.0), injectivity_radius=0.0), InvalidParameterError, "must be > 0"),
         (dict(curvature_bounds=(1.0, 1.0), injectivity_radius=1.0, n_checks=0), InvalidParameterError, "n_checks"),
-        (dict(curvature_bounds=(1.0, 1.0), injectivity_radius=1.0, base_point=[1.0, 1.0, 0.0]), NotOnManifoldError,
-         "base_point"),
+        (
+            dict(curvature_bounds=(1.0, 1.0), injectivity_radius=1.0, base_point=[1.0, 1.0, 0.0]),
+            NotOnManifoldError,
+            "base_point",
+        ),
     ],
 )
 def test_bad_declarations_are_refused(kwargs, error, match):

@@ -62,7 +62,9 @@ def test_flat_release_tends_to_ols_as_epsilon_grows(space, center):
     slope = space.random_tangent(center, rng=3) * 0.5
     t, Y = _line_data(space, center, 300, slope, 0.1)
     x = 10.0 + 5.0 * t  # original units: the model maps x_bounds to [-1/2, 1/2]
-    model = PrivateGeodesicRegression(space, epsilon=1e9, center=center, radius=3.0, x_bounds=(10.0, 15.0), random_state=0).fit(x, Y)
+    model = PrivateGeodesicRegression(
+        space, epsilon=1e9, center=center, radius=3.0, x_bounds=(10.0, 15.0), random_state=0
+    ).fit(x, Y)
     # OLS in the chart, in the model's parametrisation (centred at the middle of x_bounds)
     coords = space.to_coordinates(Y)
     design = np.column_stack([np.ones_like(x), x - 12.5])
@@ -127,7 +129,9 @@ def test_mh_sampler_agrees_with_the_exact_law_on_a_flat_space():
 def test_curved_release_is_close_to_the_fit_and_says_it_is_approximate(space, center, slope):
     t, Y = _line_data(space, center, 80, slope, 0.05, seed=2)
     p_hat, v_hat = geodesic_regression(space, t - 0.5, Y)
-    model = PrivateGeodesicRegression(space, epsilon=60.0, center=center, radius=0.6, x_bounds=(0.0, 1.0), random_state=1)
+    model = PrivateGeodesicRegression(
+        space, epsilon=60.0, center=center, radius=0.6, x_bounds=(0.0, 1.0), random_state=1
+    )
     with pytest.warns(ApproximateSamplerWarning):
         model.fit(t, Y)
     assert float(space.dist(model.intercept_, p_hat)) < 0.05
@@ -145,8 +149,13 @@ def test_kendall_release_runs_with_two_covariates(short_chains):
     x = rng.uniform(0, 1, (150, 2))
     slopes = space.random_tangent(np.stack([base, base]), rng=1) * 0.2
     Y = space.exp(base, np.tensordot(x - 0.5, slopes, axes=1))
-    model = _quiet_fit(PrivateGeodesicRegression(space, epsilon=10.0, center=base, radius=0.3,
-                                                 x_bounds=([0, 0], [1, 1]), random_state=0), x, Y)
+    model = _quiet_fit(
+        PrivateGeodesicRegression(
+            space, epsilon=10.0, center=base, radius=0.3, x_bounds=([0, 0], [1, 1]), random_state=0
+        ),
+        x,
+        Y,
+    )
     assert model.coef_.shape == (2, 5, 2)
     assert np.all(space.belongs(model.predict(x[:3])))
 
@@ -160,7 +169,9 @@ def test_report_is_identical_for_neighbours_that_differ_in_clipping():
     t2[1] = 7.0  # outside x_bounds: clipped
     reports, diagnostics = [], []
     for x_, Y_ in ((t, Y), (t2, Y2)):
-        m = PrivateGeodesicRegression(space, epsilon=1.0, center=np.zeros(2), radius=1.0, x_bounds=(0, 1), random_state=0).fit(x_, Y_)
+        m = PrivateGeodesicRegression(
+            space, epsilon=1.0, center=np.zeros(2), radius=1.0, x_bounds=(0, 1), random_state=0
+        ).fit(x_, Y_)
         reports.append((str(m.privacy_report_), m.privacy_report_.to_dict()))
         diagnostics.append(m.curator_diagnostics_)
     assert reports[0] == reports[1]
@@ -171,7 +182,9 @@ def test_report_is_identical_for_neighbours_that_differ_in_clipping():
 def test_report_states_the_sound_bound_and_scale():
     space = Euclidean(1)
     t, Y = _line_data(space, np.zeros(1), 80, [0.5], 0.1)
-    m = PrivateGeodesicRegression(space, epsilon=2.0, center=np.zeros(1), radius=1.0, x_bounds=(0, 1), random_state=0).fit(t, Y)
+    m = PrivateGeodesicRegression(
+        space, epsilon=2.0, center=np.zeros(1), radius=1.0, x_bounds=(0, 1), random_state=0
+    ).fit(t, Y)
     d = m.privacy_report_.to_dict()
     tau = 2 * 1.0 + 0.5 * 2.0  # default V = 2r, x_max = 1/2
     expected = geodesic_regression_sensitivity(space, 80, residual_bound=tau, x_bound=0.5, velocity_bound=2.0)
@@ -184,7 +197,9 @@ def test_report_states_the_sound_bound_and_scale():
 def test_as_published_warns_and_says_it_is_not_dp(short_chains):
     space = Sphere(2)
     t, Y = _line_data(space, NORTH, 60, [0.4, 0, 0], 0.05)
-    model = PrivateGeodesicRegression(space, epsilon=2.0, center=NORTH, radius=0.5, x_bounds=(0, 1), as_published=True, random_state=0)
+    model = PrivateGeodesicRegression(
+        space, epsilon=2.0, center=NORTH, radius=0.5, x_bounds=(0, 1), as_published=True, random_state=0
+    )
     with pytest.warns(PrivacyLeakWarning), warnings.catch_warnings():
         warnings.simplefilter("ignore", ApproximateSamplerWarning)
         model.fit(t, Y)
@@ -197,7 +212,9 @@ def test_accountant_is_charged_and_clone_keeps_parameters():
     accountant = BudgetAccountant(epsilon=1.5)
     space = Euclidean(1)
     t, Y = _line_data(space, np.zeros(1), 40, [0.5], 0.1)
-    model = PrivateGeodesicRegression(space, epsilon=1.0, center=np.zeros(1), radius=1.0, x_bounds=(0, 1), accountant=accountant, random_state=0)
+    model = PrivateGeodesicRegression(
+        space, epsilon=1.0, center=np.zeros(1), radius=1.0, x_bounds=(0, 1), accountant=accountant, random_state=0
+    )
     model.fit(t, Y)
     assert accountant.total_spent[0] == pytest.approx(1.0)
     with pytest.raises(BudgetExceededError):
@@ -378,8 +395,15 @@ def test_end_to_end_scale_of_the_exact_release():
     theta_hat = np.linalg.solve(design.T @ design, design.T @ Y)
     radial = []
     for seed in range(1500):
-        m = PrivateGeodesicRegression(space, epsilon=eps, center=np.zeros(1), radius=radius, x_bounds=(0, 1),
-                                      velocity_bound=velocity, random_state=seed).fit(t, Y)
+        m = PrivateGeodesicRegression(
+            space,
+            epsilon=eps,
+            center=np.zeros(1),
+            radius=radius,
+            x_bounds=(0, 1),
+            velocity_bound=velocity,
+            random_state=seed,
+        ).fit(t, Y)
         theta = np.stack([m.intercept_, m.coef_])  # coef_ per unit of x = per unit of x̃ here
         radial.append(np.linalg.norm(gram @ (theta - theta_hat)))
     radial = np.array(radial)

@@ -102,8 +102,10 @@ def test_connectome_radius_bounds_the_data_and_the_extreme_correlation(alpha):
         assert space.dist(identity, extreme) <= data.radius
 
 
-@pytest.mark.parametrize("bad, error", [(-0.1, InvalidParameterError), (1.0, InvalidParameterError),
-                                        ("0.5", InvalidTypeError), (True, InvalidTypeError)])
+@pytest.mark.parametrize(
+    "bad, error",
+    [(-0.1, InvalidParameterError), (1.0, InvalidParameterError), ("0.5", InvalidTypeError), (True, InvalidTypeError)],
+)
 def test_connectome_shrinkage_is_checked(bad, error):
     with pytest.raises(error, match="shrinkage"):
         load_connectomes(shrinkage=bad)

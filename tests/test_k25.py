@@ -40,8 +40,9 @@ def test_k25_two_stage_release_matches_published_fig2():
 
     p_hat, v_hat = geodesic_regression(space, t[:, None], Y)
     dist = space.dist(p_hat, p)
-    angle = k25._signed_angle_deg(p, space.transport(np.broadcast_to(p_hat, p.shape), p,
-                                                     np.broadcast_to(v_hat[0], v.shape)), v)
+    angle = k25._signed_angle_deg(
+        p, space.transport(np.broadcast_to(p_hat, p.shape), p, np.broadcast_to(v_hat[0], v.shape)), v
+    )
     assert 0.02 < tau < 0.2  # the data's largest residual (noise sd √0.001 per coordinate)
     assert 0.002 < dist.mean() < 3 * published("K25", "fig2-footpoint-distance-mean").value
     assert np.std(angle) < 3 * published("K25", "fig2-angle-sd-deg").value
@@ -75,4 +76,6 @@ def test_registry_statuses():
     assert by_name["k25-table1"].status == "partial" and by_name["k25-fig7"].run is None
     assert all(by_name[n].status == "reproduced" for n in ("k25-fig1", "k25-fig2", "k25-fig3", "k25-fig5", "k25-fig6"))
     assert by_name["k25-fig3"].stream == by_name["k25-fig2"].stream
-    assert {"k25-fig1", "k25-fig2", "k25-fig3", "k25-fig4", "k25-fig5", "k25-fig6", "k25-fig7", "k25-table1"} == set(by_name)
+    assert {"k25-fig1", "k25-fig2", "k25-fig3", "k25-fig4", "k25-fig5", "k25-fig6", "k25-fig7", "k25-table1"} == set(
+        by_name
+    )

@@ -36,9 +36,16 @@ def test_exact_kng_matches_mh_and_fails_with_scale_times_1_5(space, radius, scal
     assert np.all(space.dist(center, x) <= radius) and 0 < law.acceptance_rate <= 1
     assert law.acceptance_rate >= 0.8 * law.acceptance_bound  # the public bound is a lower bound
     rho = space.dist(law.frechet_mean, x)
-    mh = random_walk_metropolis(space, law.log_density, np.repeat(law.frechet_mean[None], draws, axis=0),
-                                burn_in=400, thinning=1, step_size=scale,
-                                in_support=lambda y: space.dist(center, y) <= radius, rng=3)
+    mh = random_walk_metropolis(
+        space,
+        law.log_density,
+        np.repeat(law.frechet_mean[None], draws, axis=0),
+        burn_in=400,
+        thinning=1,
+        step_size=scale,
+        in_support=lambda y: space.dist(center, y) <= radius,
+        rng=3,
+    )
     rho_mh = space.dist(law.frechet_mean, mh.samples[0])
     assert stats.ks_2samp(rho, rho_mh).pvalue > 1e-3
     wrong = KNGDistribution(space, X, 1.5 * scale, center=center, radius=radius).sample(draws, rng=4)
@@ -52,8 +59,11 @@ def test_kng_is_the_laplace_at_the_mean_in_flat_spaces(space):
     mech = KNGMechanism(space, epsilon=0.5, sensitivity=delta, center=center, radius=2.0)
     assert mech.scale == pytest.approx(delta / 0.5)  # Δ/ε, not 2Δ/ε
     law = mech.distribution(X)
-    np.testing.assert_allclose(law.gradient_norm(space.random_point(50, rng=6)),
-                               space.dist(law.frechet_mean, space.random_point(50, rng=6)), rtol=1e-8)
+    np.testing.assert_allclose(
+        law.gradient_norm(space.random_point(50, rng=6)),
+        space.dist(law.frechet_mean, space.random_point(50, rng=6)),
+        rtol=1e-8,
+    )
     rho = space.dist(law.frechet_mean, mech.randomise(X, rng=7, size=5000))
     assert stats.kstest(rho, stats.gamma(space.dim, scale=mech.scale).cdf).pvalue > 1e-3
     assert stats.kstest(rho, stats.gamma(space.dim, scale=1.5 * mech.scale).cdf).pvalue < 1e-6
@@ -66,10 +76,11 @@ def _records_and_point(space, center, radius, basis, z, n):
     """n boundary-or-interior records and a point x, all in the ball, from free parameters."""
     d = space.dim
     dirs = z[: (n + 1) * d].reshape(n + 1, d)
-    radii = radius * (1 - 1e-9) * special.expit(z[(n + 1) * d:])  # in (0, r)
+    radii = radius * (1 - 1e-9) * special.expit(z[(n + 1) * d :])  # in (0, r)
     u = dirs / np.linalg.norm(dirs, axis=1, keepdims=True)
-    pts = space.exp(center, radii[:, None].reshape((-1,) + (1,) * len(space.point_shape))
-                    * np.tensordot(u, basis, axes=1))
+    pts = space.exp(
+        center, radii[:, None].reshape((-1,) + (1,) * len(space.point_shape)) * np.tensordot(u, basis, axes=1)
+    )
     return pts[:n], pts[n]
 
 
@@ -121,8 +132,9 @@ def test_kng_gradient_sensitivity_survives_adversarial_search(space, radius):
 @pytest.mark.parametrize("space, radius", [(Sphere(2), 0.5), (KendallShape(6), 0.3), (SPD(2), 1.0)], ids=repr)
 def test_private_frechet_mean_with_kng(space, radius):
     center, X = ball_data(space, radius, 40, seed=12, spread=1.5)
-    model = PrivateFrechetMean(space, epsilon=1.0, center=center, radius=radius, mechanism="kng",
-                               random_state=13).fit(X)
+    model = PrivateFrechetMean(space, epsilon=1.0, center=center, radius=radius, mechanism="kng", random_state=13).fit(
+        X
+    )
     assert space.dist(center, model.mean_) <= radius
     assert model.sensitivity_ == frechet_mean_sensitivity(space, radius, 40, mechanism="kng")
     assert model.mechanism_.scale == 2 * model.sensitivity_
@@ -177,8 +189,9 @@ def test_kng_guarantee_is_inexact_when_the_envelope_itself_needs_mh():
         KNGMechanism(space, epsilon=1.0, sensitivity=1.5, center=I, radius=12.0, sampler="exact")
     g = mech.guarantee
     assert not g.exact and "MH" in g.sampler and any("approximately" in a for a in g.assumptions)
-    assert KNGMechanism(Sphere(2), epsilon=1.0, sensitivity=0.01, center=np.array([0.0, 0.0, 1.0]),
-                        radius=0.5).guarantee.exact
+    assert KNGMechanism(
+        Sphere(2), epsilon=1.0, sensitivity=0.01, center=np.array([0.0, 0.0, 1.0]), radius=0.5
+    ).guarantee.exact
 
 
 def test_sampler_exact_is_refused_before_any_release_where_only_mh_exists():

@@ -63,10 +63,16 @@ def test_the_new_slope_and_bound_improve_on_the_old_ones():
     assert h == 1.0 and 1 < H < 2.0 / np.tanh(2.0)
 
 
-@pytest.mark.parametrize("space, radius, exact", [
-    (SPD(5), 1.0, True), (Hyperbolic(10), 1.0, True), (Sphere(20), 0.5, True),
-    (KendallShape(100), 0.2, True),
-], ids=repr)
+@pytest.mark.parametrize(
+    "space, radius, exact",
+    [
+        (SPD(5), 1.0, True),
+        (Hyperbolic(10), 1.0, True),
+        (Sphere(20), 0.5, True),
+        (KendallShape(100), 0.2, True),
+    ],
+    ids=repr,
+)
 def test_exact_or_mh_at_the_issue_settings(space, radius, exact):
     # n = 100, ε = 1, σ = 2Δ_K/ε: public quantities only. Kendall-100's σ/h Laplace proposal
     # cannot be truncated to the ball exactly; the cap route draws from the exact in-ball
@@ -110,13 +116,23 @@ def test_cap_route_matches_long_mh_and_fails_with_scale_times_1_5():
     assert law.exact and law.route == "cap"
     draws = 1000
     x = law.sample(draws, rng=9)
-    mh = random_walk_metropolis(space, law.log_density, np.repeat(center[None], draws, axis=0),
-                                burn_in=300, thinning=1, step_size=scale,
-                                in_support=lambda y: space.dist(center, y) <= radius, rng=10).samples[0]
+    mh = random_walk_metropolis(
+        space,
+        law.log_density,
+        np.repeat(center[None], draws, axis=0),
+        burn_in=300,
+        thinning=1,
+        step_size=scale,
+        in_support=lambda y: space.dist(center, y) <= radius,
+        rng=10,
+    ).samples[0]
     wrong = KNGDistribution(space, X, 1.5 * scale, center=center, radius=radius).sample(draws, rng=11)
     axis = space.log(center, law.frechet_mean)
-    for stat in (lambda y: space.dist(center, y), lambda y: np.sum(space.log(center, y) * axis, axis=-1),
-                 lambda y: space.dist(law.frechet_mean, y)):
+    for stat in (
+        lambda y: space.dist(center, y),
+        lambda y: np.sum(space.log(center, y) * axis, axis=-1),
+        lambda y: space.dist(law.frechet_mean, y),
+    ):
         assert stats.ks_2samp(stat(x), stat(mh)).pvalue > 1e-3
     assert stats.ks_2samp(space.dist(law.frechet_mean, wrong), space.dist(law.frechet_mean, mh)).pvalue < 1e-6
 
@@ -131,9 +147,16 @@ def test_exact_kng_on_h10_matches_long_mh_and_fails_with_scale_times_1_5():
     assert law.exact
     draws = 1200
     x = law.sample(draws, rng=6)
-    mh = random_walk_metropolis(space, law.log_density, np.repeat(center[None], draws, axis=0),
-                                burn_in=250, thinning=1, step_size=scale,
-                                in_support=lambda y: space.dist(center, y) <= radius, rng=7).samples[0]
+    mh = random_walk_metropolis(
+        space,
+        law.log_density,
+        np.repeat(center[None], draws, axis=0),
+        burn_in=250,
+        thinning=1,
+        step_size=scale,
+        in_support=lambda y: space.dist(center, y) <= radius,
+        rng=7,
+    ).samples[0]
     wrong = KNGDistribution(space, X, 1.5 * scale, center=center, radius=radius).sample(draws, rng=8)
     axis = space.log(center, law.frechet_mean)
     for stat in (lambda y: space.dist(center, y), lambda y: np.sum(space.log(center, y) * axis, axis=-1)):

@@ -30,11 +30,14 @@ def _frame(space, delta, seed):
     return center, anchor, axis / np.linalg.norm(axis)
 
 
-@pytest.mark.parametrize("k, delta, t, origin_excluded", [
-    (10, 0.1, 0.15, False),  # cos δ cos t > cos r: the excluded disc misses the origin
-    (50, 0.05, 0.2, True),
-    (100, 0.19, 0.1, True),
-])
+@pytest.mark.parametrize(
+    "k, delta, t, origin_excluded",
+    [
+        (10, 0.1, 0.15, False),  # cos δ cos t > cos r: the excluded disc misses the origin
+        (50, 0.05, 0.2, True),
+        (100, 0.19, 0.1, True),
+    ],
+)
 def test_share_against_uniform_directions_and_the_space_distance(k, delta, t, origin_excluded):
     space, radius = KendallShape(k), 0.2
     assert bool(np.cos(delta) * np.cos(t) < np.cos(radius)) is origin_excluded
@@ -75,9 +78,16 @@ def test_released_law_matches_long_mh_and_fails_with_scale_times_1_5(k, radius, 
     law = KNGDistribution(space, X, scale, center=center, radius=radius)
     assert law.exact and law.route == "cap" and isinstance(law._cap, _KendallProposal)
     x = law.sample(draws, rng=2)
-    mh = random_walk_metropolis(space, law.log_density, np.repeat(center[None], draws, axis=0),
-                                burn_in=burn_in, thinning=1, step_size=scale,
-                                in_support=lambda y: space.dist(center, y) <= radius, rng=3).samples[0]
+    mh = random_walk_metropolis(
+        space,
+        law.log_density,
+        np.repeat(center[None], draws, axis=0),
+        burn_in=burn_in,
+        thinning=1,
+        step_size=scale,
+        in_support=lambda y: space.dist(center, y) <= radius,
+        rng=3,
+    ).samples[0]
     wrong = KNGDistribution(space, X, 1.5 * scale, center=center, radius=radius).sample(draws, rng=4)
     for stat in (lambda y: space.dist(center, y), lambda y: space.dist(law.frechet_mean, y)):
         assert stats.ks_2samp(stat(x), stat(mh)).pvalue > 1e-3
@@ -148,7 +158,8 @@ def test_gradient_norm_matches_the_procrustes_logarithms():
     center, named = _adversarial(space, radius, 30, seed=11)
     for X in named.values():
         law = KNGDistribution(space, X, 0.01, center=center, radius=radius)
-        x = np.concatenate([space.exp(center, 0.2 * space.random_unit_tangent(center, size=50, rng=12)),
-                            X[:3], law.frechet_mean[None]])
+        x = np.concatenate(
+            [space.exp(center, 0.2 * space.random_unit_tangent(center, size=50, rng=12)), X[:3], law.frechet_mean[None]]
+        )
         reference = np.linalg.norm(-np.mean(space.log(x[:, None], X[None]), axis=1), axis=(-2, -1))
         assert np.max(np.abs(law.gradient_norm(x) - reference)) < 1e-14

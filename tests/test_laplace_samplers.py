@@ -37,10 +37,20 @@ def mh_reference(space, law, seed, scale=None):
     log_density = law.log_density if scale is None else (lambda x: -space.dist(law.footpoint, x) / scale)
     support = None
     if law.truncated:
+
         def support(x):
             return space.dist(law.center, x) <= law.radius
-    result = random_walk_metropolis(space, log_density, start, burn_in=400 if isinstance(space, SPD) else 600, thinning=1, step_size=law.scale,
-                                    in_support=support, rng=seed)
+
+    result = random_walk_metropolis(
+        space,
+        log_density,
+        start,
+        burn_in=400 if isinstance(space, SPD) else 600,
+        thinning=1,
+        step_size=law.scale,
+        in_support=support,
+        rng=seed,
+    )
     assert 0.1 < result.diagnostics.acceptance_rate < 0.7
     return space.dist(law.footpoint, result.samples[0])
 

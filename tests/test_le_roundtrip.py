@@ -22,10 +22,26 @@ from geodp.models import PrivateFrechetMean
 # An adversarial replace-one pair found by an independent audit (SPD(3), chart coordinates):
 # n − 1 records at Exp(a), the replaced record at the ball's edge in direction −u, its
 # replacement at +u. The mean's log-eigenvalues spread far beyond 36 at r = 30.
-_A = np.array([5.308264623534492, -0.05028049604390842, 8.468749834050945,
-               26.621850795629143, 5.697891282287078, 0.3965897790576937])
-_U = np.array([-0.6307273742689082, -0.07639168482378049, 0.5590604098052566,
-               0.5145830288491711, -0.08737151179199606, 0.10662679482008972])
+_A = np.array(
+    [
+        5.308264623534492,
+        -0.05028049604390842,
+        8.468749834050945,
+        26.621850795629143,
+        5.697891282287078,
+        0.3965897790576937,
+    ]
+)
+_U = np.array(
+    [
+        -0.6307273742689082,
+        -0.07639168482378049,
+        0.5590604098052566,
+        0.5145830288491711,
+        -0.08737151179199606,
+        0.10662679482008972,
+    ]
+)
 
 
 def _pair(space, radius, n, a=_A, u=_U):
@@ -48,12 +64,19 @@ def fed(monkeypatch):
         def wrapped(self, *args, **kwargs):
             seen.append(np.array(statistic(self, *args), dtype=float))
             return method(self, *args, **kwargs)
+
         return wrapped
 
-    monkeypatch.setattr(RiemannianLaplace, "sample_coordinates", spy(
-        RiemannianLaplace.sample_coordinates, lambda self, *a: self.space.to_coordinates(self.footpoint)))
-    monkeypatch.setattr(TangentGaussian, "sample_coordinates", spy(
-        TangentGaussian.sample_coordinates, lambda self, *a: self.footpoint_coordinates))
+    monkeypatch.setattr(
+        RiemannianLaplace,
+        "sample_coordinates",
+        spy(RiemannianLaplace.sample_coordinates, lambda self, *a: self.space.to_coordinates(self.footpoint)),
+    )
+    monkeypatch.setattr(
+        TangentGaussian,
+        "sample_coordinates",
+        spy(TangentGaussian.sample_coordinates, lambda self, *a: self.footpoint_coordinates),
+    )
     monkeypatch.setattr(grid._GridNoise, "release", spy(grid._GridNoise.release, lambda self, c, *a: c))
     return seen
 
@@ -64,9 +87,15 @@ def fed(monkeypatch):
 def test_adversarial_pair_at_r30_moves_the_statistic_by_at_most_delta(fed, mechanism, random_state):
     space, radius, n = SPD(3, metric="log-euclidean"), 30.0, 10_000
     for data in _pair(space, radius, n):
-        model = PrivateFrechetMean(space, epsilon=1.0, delta=1e-6 if mechanism == "tangent-gaussian" else 0.0,
-                                   center=np.eye(3), radius=radius, mechanism=mechanism,
-                                   random_state=random_state).fit(data)
+        model = PrivateFrechetMean(
+            space,
+            epsilon=1.0,
+            delta=1e-6 if mechanism == "tangent-gaussian" else 0.0,
+            center=np.eye(3),
+            radius=radius,
+            mechanism=mechanism,
+            random_state=random_state,
+        ).fit(data)
     assert len(fed) == 2
     assert model.sensitivity_ == pytest.approx(2 * radius / n, rel=1e-15)
     assert np.linalg.norm(fed[0] - fed[1]) <= model.sensitivity_ * (1 + 1e-9)
@@ -86,8 +115,9 @@ def test_largest_accepted_radius(fed):
         for data in _pair(space, radius, n, a, u):
             with warnings.catch_warnings():  # the release's matrix may overflow: it says so
                 warnings.simplefilter("ignore")
-                model = PrivateFrechetMean(space, epsilon=1.0, center=np.eye(2), radius=radius,
-                                           random_state=random_state, project_to_ball=True).fit(data)
+                model = PrivateFrechetMean(
+                    space, epsilon=1.0, center=np.eye(2), radius=radius, random_state=random_state, project_to_ball=True
+                ).fit(data)
         assert np.linalg.norm(fed[0] - fed[1]) <= model.sensitivity_ * (1 + 1e-9)
         assert np.linalg.norm(model.mean_coordinates_) <= radius * (1 + 1e-12)
 
@@ -100,7 +130,7 @@ def test_record_coordinates_do_not_depend_on_the_other_records():
     rng = np.random.default_rng(3)
     base = space.from_coordinates(rng.standard_normal((4, space.dim)) * 15.0)
     base[1, 0, 1] *= 1 + 2e-16  # rounding-level asymmetry: decomposed as given
-    alone = np.concatenate([space._record_coordinates(base[i:i + 1])[0] for i in range(4)])
+    alone = np.concatenate([space._record_coordinates(base[i : i + 1])[0] for i in range(4)])
     asym = space.from_coordinates(rng.standard_normal(space.dim))
     asym[0, 2] += 1e-10
     huge = np.eye(3) * 1e200

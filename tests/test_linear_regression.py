@@ -40,11 +40,15 @@ def ols(X, y, intercept=True):
 def test_clone_get_params_and_pipeline():
     model = PrivateLinearRegression(epsilon=2.0, random_state=0, **BOUNDS)
     params = model.get_params()
-    assert params == dict(epsilon=2.0, fit_intercept=True, copy_X=True, on_invalid="raise", accountant=None, random_state=0, **BOUNDS)
+    assert params == dict(
+        epsilon=2.0, fit_intercept=True, copy_X=True, on_invalid="raise", accountant=None, random_state=0, **BOUNDS
+    )
     twin = clone(model)
     assert twin.get_params() == params and twin is not model
     X, y = data()
-    pipe = make_pipeline(FunctionTransformer(), PrivateLinearRegression(epsilon=2.0, random_state=0, **BOUNDS)).fit(X, y)
+    pipe = make_pipeline(FunctionTransformer(), PrivateLinearRegression(epsilon=2.0, random_state=0, **BOUNDS)).fit(
+        X, y
+    )
     direct = PrivateLinearRegression(epsilon=2.0, random_state=0, **BOUNDS).fit(X, y)
     np.testing.assert_array_equal(pipe.predict(X[:5]), direct.predict(X[:5]))
     assert 0.5 < pipe.score(X, y) <= 1.0
@@ -57,13 +61,27 @@ def test_clone_get_params_and_pipeline():
 # required); check_complex_data / check_dtype_object expect ValueError where geodp raises its
 # typed InvalidTypeError (a TypeError); check_pipeline_consistency skips non-deterministic models.
 SKLEARN_CHECKS = (
-    "check_get_params_invariance", "check_parameters_default_constructible", "check_fit_check_is_fitted",
-    "check_n_features_in", "check_n_features_in_after_fitting", "check_estimators_pickle",
-    "check_fit_idempotent", "check_estimators_nan_inf", "check_dict_unchanged", "check_dont_overwrite_parameters",
-    "check_estimators_empty_data_messages", "check_fit2d_1sample", "check_fit2d_predict1d",
-    "check_estimators_overwrite_params", "check_estimators_fit_returns_self", "check_fit_score_takes_y",
-    "check_methods_subset_invariance", "check_methods_sample_order_invariance",
-    "check_regressors_no_decision_function", "check_regressors_int", "check_supervised_y_2d",
+    "check_get_params_invariance",
+    "check_parameters_default_constructible",
+    "check_fit_check_is_fitted",
+    "check_n_features_in",
+    "check_n_features_in_after_fitting",
+    "check_estimators_pickle",
+    "check_fit_idempotent",
+    "check_estimators_nan_inf",
+    "check_dict_unchanged",
+    "check_dont_overwrite_parameters",
+    "check_estimators_empty_data_messages",
+    "check_fit2d_1sample",
+    "check_fit2d_predict1d",
+    "check_estimators_overwrite_params",
+    "check_estimators_fit_returns_self",
+    "check_fit_score_takes_y",
+    "check_methods_subset_invariance",
+    "check_methods_sample_order_invariance",
+    "check_regressors_no_decision_function",
+    "check_regressors_int",
+    "check_supervised_y_2d",
     "check_regressor_data_not_an_array",
 )
 
@@ -138,7 +156,7 @@ def test_gradient_sensitivity_bound_holds_and_is_nearly_tight_for_many_covariate
     base_X = rng.uniform(lo, hi, size=(n, m))
     base_y = rng.uniform(y_lo, y_hi, size=(n, 1))
     corners = [np.where(rng.random(m) < 0.5, lo, hi) for _ in range(6)]
-    for theta in vertices[:2 * min(q, 3)]:  # corners that agree with θ's one nonzero slope, flipped
+    for theta in vertices[: 2 * min(q, 3)]:  # corners that agree with θ's one nonzero slope, flipped
         j = int(np.flatnonzero(theta[:, 0])[0])
         if j > 0:
             c = np.where(rng.random(m) < 0.5, lo, hi)

@@ -174,7 +174,11 @@ def test_far_hyperbolic_record_is_clipped_into_the_ball(radius, record_distance)
     space = Hyperbolic(2)
     center = space.origin
     angles = np.linspace(0.1, 6.2, 7)
-    X = space.project(np.stack([np.zeros(7), np.sinh(record_distance) * np.cos(angles), np.sinh(record_distance) * np.sin(angles)], axis=1))
+    X = space.project(
+        np.stack(
+            [np.zeros(7), np.sinh(record_distance) * np.cos(angles), np.sinh(record_distance) * np.sin(angles)], axis=1
+        )
+    )
     clipped, mask = space.clip_to_ball(X, center, radius)
     assert np.all(mask)
     for record, point in zip(X, clipped):
@@ -478,9 +482,15 @@ def test_the_fast_path_skips_validation(space, monkeypatch):
     x, y, v = _valid(space)
     X = np.stack([x, y])
     expected = dict(
-        exp=space.exp(x, v), log=space.log(x, y), dist=space.dist(x, y), inner=space.inner(x, v, v),
-        norm=space.norm(x, v), transport=space.transport(x, y, v), polar_exp=space.polar_exp(x, v, 0.3),
-        clip=space.clip_to_ball(X, x, 0.1)[0], tangent=space.random_tangent(x, rng=1),
+        exp=space.exp(x, v),
+        log=space.log(x, y),
+        dist=space.dist(x, y),
+        inner=space.inner(x, v, v),
+        norm=space.norm(x, v),
+        transport=space.transport(x, y, v),
+        polar_exp=space.polar_exp(x, v, 0.3),
+        clip=space.clip_to_ball(X, x, 0.1)[0],
+        tangent=space.random_tangent(x, rng=1),
         unit=space.random_unit_tangent(x, rng=2),
     )
 
@@ -491,9 +501,15 @@ def test_the_fast_path_skips_validation(space, monkeypatch):
     monkeypatch.setattr(space, "_checked_points", refuse)
     monkeypatch.setattr(space, "_checked_vectors", refuse)
     got = dict(
-        exp=space._exp(x, v), log=space._log(x, y), dist=space._dist(x, y), inner=space._inner(x, v, v),
-        norm=space._norm(x, v), transport=space._transport(x, y, v), polar_exp=space._polar_exp(x, v, 0.3),
-        clip=space._clip_to_ball(X, x, 0.1)[0], tangent=space._random_tangent(x, rng=1),
+        exp=space._exp(x, v),
+        log=space._log(x, y),
+        dist=space._dist(x, y),
+        inner=space._inner(x, v, v),
+        norm=space._norm(x, v),
+        transport=space._transport(x, y, v),
+        polar_exp=space._polar_exp(x, v, 0.3),
+        clip=space._clip_to_ball(X, x, 0.1)[0],
+        tangent=space._random_tangent(x, rng=1),
         unit=space._random_unit_tangent(x, rng=2),
     )
     for key, value in expected.items():

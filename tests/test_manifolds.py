@@ -104,8 +104,8 @@ def test_affine_and_log_euclidean_distances_match_pyriemann():
 
 def test_affine_exp_log_transport_match_pyriemann():
     pytest.importorskip("pyriemann")
-    from pyriemann.geometry.tangentspace import exp_map_riemann, log_map_riemann
     from pyriemann.geometry.geodesic import geodesic_riemann
+    from pyriemann.geometry.tangentspace import exp_map_riemann, log_map_riemann
 
     rng = np.random.default_rng(4)
     space = SPD(5)
@@ -120,7 +120,9 @@ def test_affine_exp_log_transport_match_pyriemann():
 def _geomstats_spd(k, metric):
     geomstats_spd = pytest.importorskip("geomstats.geometry.spd_matrices")
     space = geomstats_spd.SPDMatrices(k, equip=False)
-    space.equip_with_metric(geomstats_spd.SPDAffineMetric if metric == "affine" else geomstats_spd.SPDLogEuclideanMetric)
+    space.equip_with_metric(
+        geomstats_spd.SPDAffineMetric if metric == "affine" else geomstats_spd.SPDLogEuclideanMetric
+    )
     return space
 
 
@@ -229,7 +231,9 @@ def test_kendall_geometry_matches_geomstats():
     np.testing.assert_allclose(np.sum(X, axis=1), 0.0, atol=1e-12)
     assert np.all(theirs.belongs(X))
     # pre-shape (sphere) metric on the stored preshapes, and the quotient (shape) metric
-    np.testing.assert_allclose(np.arccos(np.clip(np.sum(X * Y, axis=(1, 2)), -1, 1)), theirs.metric.dist(X, Y), rtol=1e-8)
+    np.testing.assert_allclose(
+        np.arccos(np.clip(np.sum(X * Y, axis=(1, 2)), -1, 1)), theirs.metric.dist(X, Y), rtol=1e-8
+    )
     np.testing.assert_allclose(ours.dist(X, Y), theirs.quotient.metric.dist(X, Y), rtol=1e-7, atol=1e-9)
     v = ours.log(X, Y)
     np.testing.assert_allclose(v, theirs.quotient.metric.log(Y, X), atol=1e-7)
@@ -237,7 +241,9 @@ def test_kendall_geometry_matches_geomstats():
     # the horizontal projection agrees with geomstats' vertical/horizontal split
     g = np.random.default_rng(38).standard_normal(X.shape)
     g -= g.mean(axis=1, keepdims=True)
-    np.testing.assert_allclose(ours.to_tangent(X, g), theirs.fiber_bundle.horizontal_projection(theirs.to_tangent(g, X), X), atol=1e-10)
+    np.testing.assert_allclose(
+        ours.to_tangent(X, g), theirs.fiber_bundle.horizontal_projection(theirs.to_tangent(g, X), X), atol=1e-10
+    )
 
 
 def test_kendall_transport_matches_geomstats_integration():
@@ -272,6 +278,7 @@ def test_kendall_triangles_are_the_sphere_of_radius_one_half():
     d = space.dist(X, Y)
     # For uniform points on S²(½), 2ρ is the angle between uniform directions: cos(2ρ) ~ U(-1, 1).
     from scipy import stats
+
     assert stats.kstest(np.cos(2 * d), "uniform", args=(-1, 2)).pvalue > 1e-3
 
 
@@ -309,4 +316,6 @@ def test_hyperbolic_radial_jacobian_expansion():
     space, t = Hyperbolic(4, curvature=-2.0), 1e-3
     expected = (space.dim - 1) * np.log(t) + (space.dim - 1) * t**2 / (6 * space.radius**2)
     np.testing.assert_allclose(space.radial_log_jacobian(t), expected, rtol=1e-9)
-    np.testing.assert_allclose(space.radial_log_jacobian(800.0), 3 * (800 / space.radius + np.log(space.radius / 2)), rtol=1e-12)
+    np.testing.assert_allclose(
+        space.radial_log_jacobian(800.0), 3 * (800 / space.radius + np.log(space.radius / 2)), rtol=1e-12
+    )

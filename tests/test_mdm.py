@@ -182,7 +182,11 @@ def test_a_class_release_ignores_the_records_of_other_classes():
     space, north = Sphere(2), [0.0, 0.0, 1.0]
 
     def release(points, seed):
-        return PrivateMDM(space, epsilon=1.0, center=north, radius=0.7, mechanism="kng", random_state=seed).fit(points, y).covmeans_
+        return (
+            PrivateMDM(space, epsilon=1.0, center=north, radius=0.7, mechanism="kng", random_state=seed)
+            .fit(points, y)
+            .covmeans_
+        )
 
     first, second = release(X, 7), release(changed, 7)
     for c in (0, 2):
@@ -336,8 +340,12 @@ def test_sklearn_contract():
 def test_bad_input_is_refused_before_anything_is_charged(change, error, words):
     X, y = _spd_classes(3, 15, 2, 0.3, 0.5, seed=0)
     budget = BudgetAccountant(epsilon=5.0)
-    fit_args = dict(X=X, y=y, sample_weight=None) | {key: change[key] for key in ("X", "y", "sample_weight") if key in change}
-    params = dict(space=SPD(3), accountant=budget) | {key: change[key] for key in ("classes", "space", "accountant") if key in change}
+    fit_args = dict(X=X, y=y, sample_weight=None) | {
+        key: change[key] for key in ("X", "y", "sample_weight") if key in change
+    }
+    params = dict(space=SPD(3), accountant=budget) | {
+        key: change[key] for key in ("classes", "space", "accountant") if key in change
+    }
     space = params.pop("space")
     with pytest.raises(error) as raised:
         _model(SPD(3), **params).set_params(space=space).fit(**fit_args)

@@ -43,18 +43,35 @@ def test_connectome_split_is_stratified_and_radius_is_the_provable_one():
 
 
 def test_private_accuracy_reaches_pyriemann_at_large_epsilon():
-    rows = run_mdm_study(["connectomes"], epsilons=[1e9], repeats=1, metrics=["log-euclidean"],
-                         mechanisms=["laplace", "tangent-gaussian"], progress=False, out=open("/dev/null", "w"))
+    rows = run_mdm_study(
+        ["connectomes"],
+        epsilons=[1e9],
+        repeats=1,
+        metrics=["log-euclidean"],
+        mechanisms=["laplace", "tangent-gaussian"],
+        progress=False,
+        out=open("/dev/null", "w"),
+    )
     data = load_study_data("connectomes")
-    oracle = pyriemann.classification.MDM(metric="logeuclid").fit(data.X_train, data.y_train).score(data.X_test, data.y_test)
+    oracle = (
+        pyriemann.classification.MDM(metric="logeuclid").fit(data.X_train, data.y_train).score(data.X_test, data.y_test)
+    )
     for row in rows:
         assert row["accuracy"] == pytest.approx(oracle) and row["non_private"] == pytest.approx(oracle)
         assert row["exact"]
 
 
 def test_small_epsilon_is_at_chance_on_connectomes():
-    rows = run_mdm_study(["connectomes"], epsilons=[0.1], repeats=2, metrics=["log-euclidean"],
-                         mechanisms=["laplace"], seed=1, progress=False, out=open("/dev/null", "w"))
+    rows = run_mdm_study(
+        ["connectomes"],
+        epsilons=[0.1],
+        repeats=2,
+        metrics=["log-euclidean"],
+        mechanisms=["laplace"],
+        seed=1,
+        progress=False,
+        out=open("/dev/null", "w"),
+    )
     # at ε = 0.1 the noise (scale ≈ 5 in 406 dimensions) swamps the class means
     assert rows[0]["accuracy"] < rows[0]["non_private"]
     assert rows[0]["repeats"] == 2 and np.isfinite(rows[0]["accuracy_se"])
@@ -71,8 +88,21 @@ def test_study_refuses_unknown_settings_before_loading():
 
 def test_mdm_command_writes_table_and_plot(tmp_path, capsys):
     pytest.importorskip("matplotlib")
-    code = main(["mdm", "--dataset", "connectomes", "--metrics", "log-euclidean", "--epsilons", "1e4",
-                 "--repeats", "1", "--output-dir", str(tmp_path)])
+    code = main(
+        [
+            "mdm",
+            "--dataset",
+            "connectomes",
+            "--metrics",
+            "log-euclidean",
+            "--epsilons",
+            "1e4",
+            "--repeats",
+            "1",
+            "--output-dir",
+            str(tmp_path),
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "non-private" in printed and "connectomes" in printed

@@ -67,9 +67,16 @@ def test_cached_spd_chain_samples_the_exact_law():
     space, c, law = spd_laplace()
     assert law.exact
     exact = law.sample(400, rng=5)
-    result = random_walk_metropolis(space, law.log_density, np.repeat(c[None], 400, axis=0), burn_in=300,
-                                    thinning=20, step_size=0.1, rng=6,
-                                    factored_log_density=law._factored_log_density)
+    result = random_walk_metropolis(
+        space,
+        law.log_density,
+        np.repeat(c[None], 400, axis=0),
+        burn_in=300,
+        thinning=20,
+        step_size=0.1,
+        rng=6,
+        factored_log_density=law._factored_log_density,
+    )
     mh = result.samples[0]
     for d in (lambda x: space._dist(law.footpoint, x), lambda x: np.trace(x, axis1=-2, axis2=-1)):
         assert stats.ks_2samp(d(exact), d(mh)).pvalue > 1e-3
@@ -78,9 +85,16 @@ def test_cached_spd_chain_samples_the_exact_law():
     assert 0.1 < result.diagnostics.acceptance_rate < 0.6
     # 400 chains of 20 steps: split-R̂ rightly says the halves are too short to agree
     assert result.diagnostics.max_rhat > 1.1
-    diag = random_walk_metropolis(space, law.log_density, np.repeat(c[None], 4, axis=0), burn_in=300,
-                                  thinning=2000, step_size=0.1, rng=7,
-                                  factored_log_density=law._factored_log_density).diagnostics
+    diag = random_walk_metropolis(
+        space,
+        law.log_density,
+        np.repeat(c[None], 4, axis=0),
+        burn_in=300,
+        thinning=2000,
+        step_size=0.1,
+        rng=7,
+        factored_log_density=law._factored_log_density,
+    ).diagnostics
     assert diag.max_rhat < 1.05 and diag.min_ess > 200 and diag.record_stride == 2
     assert diag.functional_names == ("distance to the start", "fixed projection")
 

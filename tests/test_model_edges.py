@@ -121,7 +121,7 @@ def test_withheld_warnings_go_to_the_curator(monkeypatch):
     real = module._mean_of_records
 
     def noisy(*args, **kwargs):
-        warnings.warn("gradient norm 0.123 computed from the data", ConvergenceWarning)
+        warnings.warn("gradient norm 0.123 computed from the data", ConvergenceWarning, stacklevel=2)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, "_mean_of_records", noisy)
@@ -219,7 +219,9 @@ def test_projection_on_a_curved_space_keeps_the_release_in_the_ball():
     sphere, north = Sphere(2), np.array([0.0, 0.0, 1.0])
     X = sphere.exp(north, sphere.random_tangent(north, size=5, rng=0) * 0.1)
     for seed in range(20):
-        model = PrivateFrechetMean(sphere, epsilon=0.1, center=north, radius=0.5, project_to_ball=True, random_state=seed).fit(X)
+        model = PrivateFrechetMean(
+            sphere, epsilon=0.1, center=north, radius=0.5, project_to_ball=True, random_state=seed
+        ).fit(X)
         assert float(sphere.dist(north, model.mean_)) <= 0.5 * (1 + 1e-9)
 
 
@@ -243,7 +245,9 @@ def test_far_hyperbolic_data_give_the_true_mean():
 
 # --------------------------------------------- item 10: the scikit-learn contract
 def _fitted():
-    return PrivateFrechetMean(LE, epsilon=1.0, center=np.eye(3), radius=2.0, random_state=0).fit(LE.random_point(10, rng=0))
+    return PrivateFrechetMean(LE, epsilon=1.0, center=np.eye(3), radius=2.0, random_state=0).fit(
+        LE.random_point(10, rng=0)
+    )
 
 
 @pytest.mark.parametrize(
@@ -272,19 +276,34 @@ def test_fitted_attributes_before_fit_raise_not_fitted():
         with pytest.raises(NotFittedError, match="not fitted"):
             getattr(model, name)
     with pytest.raises(AttributeError):
-        model.no_such_attribute
+        _ = model.no_such_attribute
 
 
 # A point-valued estimator on a space of fixed dimension cannot pass the checks that feed it
 # arrays of other widths; docs/guide.md lists them. Every other check must pass.
 FIXED_SHAPE_CHECKS = {
-    "check_fit_score_takes_y", "check_estimators_overwrite_params", "check_dont_overwrite_parameters",
-    "check_estimators_fit_returns_self", "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit", "check_dtype_object", "check_estimators_empty_data_messages",
-    "check_pipeline_consistency", "check_estimators_nan_inf", "check_estimators_pickle",
-    "check_f_contiguous_array_estimator", "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance", "check_fit2d_1sample", "check_fit2d_1feature", "check_dict_unchanged",
-    "check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in", "check_fit2d_predict1d",
+    "check_fit_score_takes_y",
+    "check_estimators_overwrite_params",
+    "check_dont_overwrite_parameters",
+    "check_estimators_fit_returns_self",
+    "check_readonly_memmap_input",
+    "check_n_features_in_after_fitting",
+    "check_positive_only_tag_during_fit",
+    "check_dtype_object",
+    "check_estimators_empty_data_messages",
+    "check_pipeline_consistency",
+    "check_estimators_nan_inf",
+    "check_estimators_pickle",
+    "check_f_contiguous_array_estimator",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_fit2d_1sample",
+    "check_fit2d_1feature",
+    "check_dict_unchanged",
+    "check_fit_idempotent",
+    "check_fit_check_is_fitted",
+    "check_n_features_in",
+    "check_fit2d_predict1d",
 }
 
 
@@ -298,7 +317,12 @@ def test_scikit_learn_checks_that_apply_pass():
     failed = {r["check_name"] for r in results if r["status"] == "failed"}
     assert failed <= FIXED_SHAPE_CHECKS, failed - FIXED_SHAPE_CHECKS
     passed = {r["check_name"] for r in results if r["status"] == "passed"}
-    assert {"check_complex_data", "check_estimator_sparse_array", "check_get_params_invariance", "check_parameters_default_constructible"} <= passed
+    assert {
+        "check_complex_data",
+        "check_estimator_sparse_array",
+        "check_get_params_invariance",
+        "check_parameters_default_constructible",
+    } <= passed
 
 
 # ---------------------------------------------------- found by the new-user trial
@@ -334,9 +358,8 @@ def test_a_data_dependent_error_is_charged_a_parameter_error_is_not():
 
 
 def test_mcmc_fallback_is_announced_once_before_sampling(monkeypatch):
-    from geodp.errors import ApproximateSamplerWarning
-
     import geodp.models.frechet_mean as module
+    from geodp.errors import ApproximateSamplerWarning
 
     space = SPD(8)  # affine-invariant SPD(8) at r = 2, n = 30: Hajri's rejection is hopeless, MH runs
     X = space.random_point(30, rng=0)
@@ -364,7 +387,8 @@ def test_a_radius_float64_cannot_represent_is_refused():
         PrivateFrechetMean(SPD(8), epsilon=1.0, center=np.eye(8), radius=1e6).fit(SPD(8).random_point(5, rng=0))
     with pytest.raises(AssumptionError, match="float64"):
         PrivateFrechetMean(Hyperbolic(2), epsilon=1.0, center=Hyperbolic(2).origin, radius=1e3).fit(
-            Hyperbolic(2).random_point(5, rng=0))
+            Hyperbolic(2).random_point(5, rng=0)
+        )
 
 
 def test_report_names_the_public_centre_and_lists_every_assumption():
@@ -374,7 +398,10 @@ def test_report_names_the_public_centre_and_lists_every_assumption():
     d = model.privacy_report_.to_dict()
     assert d["center"] == [0.0, 0.0, 1.0]
     assert any("r* =" in a for a in d["assumptions"])
-    assert "no estimate to release" in str(model.curator_diagnostics_) and model.curator_diagnostics_.mean_iterations is None
+    assert (
+        "no estimate to release" in str(model.curator_diagnostics_)
+        and model.curator_diagnostics_.mean_iterations is None
+    )
 
 
 def test_notebook_display_does_not_warn():
@@ -468,8 +495,11 @@ def test_the_mean_never_jumps_to_the_centre_with_a_badly_conditioned_centre(monk
 
     footpoints = []
     real = laplace_module.LaplaceMechanism.randomise
-    monkeypatch.setattr(laplace_module.LaplaceMechanism, "randomise",
-                        lambda self, value, **kw: (footpoints.append(np.array(value)), real(self, value, **kw))[1])
+    monkeypatch.setattr(
+        laplace_module.LaplaceMechanism,
+        "randomise",
+        lambda self, value, **kw: (footpoints.append(np.array(value)), real(self, value, **kw))[1],
+    )
     space = SPD(3)
     q, _ = np.linalg.qr(np.random.default_rng(42).standard_normal((3, 3)))
     center = space.check_points(mf.sym(q @ np.diag(np.exp([7.0, 0.0, -7.0])) @ q.T), batch_ndim=0)
@@ -488,7 +518,9 @@ def test_the_mean_never_jumps_to_the_centre_with_a_badly_conditioned_centre(monk
 def test_a_record_with_entries_near_the_float64_limit_is_an_invalid_record(space):
     X = space.random_point(8, rng=0)
     X[0] = np.full((3, 3), 1e308)
-    model = PrivateFrechetMean(space, epsilon=1.0, center=np.eye(3), radius=2.0, on_invalid="center", random_state=0).fit(X)
+    model = PrivateFrechetMean(
+        space, epsilon=1.0, center=np.eye(3), radius=2.0, on_invalid="center", random_state=0
+    ).fit(X)
     assert model.curator_diagnostics_.n_invalid == 1
 
 

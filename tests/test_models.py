@@ -29,8 +29,9 @@ def test_report_states_parameters_clipping_and_scale():
     radius = 2.0
     n_out = int(np.sum(LE.dist(np.eye(3), X) > radius))
     assert 0 < n_out < len(X)
-    model = PrivateFrechetMean(LE, epsilon=0.25, delta=1e-7, center=np.eye(3), radius=radius,
-                               mechanism="tangent-gaussian", random_state=0).fit(X)
+    model = PrivateFrechetMean(
+        LE, epsilon=0.25, delta=1e-7, center=np.eye(3), radius=radius, mechanism="tangent-gaussian", random_state=0
+    ).fit(X)
     text = str(model.privacy_report_)
     for fact in (repr(0.25), repr(1e-7), f"{model.sensitivity_:.6g}", f"{model.mechanism_.scale:.6g}"):
         assert fact in text
@@ -98,7 +99,12 @@ def test_sklearn_contract():
         (dict(center=np.stack([np.eye(3)] * 2)), None, InvalidDataError, "one point"),
         (dict(mechanism="gaussian"), None, InvalidParameterError, "mechanism"),
         (dict(mechanism="tangent-gaussian", delta=0.0), None, InvalidParameterError, "delta"),
-        (dict(mechanism="tangent-gaussian", delta=1e-6, calibration="classical", epsilon=2.0), None, InvalidParameterError, "epsilon < 1"),
+        (
+            dict(mechanism="tangent-gaussian", delta=1e-6, calibration="classical", epsilon=2.0),
+            None,
+            InvalidParameterError,
+            "epsilon < 1",
+        ),
         (dict(epsilon=-1.0), None, InvalidParameterError, "epsilon"),
         (dict(accountant="budget"), None, InvalidTypeError, "accountant"),
         ({}, np.eye(4)[None].repeat(5, 0), InvalidDataError, r"shape \(n, 3, 3\)"),
@@ -117,8 +123,9 @@ def test_bad_input_raises_typed_errors(kwargs, X, error, match):
 
 def test_tangent_gaussian_is_refused_on_curved_spaces():
     with pytest.raises(InvalidParameterError, match="flat"):
-        PrivateFrechetMean(SPD(3), epsilon=1.0, delta=1e-6, center=np.eye(3), radius=2.0,
-                           mechanism="tangent-gaussian").fit(data())
+        PrivateFrechetMean(
+            SPD(3), epsilon=1.0, delta=1e-6, center=np.eye(3), radius=2.0, mechanism="tangent-gaussian"
+        ).fit(data())
 
 
 def test_space_must_be_a_manifold():
@@ -156,10 +163,12 @@ def test_released_sphere_mean_has_the_exact_laplace_law():
     X = space.exp(center, space.random_tangent(center, size=30, rng=23) * 0.5)
     clipped, _ = space.clip_to_ball(X, center, radius)
     mean = frechet_mean(space, clipped)
-    releases = np.stack([
-        PrivateFrechetMean(space, epsilon=2.0, center=center, radius=radius, random_state=s).fit(X).mean_
-        for s in range(1500)
-    ])
+    releases = np.stack(
+        [
+            PrivateFrechetMean(space, epsilon=2.0, center=center, radius=radius, random_state=s).fit(X).mean_
+            for s in range(1500)
+        ]
+    )
     sigma = frechet_mean_sensitivity(space, radius, 30) / 2.0
     rho = space.dist(mean, releases)
     assert stats.kstest(rho, RadialLaw(space, sigma).cdf).pvalue > 1e-3
@@ -197,4 +206,5 @@ def test_kendall_landmark_mismatch_is_named():
     space = KendallShape(5)
     with pytest.raises(InvalidDataError, match=r"shape \(n, 5, 2\)"):
         PrivateFrechetMean(space, epsilon=1.0, center=space.random_point(rng=0), radius=0.3).fit(
-            np.random.default_rng(1).standard_normal((10, 6, 2)))
+            np.random.default_rng(1).standard_normal((10, 6, 2))
+        )

@@ -40,8 +40,10 @@ def test_generators_follow_the_papers_designs():
 
 
 def test_batched_means_match_frechet_mean():
-    for space, X in ((SPD(2), wishart_in_ball(60, rng=3).reshape(3, 20, 2, 2)),
-                     (Sphere(2), polar_cap(60, rng=4).reshape(3, 20, 3))):
+    for space, X in (
+        (SPD(2), wishart_in_ball(60, rng=3).reshape(3, 20, 2, 2)),
+        (Sphere(2), polar_cap(60, rng=4).reshape(3, 20, 3)),
+    ):
         means = batched_frechet_means(space, X)
         for b in range(3):
             assert np.allclose(means[b], frechet_mean(space, X[b]), atol=1e-9)

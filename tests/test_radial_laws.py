@@ -13,10 +13,9 @@
 """
 
 import math
-
-import mpmath as mp
 import warnings
 
+import mpmath as mp
 import numpy as np
 import pytest
 from scipy import integrate, optimize, stats
@@ -79,8 +78,14 @@ class OracleLaw:
         while math.isinf(upper) and log_p(2 * hi) > log_p(hi):
             hi *= 2.0
         hi = min(2 * hi, upper)
-        mode = math.exp(optimize.minimize_scalar(lambda u: -log_p(math.exp(u)), bounds=(math.log(hi) - 60, math.log(hi)),
-                                                 method="bounded", options={"xatol": 1e-12}).x)
+        mode = math.exp(
+            optimize.minimize_scalar(
+                lambda u: -log_p(math.exp(u)),
+                bounds=(math.log(hi) - 60, math.log(hi)),
+                method="bounded",
+                options={"xatol": 1e-12},
+            ).x
+        )
         top = log_p(mode)
 
         def drop(t):
@@ -94,8 +99,10 @@ class OracleLaw:
         right = min(right, upper)
         end = optimize.brentq(drop, mode, right, xtol=mode * 1e-14) if drop(right) < 0 else right
         self.grid = np.linspace(lo, end, 601)
-        cells = [integrate.quad(lambda t: math.exp(log_p(t) - top), a, b, epsabs=0, epsrel=1e-12)[0]
-                 for a, b in zip(self.grid[:-1], self.grid[1:])]
+        cells = [
+            integrate.quad(lambda t: math.exp(log_p(t) - top), a, b, epsabs=0, epsrel=1e-12)[0]
+            for a, b in zip(self.grid[:-1], self.grid[1:])
+        ]
         cum = np.concatenate([[0.0], np.cumsum(cells)])
         self.values = cum / cum[-1]
         mp.mp.dps = 30
@@ -196,11 +203,21 @@ def test_acceptance_is_at_least_one_half_for_every_dimension_and_scale(d):
         assert abs(observed - law.acceptance_rate) < 5 * se, label
 
 
-@pytest.mark.parametrize("space, scale, t_max", [
-    (Sphere(2), 1e-8, math.inf), (Sphere(1000), 1e8, math.inf), (Sphere(1000), 0.02, 3.1),
-    (Hyperbolic(1000), 1 / 999.0001, math.inf), (Hyperbolic(1000), 10.0, 2.0), (Hyperbolic(2), 0.999, math.inf),
-    (KendallShape(502), 0.3, math.inf), (KendallShape(3), 1e8, 1.5), (Sphere(1), 0.3, math.inf),
-], ids=repr)
+@pytest.mark.parametrize(
+    "space, scale, t_max",
+    [
+        (Sphere(2), 1e-8, math.inf),
+        (Sphere(1000), 1e8, math.inf),
+        (Sphere(1000), 0.02, 3.1),
+        (Hyperbolic(1000), 1 / 999.0001, math.inf),
+        (Hyperbolic(1000), 10.0, 2.0),
+        (Hyperbolic(2), 0.999, math.inf),
+        (KendallShape(502), 0.3, math.inf),
+        (KendallShape(3), 1e8, 1.5),
+        (Sphere(1), 0.3, math.inf),
+    ],
+    ids=repr,
+)
 def test_the_secant_hat_dominates_the_density_at_the_extremes(space, scale, t_max):
     # Internals on purpose: no proposal of the hat may lie above the density (the proof), and the
     # acceptance is computed from the hat itself.
@@ -248,14 +265,18 @@ def exact_boundary_share(space, scale, radius):
     d, r = space.dim, mp.mpf(radius)
     log_volume = oracle_log_volume(space, mp)
     if isinstance(space, Sphere):
+
         def inside(t):  # the point is in the ball iff cos θ ≥ inside(t)
             return (mp.cos(r) - mp.cos(t) * mp.cos(r)) / (mp.sin(t) * mp.sin(r))
     elif isinstance(space, Hyperbolic):
+
         def inside(t):
             return (mp.cosh(t) * mp.cosh(r) - mp.cosh(r)) / (mp.sinh(t) * mp.sinh(r))
     else:
+
         def inside(t):
             return t / (2 * r)
+
     g = mp.mpf(d - 1) / 2
 
     def share(t):
@@ -271,10 +292,18 @@ def exact_boundary_share(space, scale, radius):
     return float(mp.quad(lambda t: density(t) * share(t), cuts) / mp.quad(density, cuts))
 
 
-@pytest.mark.parametrize("space, scale, radius", [
-    (Sphere(2), 0.2, 0.6), (Sphere(12), 0.3, 0.3), (Sphere(50), 0.005, 0.5),
-    (Hyperbolic(2), 1.5, 2.0), (Hyperbolic(10), 0.05, 1.0), (Euclidean(3), 0.1, 1.0),
-], ids=repr)
+@pytest.mark.parametrize(
+    "space, scale, radius",
+    [
+        (Sphere(2), 0.2, 0.6),
+        (Sphere(12), 0.3, 0.3),
+        (Sphere(50), 0.005, 0.5),
+        (Hyperbolic(2), 1.5, 2.0),
+        (Hyperbolic(10), 0.05, 1.0),
+        (Euclidean(3), 0.1, 1.0),
+    ],
+    ids=repr,
+)
 def test_ball_bound_is_below_the_exact_boundary_share_and_close_to_it(space, scale, radius):
     bound = ball_acceptance_bound(space, scale, radius)
     exact = exact_boundary_share(space, scale, radius)
@@ -341,7 +370,7 @@ def test_truncated_releases_are_exact_only_with_a_bound_that_caps_their_cost(d, 
             exact += 1
             seen.clear()
             law.sample(50, rng=16)
-            (min_rate, rate), = seen
+            ((min_rate, rate),) = seen
             assert min_rate >= ACCEPTANCE_FLOOR and rate >= 0.5 * min_rate
     assert exact >= 5
 

@@ -101,8 +101,10 @@ def test_sphere_matches_geomstats():
     # geomstats' model is Exp_{intercept_}(coef_ · x) with x centred unless center_X=False: the
     # same parametrisation as ours then. Its Riemannian descent needs autodiff, which the numpy
     # backend lacks: give it central differences of its own loss instead.
-    est = gs_regression.GeodesicRegression(Hypersphere(2), center_X=False, method="riemannian", initialization="frechet")
-    est.optimizer._handle_jac = lambda fun, point_ndim: (lambda param: (fun(param), _central_gradient(fun, param)))
+    est = gs_regression.GeodesicRegression(
+        Hypersphere(2), center_X=False, method="riemannian", initialization="frechet"
+    )
+    est.optimizer._handle_jac = lambda fun, point_ndim: lambda param: (fun(param), _central_gradient(fun, param))
     est.set(max_iter=3000, tol=1e-16, init_step_size=0.1)
     est.fit(x, Y)
     np.testing.assert_allclose(p, est.intercept_, atol=1e-6)
@@ -270,8 +272,11 @@ def test_batched_fast_path_matches_pointwise_and_chunking(monkeypatch):
     gp_small, gv_small = regression._regression_gradient(space, P, V, x, Y)
     np.testing.assert_allclose(gp_small, gp, atol=1e-14)
     np.testing.assert_allclose(gv_small, gv, atol=1e-14)
-    np.testing.assert_allclose(regression._regression_objective(space, P, V, x, Y)[1, 2],
-                               regression_objective(space, P[1, 2], V[1, 2], x, Y), rtol=1e-13)
+    np.testing.assert_allclose(
+        regression._regression_objective(space, P, V, x, Y)[1, 2],
+        regression_objective(space, P[1, 2], V[1, 2], x, Y),
+        rtol=1e-13,
+    )
 
 
 # ------------------------------------------------------------------------- residual bound
@@ -287,7 +292,9 @@ def test_residual_bound_clips_each_residual_to_tau():
     gp, gv = regression_gradient(space, p, v, x, Y, residual_bound=tau)
     np.testing.assert_allclose(gp, -clipped.mean(axis=0), atol=1e-14)
     np.testing.assert_allclose(gv, -(x * clipped).mean(axis=0, keepdims=True), atol=1e-14)
-    assert np.linalg.norm(clipped, axis=1).max() == pytest.approx(tau) and np.linalg.norm(residual, axis=1).max() > 2 * tau
+    assert (
+        np.linalg.norm(clipped, axis=1).max() == pytest.approx(tau) and np.linalg.norm(residual, axis=1).max() > 2 * tau
+    )
     # a bound above every residual changes nothing
     loose = regression_gradient(space, p, v, x, Y, residual_bound=1e3)
     np.testing.assert_allclose(loose[0], regression_gradient(space, p, v, x, Y)[0], atol=1e-15)

@@ -139,7 +139,7 @@ def test_sound_bounds_survive_an_adversarial_search(space, m, velocity):
         ("velocity", lambda f, v: v, bound.velocity),
         ("joint", lambda f, v: math.hypot(f, v), bound.joint),
     ):
-        worst[name] = adversary.search(lambda z: pick(*adversary.change(z)) / limit)
+        worst[name] = adversary.search(lambda z: pick(*adversary.change(z)) / limit)  # noqa: B023
     assert max(worst.values()) <= 1.0 + 1e-9, worst
     # Tight: the footpoint bound is attained (opposite residuals at the longest velocity on
     # negative curvature, at x = 0 elsewhere) up to the optimiser's reach.

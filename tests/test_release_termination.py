@@ -29,8 +29,9 @@ def _split_pair(n):
 
 
 def _regression(seed, accountant=None):
-    return PrivateGeodesicRegression(Euclidean(1), epsilon=1.0, center=[0.0], radius=1.0, x_bounds=(0, 1),
-                                     accountant=accountant, random_state=seed)
+    return PrivateGeodesicRegression(
+        Euclidean(1), epsilon=1.0, center=[0.0], radius=1.0, x_bounds=(0, 1), accountant=accountant, random_state=seed
+    )
 
 
 def test_the_audit_pair_releases_in_every_fit_with_identical_reports(monkeypatch):
@@ -97,9 +98,13 @@ def test_linear_regression_releases_on_diabetes_with_natural_bounds():
     for epsilon in (30.0, 100.0):
         accountant = BudgetAccountant(epsilon)
         with pytest.warns(ApproximateSamplerWarning):
-            model = PrivateLinearRegression(epsilon=epsilon, bounds_X=(X.min(0), X.max(0)),
-                                            bounds_y=(y.min(), y.max()), accountant=accountant,
-                                            random_state=0).fit(X, y)
+            model = PrivateLinearRegression(
+                epsilon=epsilon,
+                bounds_X=(X.min(0), X.max(0)),
+                bounds_y=(y.min(), y.max()),
+                accountant=accountant,
+                random_state=0,
+            ).fit(X, y)
         assert model.score(X, y) > 0.3  # OLS: 0.52
         assert model.privacy_report_.to_dict()["exact"] is False
 

@@ -65,14 +65,27 @@ def test_run_writes_png_csv_and_reads_the_cache(tmp_path):
     assert record["settings"]["repetitions"] == 1 and record["seconds"] > 0
     again = run_reproduction("r21-supp-fig2", quick=True, output_dir=tmp_path, out=out, progress=False)[0]
     assert again.cached and again.rows == first.rows
-    assert any(line.split() == ["setting", "|", "ours", "|", "published", "|", "note"] for line in out.getvalue().splitlines())
+    assert any(
+        line.split() == ["setting", "|", "ours", "|", "published", "|", "note"] for line in out.getvalue().splitlines()
+    )
 
 
 def test_list_names_every_figure_and_table_of_the_four_papers():
     # The papers' captions: R21 Figs. 1 and (supp.) 2; U23 Figs. 1-4, Tables 1-2; S22's supplement
     # (no numbered figures: its two simulation designs); K25 Figs. 1-7 and Table 1.
-    expected = {"r21-fig1", "r21-supp-fig2", "u23-fig1", "u23-fig2", "u23-fig3", "u23-fig4", "u23-table1",
-                "u23-table2", "s22-sims", "s22-shapes", "k25-table1"} | {f"k25-fig{i}" for i in range(1, 8)}
+    expected = {
+        "r21-fig1",
+        "r21-supp-fig2",
+        "u23-fig1",
+        "u23-fig2",
+        "u23-fig3",
+        "u23-fig4",
+        "u23-table1",
+        "u23-table2",
+        "s22-sims",
+        "s22-shapes",
+        "k25-table1",
+    } | {f"k25-fig{i}" for i in range(1, 8)}
     items = {item.name: item for item in reproductions()}
     assert set(items) == expected
     assert not [name for name, item in items.items() if item.status == "pending"]

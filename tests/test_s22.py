@@ -16,8 +16,9 @@ NORTH = np.array([0.0, 0.0, 1.0])
 
 def test_spd_kng_scale_is_s22s_4r_over_n():
     n, r = 40, 1.5
-    mech = KNGMechanism(SPD(2), epsilon=1.0, sensitivity=frechet_mean_sensitivity(SPD(2), r, n, "kng"),
-                        center=np.eye(2), radius=r)
+    mech = KNGMechanism(
+        SPD(2), epsilon=1.0, sensitivity=frechet_mean_sensitivity(SPD(2), r, n, "kng"), center=np.eye(2), radius=r
+    )
     assert np.isclose(mech.scale, 4 * r / n)  # S22 supp. §2.3.2: σ = 2Δ/ε = 4r/n
 
 

@@ -15,8 +15,7 @@ import geodp.distributions.spd_affine as spd_affine_module
 from geodp.distributions import KNGDistribution, RiemannianLaplace
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.errors import ApproximateSamplerWarning, InvalidDataError, NotOnManifoldError
-from geodp.manifolds import SPD, Euclidean, Sphere
-from geodp.manifolds import KendallShape
+from geodp.manifolds import SPD, Euclidean, KendallShape, Sphere
 from geodp.mechanisms import (
     ExtrinsicMeanMechanism,
     KNGMechanism,
@@ -222,8 +221,10 @@ def test_truncated_laplace_below_the_floor_warns_and_exact_releases_do_not():
     # and rejection from a footpoint on the boundary would accept ~1e-25: MH, whatever η.
     space, center = Sphere(1000), np.eye(1001)[0]
     slow = LaplaceMechanism(space, epsilon=2500.0, sensitivity=1.0, center=center, radius=1.6, truncate=True)
-    texts = [release_warnings(lambda eta=eta: slow.randomise(eta, rng=31))
-             for eta in (center, space.exp(center, 1.5 * space.random_unit_tangent(center, rng=32)))]
+    texts = [
+        release_warnings(lambda eta=eta: slow.randomise(eta, rng=31))
+        for eta in (center, space.exp(center, 1.5 * space.random_unit_tangent(center, rng=32)))
+    ]
     assert len(texts[0]) == 1 and texts[0] == texts[1]
     assert "restricted to the ball" in texts[0][0] and "public lower bound" in texts[0][0]
     # exact cases: not a single ApproximateSamplerWarning

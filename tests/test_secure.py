@@ -24,8 +24,13 @@ from geodp.distributions.discrete import bernoulli_exp, discrete_gaussian, discr
 from geodp.distributions.radial import RadialLaw
 from geodp.errors import ApproximateSamplerWarning, InvalidParameterError, MissingDependencyError
 from geodp.manifolds import SPD, Euclidean, KendallShape, Sphere
-from geodp.mechanisms import (ExtrinsicMeanMechanism, KNGMechanism, LaplaceMechanism, PointwiseShapeLaplace,
-                              TangentGaussianMechanism)
+from geodp.mechanisms import (
+    ExtrinsicMeanMechanism,
+    KNGMechanism,
+    LaplaceMechanism,
+    PointwiseShapeLaplace,
+    TangentGaussianMechanism,
+)
 from geodp.mechanisms.grid import GridGaussian, GridLaplace, _chart_integers, zcdp_delta
 from geodp.models import PrivateFrechetMean, PrivateGeodesicRegression, PrivateLinearRegression, PrivateMDM
 from geodp.secure import SecureGenerator
@@ -41,6 +46,7 @@ def _on_grid(values, grid):
 
 
 # --- the switch ------------------------------------------------------------------------------
+
 
 def test_secure_generator_is_fresh_and_cannot_be_seeded_or_replayed():
     a, b = as_generator("secure"), as_generator("secure")
@@ -61,25 +67,36 @@ def test_missing_randomgen_raises_a_typed_error_naming_the_extra(monkeypatch):
         as_generator("secure")
     with pytest.raises(MissingDependencyError):
         PrivateFrechetMean(Sphere(2), epsilon=1.0, center=NORTH, radius=0.5, random_state="secure").fit(
-            np.tile(NORTH, (5, 1)))
+            np.tile(NORTH, (5, 1))
+        )
 
 
 def _records(space, center, radius, n, seed):
     rng = np.random.default_rng(seed)
     t = radius * rng.uniform(0.1, 0.9, size=n)
-    return space.exp(center, t.reshape((n,) + (1,) * len(space.point_shape)) * space.random_unit_tangent(center, size=n, rng=rng))
+    return space.exp(
+        center, t.reshape((n,) + (1,) * len(space.point_shape)) * space.random_unit_tangent(center, size=n, rng=rng)
+    )
 
 
-@pytest.mark.parametrize("space, center, radius, mechanism", [
-    (Sphere(2), NORTH, 0.5, "laplace"),
-    (Euclidean(3), np.zeros(3), 1.0, "laplace"),
-    (LE, np.eye(3), 1.0, "tangent-gaussian"),
-    (LE, np.eye(3), 1.0, "kng"),
-], ids=str)
+@pytest.mark.parametrize(
+    "space, center, radius, mechanism",
+    [
+        (Sphere(2), NORTH, 0.5, "laplace"),
+        (Euclidean(3), np.zeros(3), 1.0, "laplace"),
+        (LE, np.eye(3), 1.0, "tangent-gaussian"),
+        (LE, np.eye(3), 1.0, "kng"),
+    ],
+    ids=str,
+)
 def test_every_estimator_accepts_secure_and_two_releases_differ(space, center, radius, mechanism):
     X = _records(space, center, radius, 30, seed=1)
-    fits = [PrivateFrechetMean(space, epsilon=1.0, delta=1e-6, center=center, radius=radius, mechanism=mechanism,
-                               random_state="secure").fit(X) for _ in range(2)]
+    fits = [
+        PrivateFrechetMean(
+            space, epsilon=1.0, delta=1e-6, center=center, radius=radius, mechanism=mechanism, random_state="secure"
+        ).fit(X)
+        for _ in range(2)
+    ]
     assert not np.array_equal(fits[0].mean_, fits[1].mean_)
     report = fits[0].privacy_report_.to_dict()
     assert report["floating_point_safe"] is space.is_flat
@@ -87,8 +104,9 @@ def test_every_estimator_accepts_secure_and_two_releases_differ(space, center, r
     if space.is_flat:
         assert _on_grid(fits[0].mean_coordinates_, report["grid"])
     labels = np.repeat([0, 1], 15)
-    mdm = PrivateMDM(space, epsilon=1.0, delta=1e-6, center=center, radius=radius, mechanism=mechanism,
-                     random_state="secure").fit(X, labels)
+    mdm = PrivateMDM(
+        space, epsilon=1.0, delta=1e-6, center=center, radius=radius, mechanism=mechanism, random_state="secure"
+    ).fit(X, labels)
     assert mdm.privacy_report_.to_dict()["floating_point_safe"] is space.is_flat
     assert not np.array_equal(mdm.covmeans_[0], fits[0].mean_)
 
@@ -104,8 +122,9 @@ def test_regressions_accept_secure_and_say_they_are_not_floating_point_safe():
     assert report["floating_point_safe"] is False and "secure generator" in report["construction"]
     t = np.linspace(0.0, 1.0, 40)
     Y = np.column_stack([t - 0.5, 0.2 * t])
-    model = PrivateGeodesicRegression(Euclidean(2), epsilon=1.0, center=np.zeros(2), radius=1.0,
-                                      x_bounds=(0.0, 1.0), random_state="secure")
+    model = PrivateGeodesicRegression(
+        Euclidean(2), epsilon=1.0, center=np.zeros(2), radius=1.0, x_bounds=(0.0, 1.0), random_state="secure"
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ApproximateSamplerWarning)
         model.fit(t, Y)
@@ -136,6 +155,7 @@ def test_every_mechanism_randomise_accepts_secure():
 
 # --- same laws on curved spaces --------------------------------------------------------------
 
+
 def test_secure_sphere_laplace_has_the_exact_radial_law_and_a_wider_scale_is_rejected():
     mech = LaplaceMechanism(Sphere(2), epsilon=1.0, sensitivity=0.4)
     rho = Sphere(2).dist(NORTH, mech.randomise(NORTH, rng="secure", size=3000))
@@ -145,6 +165,7 @@ def test_secure_sphere_laplace_has_the_exact_radial_law_and_a_wider_scale_is_rej
 
 
 # --- exact discrete samplers -----------------------------------------------------------------
+
 
 def _chi_square_pvalue(draws, pmf, cut):
     """χ² of integer draws against pmf on {−cut..cut}, tails merged (pmf summed to 1 here)."""
@@ -171,8 +192,8 @@ def test_discrete_gaussian_matches_its_closed_form_pmf_and_rejects_scale_times_1
 
     def pmf(sigma2):
         ks = np.arange(-200, 201)
-        norm = np.exp(-ks**2 / (2.0 * sigma2)).sum()
-        return lambda k: np.exp(-np.asarray(k) ** 2 / (2.0 * sigma2)) / norm
+        norm = np.exp(-(ks**2) / (2.0 * sigma2)).sum()
+        return lambda k: np.exp(-(np.asarray(k) ** 2) / (2.0 * sigma2)) / norm
 
     assert _chi_square_pvalue(draws, pmf(9.0), 8) > 1e-3
     assert _chi_square_pvalue(draws, pmf(9.0 * 1.5**2), 8) < 1e-6
@@ -193,11 +214,14 @@ def test_samplers_take_uniform_integers_beyond_64_bits():
 
 # --- grid releases ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("far", [0.0, 1e15, 1e300])
 def test_grid_release_is_exact_far_from_the_origin(far):
     value = np.array([far, -far, 1.0 / 3.0])
-    for mech in (LaplaceMechanism(Euclidean(3), epsilon=1.0, sensitivity=0.01),
-                 TangentGaussianMechanism(epsilon=1.0, delta=1e-6, sensitivity=0.01, space=Euclidean(3))):
+    for mech in (
+        LaplaceMechanism(Euclidean(3), epsilon=1.0, sensitivity=0.01),
+        TangentGaussianMechanism(epsilon=1.0, delta=1e-6, sensitivity=0.01, space=Euclidean(3)),
+    ):
         grid = mech.guarantee_for("secure").grid
         y = mech.randomise_coordinates(value, rng="secure", size=20)
         assert np.all(np.isfinite(y)) and _on_grid(y, grid)
@@ -218,12 +242,13 @@ def test_grid_release_noise_has_the_stated_scale():
 
 # --- calibration -----------------------------------------------------------------------------
 
+
 def _exact_delta_1d(sigma2, shift, epsilon):
     """δ(ε) of N_Z(0, σ²) vs N_Z(shift, σ²): Σ_z max(0, P(z) − e^ε Q(z)), summed directly."""
     half = int(60 * math.sqrt(sigma2)) + shift
     z = np.arange(-half, half + 1, dtype=float)
-    log_p = -z**2 / (2 * sigma2)
-    log_q = -(z - shift) ** 2 / (2 * sigma2)
+    log_p = -(z**2) / (2 * sigma2)
+    log_q = -((z - shift) ** 2) / (2 * sigma2)
     log_norm = np.logaddexp.reduce(log_p)
     return float(np.sum(np.maximum(0.0, np.exp(log_p - log_norm) - np.exp(epsilon + log_q - log_norm))))
 
@@ -240,10 +265,14 @@ def test_grid_gaussian_meets_the_requested_delta_by_direct_summation():
     assert noise.achieved_delta <= 1e-5
     worst_shift = math.floor(noise.l2_units)  # |m − m'| ≤ Δ/g + 1 in grid units
     g, rng = noise.grid, np.random.default_rng(12)
-    for c in (rng.integers(-10**6, 10**6, 500) + 0.5 + rng.uniform(-1e-3, 1e-3, 500)) * g:
-        assert abs(int(_chart_integers(np.array([c + 1.0]), g)[0] - _chart_integers(np.array([c]), g)[0])) <= worst_shift
+    for c in (rng.integers(-(10**6), 10**6, 500) + 0.5 + rng.uniform(-1e-3, 1e-3, 500)) * g:
+        assert (
+            abs(int(_chart_integers(np.array([c + 1.0]), g)[0] - _chart_integers(np.array([c]), g)[0])) <= worst_shift
+        )
     assert _exact_delta_1d(noise.sigma2_units, worst_shift, 1.0) <= noise.achieved_delta
-    guarantee = TangentGaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=1.0, space=Euclidean(1)).guarantee_for("secure")
+    guarantee = TangentGaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=1.0, space=Euclidean(1)).guarantee_for(
+        "secure"
+    )
     assert guarantee.delta <= 1e-5 and guarantee.epsilon == 1.0
 
 
@@ -256,7 +285,7 @@ def test_grid_laplace_privacy_loss_is_at_most_epsilon_exactly():
     rng, g = np.random.default_rng(11), noise.grid
     direction = np.ones(5) / math.sqrt(5)
     for _ in range(2000):
-        c = (rng.integers(-10**6, 10**6, 5) + 0.5 + rng.uniform(-1e-3, 1e-3, 5)) * g
+        c = (rng.integers(-(10**6), 10**6, 5) + 0.5 + rng.uniform(-1e-3, 1e-3, 5)) * g
         shift = _chart_integers(c + 0.3 * direction, g) - _chart_integers(c, g)
         assert sum(abs(int(v)) for v in shift) <= noise.l1_units
     x = Fraction(0.3) / Fraction(noise.grid)
@@ -265,19 +294,39 @@ def test_grid_laplace_privacy_loss_is_at_most_epsilon_exactly():
 
 # --- guarantee and schema --------------------------------------------------------------------
 
+
 def test_secure_release_cli_writes_a_schema_valid_floating_point_safe_guarantee(tmp_path):
     data = tmp_path / "x.npy"
     np.save(data, _records(Euclidean(3), np.zeros(3), 1.0, 20, seed=8))
-    args = ["release", str(data), "--space", "euclidean:3", "--center", "origin", "--radius", "1.0",
-            "--epsilon", "1.0", "--output", str(tmp_path / "m.npy"), "--guarantee", str(tmp_path / "m.json")]
+    args = [
+        "release",
+        str(data),
+        "--space",
+        "euclidean:3",
+        "--center",
+        "origin",
+        "--radius",
+        "1.0",
+        "--epsilon",
+        "1.0",
+        "--output",
+        str(tmp_path / "m.npy"),
+        "--guarantee",
+        str(tmp_path / "m.json"),
+    ]
     assert main(args + ["--secure"]) == 0
     record = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
     jsonschema.validate(record, guarantee_schema(), cls=jsonschema.Draft202012Validator)
     assert record["report"]["floating_point_safe"] is True
     assert _on_grid(np.load(tmp_path / "m.npy"), record["report"]["grid"])
     assert "fp-safe     : yes" in record["report_text"]
-    assert main(args[:-4] + ["--seed", "1", "--output", str(tmp_path / "n.npy"), "--guarantee",
-                             str(tmp_path / "n.json"), "--secure"]) != 0
+    assert (
+        main(
+            args[:-4]
+            + ["--seed", "1", "--output", str(tmp_path / "n.npy"), "--guarantee", str(tmp_path / "n.json"), "--secure"]
+        )
+        != 0
+    )
 
 
 def test_bit_generator_spawn_keys_children_from_fresh_os_entropy():
@@ -313,6 +362,7 @@ def test_projection_after_the_grid_step_is_reported():
     from geodp.models import PrivateFrechetMean
 
     space = SPD(2, metric="log-euclidean")
-    model = PrivateFrechetMean(space, epsilon=1.0, center=np.eye(2), radius=1.0, project_to_ball=True,
-                               random_state="secure").fit(space.random_point(20, rng=0))
+    model = PrivateFrechetMean(
+        space, epsilon=1.0, center=np.eye(2), radius=1.0, project_to_ball=True, random_state="secure"
+    ).fit(space.random_point(20, rng=0))
     assert any("off the grid" in a for a in model.privacy_report_.to_dict()["assumptions"])

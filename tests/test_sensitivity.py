@@ -48,8 +48,12 @@ def adversarial_ratio(clip=True, seeds=range(4)):
         rng = np.random.default_rng(seed)
         base = SPACE.from_coordinates(SPACE.to_coordinates(CENTER) + rng.normal(scale=2.0, size=(N, SPACE.dim)))
         z0 = rng.normal(scale=3.0, size=2 * SPACE.dim)
-        res = optimize.minimize(lambda z: -neighbour_gap(z, base, clip), z0, method="Nelder-Mead",
-                                options=dict(maxiter=1500, xatol=1e-10, fatol=1e-12))
+        res = optimize.minimize(
+            lambda z: -neighbour_gap(z, base, clip),  # noqa: B023
+            z0,
+            method="Nelder-Mead",
+            options=dict(maxiter=1500, xatol=1e-10, fatol=1e-12),
+        )
         best = max(best, -res.fun / bound)
     return best
 
@@ -83,7 +87,9 @@ def test_extrinsic_radius_contains_the_ball_adversarially():
     r = 1.2
     # maximise ‖X − I‖_F over log-eigenvalues s with |s| = r (the ball's boundary around I)
     f = lambda s: -np.sqrt(np.sum(np.expm1(r * s / np.linalg.norm(s)) ** 2))
-    worst = max(-optimize.minimize(f, np.random.default_rng(i).normal(size=4), method="Nelder-Mead").fun for i in range(10))
+    worst = max(
+        -optimize.minimize(f, np.random.default_rng(i).normal(size=4), method="Nelder-Mead").fun for i in range(10)
+    )
     assert worst <= extrinsic_radius(SPD(4), r) * (1 + 1e-12)
     assert worst > 0.999 * extrinsic_radius(SPD(4), r)
     # and random SPD points inside the ball (random eigenvectors too)

@@ -47,9 +47,10 @@ def worst_ratio(space, radius, starts=3, maxfev=700):
     for seed in range(starts):
         z0 = np.random.default_rng(seed).standard_normal((N_RECORDS + 1) * space.dim)
         # start from an antipodal replaced pair: the flat worst case
-        z0[(N_RECORDS) * space.dim:] = -z0[(N_RECORDS - 1) * space.dim : N_RECORDS * space.dim]
-        res = optimize.minimize(lambda z: -gap(z), z0, method="Nelder-Mead",
-                                options={"maxfev": maxfev, "xatol": 1e-9, "fatol": 1e-12})
+        z0[(N_RECORDS) * space.dim :] = -z0[(N_RECORDS - 1) * space.dim : N_RECORDS * space.dim]
+        res = optimize.minimize(
+            lambda z: -gap(z), z0, method="Nelder-Mead", options={"maxfev": maxfev, "xatol": 1e-9, "fatol": 1e-12}
+        )
         best = max(best, -res.fun)
     return best
 

@@ -106,11 +106,23 @@ def test_direction_quartic_against_monte_carlo():
         u = np.linalg.eigvalsh(G / np.linalg.norm(G, axis=(1, 2))[:, None, None])
         i, j = np.triu_indices(k, 1)
         quartic = np.sum((u[:, i] - u[:, j]) ** 4, axis=1)
-        assert np.mean(quartic) == pytest.approx(_direction_quartic(k), rel=5 * np.std(quartic) / math.sqrt(len(quartic)) / np.mean(quartic))
+        assert np.mean(quartic) == pytest.approx(
+            _direction_quartic(k), rel=5 * np.std(quartic) / math.sqrt(len(quartic)) / np.mean(quartic)
+        )
 
 
-SWEEP = [(2, 0.5, math.inf), (5, 0.15, math.inf), (10, 0.02, math.inf), (16, 0.02, math.inf), (16, 0.002, math.inf),
-         (24, 0.01, math.inf), (32, 0.002, math.inf), (32, 0.01, math.inf), (8, 5.0, 4.0), (32, 100.0, 6.0)]
+SWEEP = [
+    (2, 0.5, math.inf),
+    (5, 0.15, math.inf),
+    (10, 0.02, math.inf),
+    (16, 0.02, math.inf),
+    (16, 0.002, math.inf),
+    (24, 0.01, math.inf),
+    (32, 0.002, math.inf),
+    (32, 0.01, math.inf),
+    (8, 5.0, 4.0),
+    (32, 100.0, 6.0),
+]
 
 
 @pytest.mark.parametrize("k, scale, t_max", SWEEP)
@@ -142,8 +154,17 @@ def test_exact_sampler_is_chosen_in_the_documented_range(k):
         assert SPDEigenvalueLaw(k, scale, 6.0).acceptance_rate >= ACCEPTANCE_FLOOR, (k, scale)
 
 
-@pytest.mark.parametrize("k, scale, t_max", [(32, 1e-9, math.inf), (32, 0.011, math.inf), (32, 1e8, 6.0),
-                                             (32, 1e8, 60.0), (2, 1e-9, 1e-6), (16, 0.05, math.inf)])
+@pytest.mark.parametrize(
+    "k, scale, t_max",
+    [
+        (32, 1e-9, math.inf),
+        (32, 0.011, math.inf),
+        (32, 1e8, 6.0),
+        (32, 1e8, 60.0),
+        (2, 1e-9, 1e-6),
+        (16, 0.05, math.inf),
+    ],
+)
 def test_extremes_are_finite_and_raise_no_overflow_or_invalid_value(k, scale, t_max):
     with np.errstate(over="raise", divide="raise", invalid="raise"):  # underflow to 0 is harmless
         law = SPDEigenvalueLaw(k, scale, t_max)

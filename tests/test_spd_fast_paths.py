@@ -49,7 +49,7 @@ def test_log_euclidean_records_depend_on_themselves_alone(k):
     X, kinds = _mixed_block(k)
     together = space._eigen_records(X)
     for i, kind in enumerate(kinds):
-        alone = space._eigen_records(X[i:i + 1])
+        alone = space._eigen_records(X[i : i + 1])
         for name, a, b in zip(("w", "u", "log w", "valid"), alone[:4], together[:4]):
             assert np.array_equal(a[0], b[i], equal_nan=True), (kind, name)
     # Membership as belongs decides it, by its own code path.
@@ -75,7 +75,9 @@ def test_weighted_eig_sum_over_slices(k, n):
     logw = rng.standard_normal((n, k))
     weights = rng.uniform(size=n)
     expected = np.einsum("nij,nj,nkj->ik", u, weights[:, None] * logw, u)
-    np.testing.assert_allclose(_weighted_eig_sum(weights, logw, u), expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+    np.testing.assert_allclose(
+        _weighted_eig_sum(weights, logw, u), expected, rtol=0, atol=1e-12 * np.abs(expected).max()
+    )
 
 
 def test_log_euclidean_coordinate_sum_is_the_weighted_sum_of_logs():
@@ -84,8 +86,11 @@ def test_log_euclidean_coordinate_sum_is_the_weighted_sum_of_logs():
     weights = np.linspace(0.5, 1.5, len(X))
     total, n_invalid = space._coordinate_sum(X, weights)
     valid = space.belongs(X)
-    expected = sum(w * mf.vecd(scipy.linalg.logm(mf.sym(x)).real) for w, x, ok in zip(weights, X, valid) if ok
-                   and np.linalg.eigvalsh(mf.sym(x))[0] > 1e-15)  # raised records: their own rounding level
+    expected = sum(
+        w * mf.vecd(scipy.linalg.logm(mf.sym(x)).real)
+        for w, x, ok in zip(weights, X, valid)
+        if ok and np.linalg.eigvalsh(mf.sym(x))[0] > 1e-15
+    )  # raised records: their own rounding level
     raised = [i for i, ok in enumerate(valid) if ok and np.linalg.eigvalsh(mf.sym(X[i]))[0] <= 1e-15]
     coords = space._record_coordinates(X[raised])[0]
     assert n_invalid == int(np.count_nonzero(~valid)) == 6
@@ -118,7 +123,7 @@ def test_affine_preparation_equals_the_generic_steps(k, centre):
         assert np.array_equal(a, b)
     assert 0 < np.count_nonzero(generic[2]) < len(X) and np.count_nonzero(generic[1]) == 6
     for i in range(len(X)):  # and each record as it is alone
-        alone = space._prepared_records(X[i:i + 1], center, 1.5)
+        alone = space._prepared_records(X[i : i + 1], center, 1.5)
         assert all(np.array_equal(a[0], b[i]) for a, b in zip(alone, folded)), i
 
 
@@ -129,8 +134,9 @@ def test_affine_fit_is_the_fit_through_the_generic_steps(monkeypatch):
     X = np.concatenate([X, space.random_point(40, rng=2)])
 
     def fit():
-        model = PrivateFrechetMean(space, epsilon=1.0, center=np.eye(4), radius=1.0, on_invalid="center",
-                                   random_state=3).fit(X)
+        model = PrivateFrechetMean(
+            space, epsilon=1.0, center=np.eye(4), radius=1.0, on_invalid="center", random_state=3
+        ).fit(X)
         return model.mean_, model.curator_diagnostics_
 
     fast, fast_diagnostics = fit()

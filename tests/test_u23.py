@@ -1,6 +1,7 @@
 """U23 reproductions: closed forms and published numbers (small repetitions)."""
 
 import math
+
 import numpy as np
 import pytest
 
@@ -27,8 +28,9 @@ def test_ratio_at_k30_matches_closed_form_and_published():
     c = space.to_coordinates(np.eye(k))
     ours = np.linalg.norm(mech[u23.LAP_OURS].randomise_coordinates(np.eye(k), rng=rng, size=200) - c, axis=1).mean()
     theirs = np.linalg.norm(mech[u23.LAP_U23].randomise_coordinates(np.eye(k), rng=rng, size=200) - c, axis=1).mean()
-    tg = np.linalg.norm(u23._tang(space, eps, delta, sens).randomise_coordinates(np.eye(k), rng=rng, size=200) - c,
-                        axis=1).mean()
+    tg = np.linalg.norm(
+        u23._tang(space, eps, delta, sens).randomise_coordinates(np.eye(k), rng=rng, size=200) - c, axis=1
+    ).mean()
     assert ours == pytest.approx(lap, rel=0.02)  # sd of the mean: 1/√(465·200) ≈ 0.3%
     assert theirs == pytest.approx(lap_u23, rel=0.02)
     assert tg == pytest.approx(tang, rel=0.02)
@@ -42,8 +44,9 @@ def test_mcmc_acceptance_and_stationary_mean_as_published():
     # U23 B.1: acceptance 50-65 % once the chain is in the bulk; E ρ = σ d at stationarity.
     k, sigma = 10, 0.05
     d = k * (k + 1) // 2
-    out = u23.u23_mcmc_laplace(np.eye(k), sigma, 3000, n_chains=200, checkpoints=(3000,),
-                               start_radius=2 * d * sigma, matrix_ops=False, rng=1)
+    out = u23.u23_mcmc_laplace(
+        np.eye(k), sigma, 3000, n_chains=200, checkpoints=(3000,), start_radius=2 * d * sigma, matrix_ops=False, rng=1
+    )
     assert 0.45 <= out["acceptance"] <= 0.7
     assert out["distances"][3000].mean() == pytest.approx(sigma * d, rel=0.05)
 

@@ -15,6 +15,7 @@ def __getattr__(name):
         return importlib.import_module("geodp.models")
     raise AttributeError(f"module 'geodp' has no attribute {name!r}")
 
+
 __all__ = [
     "GeodpError",
     "PrivacyLeakWarning",

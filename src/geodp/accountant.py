@@ -34,10 +34,10 @@ class BudgetAccountant:
     >>> acc.spend(0.4)
     >>> acc.remaining
     (0.6, 0.0)
-    >>> acc.spend(0.7)
+    >>> acc.spend(0.7)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    geodp.errors.BudgetExceededError: spending epsilon=0.7, delta=0.0 would exceed the budget (epsilon=1.0, delta=0.0); remaining: epsilon=0.6, delta=0.0.
+    geodp.errors.BudgetExceededError: spending epsilon=0.7, delta=0.0 would exceed the budget (epsilon=1.0, ...
     """
 
     def __init__(self, epsilon: float = math.inf, delta: float = 0.0):
@@ -63,7 +63,9 @@ class BudgetAccountant:
         delta = check_delta(delta, allow_zero=True)
         eps_spent, delta_spent = self.total_spent
         slack = 1e-12
-        if eps_spent + epsilon > self.epsilon * (1 + slack) or delta_spent + delta > self.delta + slack * max(self.delta, 1e-300):
+        if eps_spent + epsilon > self.epsilon * (1 + slack) or delta_spent + delta > self.delta + slack * max(
+            self.delta, 1e-300
+        ):
             r_eps, r_delta = self.remaining
             raise BudgetExceededError(
                 f"spending epsilon={epsilon!r}, delta={delta!r} would exceed the budget "

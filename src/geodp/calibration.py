@@ -44,9 +44,7 @@ def laplace_scale(epsilon, sensitivity, *, footpoint_invariant: bool) -> float:
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive(sensitivity, "sensitivity")
     if not isinstance(footpoint_invariant, (bool, np.bool_)):
-        raise InvalidParameterError(
-            f"footpoint_invariant must be True or False, got {footpoint_invariant!r}."
-        )
+        raise InvalidParameterError(f"footpoint_invariant must be True or False, got {footpoint_invariant!r}.")
     return (1.0 if footpoint_invariant else 2.0) * sensitivity / epsilon
 
 

@@ -69,3 +69,17 @@ class ApproximateSamplerWarning(UserWarning):
     about the data. Filter it with ``warnings.simplefilter("ignore", ApproximateSamplerWarning)``
     once you have read the diagnostics in the privacy report.
     """
+
+
+def missing_extra(extra: str) -> str:
+    """How to install one of geodp's optional extras: the one wording every message uses.
+
+    Examples
+    --------
+    >>> print(missing_extra("geomstats"))  # doctest: +ELLIPSIS
+    from a checkout of geodp, run pip install -e ".[geomstats]" in the repository root (once geodp is ...
+    """
+    return (
+        f'from a checkout of geodp, run pip install -e ".[{extra}]" in the repository root '
+        f'(once geodp is published on a package index: pip install "geodp[{extra}]")'
+    )

@@ -8,11 +8,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from geodp.errors import ConvergenceWarning, GeodpError, InvalidDataError, InvalidParameterError, InvalidTypeError
+from geodp.errors import ConvergenceWarning, InvalidParameterError, InvalidTypeError
 from geodp.manifolds.base import Manifold
-from geodp.validation import check_finite_array, check_positive
+from geodp.records import DaskRecords, InMemoryRecords, is_dask
+from geodp.validation import check_positive
 
-__all__ = ["frechet_mean", "FrechetMeanInfo", "hessian_bound", "convexity_bound", "karcher_iteration_budget", "uniqueness_radius"]
+__all__ = [
+    "frechet_mean",
+    "FrechetMeanInfo",
+    "hessian_bound",
+    "convexity_bound",
+    "karcher_iteration_budget",
+    "uniqueness_radius",
+]
 
 
 @dataclass(frozen=True)
@@ -117,17 +125,6 @@ def uniqueness_radius(space: Manifold) -> float:
     return 0.5 * min(space.injectivity_radius, math.pi / math.sqrt(kappa_max))
 
 
-def _weights(weights, n: int) -> np.ndarray:
-    if weights is None:
-        return np.full(n, 1.0 / n)
-    w = check_finite_array(weights, "weights", min_ndim=1)
-    if w.shape != (n,):
-        raise InvalidDataError(f"weights must have shape ({n},), got {w.shape}.")
-    if np.any(w < 0) or w.sum() <= 0:
-        raise InvalidParameterError("weights must be non-negative with a positive sum.")
-    return w / w.sum()
-
-
 def _barzilai_borwein(space, previous, mean, direction) -> float | None:
     """``1/λ`` with λ the Hessian's Rayleigh quotient along the previous step (None if unusable,
     or if the space has no parallel transport, as some wrapped geomstats spaces)."""
@@ -223,92 +220,15 @@ def frechet_mean(
     step = check_positive(step, "step")
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise InvalidParameterError(f"max_iter must be a positive integer, got {max_iter!r}.")
-    if _is_dask(X):
-        from geodp.dask_support import DaskRecords
-
+    if is_dask(X):
         if weights is not None:
             raise InvalidParameterError("weights are not supported for a Dask array X; pass weights=None.")
         records = DaskRecords(space, X)
     else:
-        records = _InMemoryRecords(space, X, weights)
+        records = InMemoryRecords(space, X, weights)
     start = None if init is None else space.check_points(init, "init", batch_ndim=0)
     mean, info = _mean_of_records(space, records, start, tol=tol, max_iter=max_iter, step=step, adaptive=adaptive)
     return (mean, info) if return_info else mean
-
-
-def _is_dask(X) -> bool:
-    """Whether ``X`` is a Dask array (checked without importing dask)."""
-    return type(X).__module__.startswith("dask.") and hasattr(X, "to_delayed")
-
-
-_BLOCK_VALUES = 2**20  # float64 values per in-memory block (8 MB): bounds every temporary
-
-
-class _InMemoryRecords:
-    """Records of an in-memory dataset as row blocks (views, as long as validation changes
-    nothing), with their normalised weights; :meth:`map` is one pass over the data. Blocks hold
-    about 8 MB of the pass's temporaries (all rows at once on the sphere, whose passes keep
-    only n-vectors). Unless ``validated``, the first pass (:meth:`start` or :meth:`validate`)
-    validates the blocks."""
-
-    keeps_hessian = True  # the Newton state of a pass may be kept (it is the size of the data)
-
-    def __init__(self, space, X, weights=None, *, validated=False):
-        arr = np.asarray(X) if validated else _validated_array(space, X)
-        rows = max(1, _BLOCK_VALUES // max(1, int(space._karcher_row_values)))
-        self.n = arr.shape[0]
-        self.weights = _weights(weights, self.n)
-        self.blocks = [arr[i:i + rows] for i in range(0, self.n, rows)]
-        self.space, self.array, self.n_passes, self.validated = space, arr, 0, validated or space.is_flat
-
-    def _block_weights(self):
-        start = 0
-        for block in self.blocks:
-            yield block, self.weights[start:start + len(block)]
-            start += len(block)
-
-    def map(self, part, *args):
-        """``[part(*args, block, block_weights)]`` over the blocks."""
-        self.n_passes += 1
-        return [part(*args, block, weights) for block, weights in self._block_weights()]
-
-    def start(self):
-        """One pass: validate the blocks (unless done) and sum the start statistic."""
-        if self.validated:
-            return sum(self.map(self.space._start_statistic))
-        self.n_passes += 1
-        try:
-            parts = [self.space._validated_start(block, weights) for block, weights in self._block_weights()]
-        except GeodpError:
-            self.raise_invalid()
-        self.blocks, self.validated = [p[0] for p in parts], True
-        return sum(p[1] for p in parts)
-
-    def validate(self):
-        """One pass (if not done yet): validate the blocks."""
-        if not self.validated:
-            try:
-                self.blocks = [self.space._checked_records(block) for block in self.blocks]
-            except GeodpError:
-                self.raise_invalid()
-            self.n_passes, self.validated = self.n_passes + 1, True
-
-    def first(self):
-        return self.blocks[0][0]
-
-    def raise_invalid(self, count=None):
-        """Raise the validation error about the whole dataset (some record is invalid)."""
-        self.space.check_points(self.array, "X", batch_ndim=1)
-        raise InvalidDataError("X holds records that are not points of the space.")  # not reached
-
-
-def _validated_array(space, X) -> np.ndarray:
-    """``X`` as a float64 array of shape ``(n, *point_shape)``, or the usual validation error.
-    Membership is checked block by block later (no whole-dataset temporaries)."""
-    arr = np.asarray(X) if isinstance(X, np.ndarray) else None
-    if arr is None or arr.dtype != np.float64 or arr.shape[1:] != space.point_shape or arr.shape[0] == 0:
-        return space.check_points(X, "X", batch_ndim=1)
-    return arr
 
 
 # Per-block parts of a pass: module-level functions, so that a distributed scheduler can ship them.
@@ -388,7 +308,9 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
     while n_iter < max_iter and grad_norm >= tol and np.isfinite(grad_norm):
         n_iter += 1
         safe = 1.0 / hessian_bound(space, max_dist + grad_norm)
-        newton = space._newton_direction(mean, direction, state, grad_norm, tol) if adaptive and state is not None else None
+        newton = (
+            space._newton_direction(mean, direction, state, grad_norm, tol) if adaptive and state is not None else None
+        )
         if newton is not None and newton[1] > 0 and np.all(np.isfinite(newton[0])):
             move, decrease, checked = newton[0], newton[1], True
         else:

@@ -187,7 +187,9 @@ def _parameters(space, p, v, m: int, squeeze: bool, *, batch: bool):
     want = batch_shape + (() if squeeze else (m,)) + space.point_shape
     if v.shape != want:
         covariates = "x of shape (n,)" if squeeze else f"x of shape (n, {m})"
-        raise InvalidDataError(f"v must have shape {want} for p of shape {p.shape} and {covariates}, got shape {v.shape}.")
+        raise InvalidDataError(
+            f"v must have shape {want} for p of shape {p.shape} and {covariates}, got shape {v.shape}."
+        )
     axis = -len(space.point_shape) - 1
     v = np.expand_dims(v, axis) if squeeze else v
     v = _check_tangent(space, np.expand_dims(p, axis), v, "v")
@@ -584,7 +586,9 @@ def _flat_fit(space, x2, Y):
         v = mf.differential_log_inverse(mf.positive_eigenvalues(w), frame, mf.invvecd(slopes, space.k))
     else:  # pragma: no cover - no other flat space ships today
         step = 1.0 / np.maximum(1.0, np.linalg.norm(slopes, axis=1))
-        v = space._log(p, space.from_coordinates(intercept + step[:, None] * slopes)) / _expand(step, len(space.point_shape))
+        v = space._log(p, space.from_coordinates(intercept + step[:, None] * slopes)) / _expand(
+            step, len(space.point_shape)
+        )
     return p, v
 
 

@@ -23,7 +23,7 @@ import secrets
 
 import numpy as np
 
-from geodp.errors import InvalidParameterError, MissingDependencyError
+from geodp.errors import InvalidParameterError, MissingDependencyError, missing_extra
 
 __all__ = ["SECURE", "SecureGenerator", "is_secure", "secure_generator"]
 
@@ -38,7 +38,7 @@ def _chacha_class():
     except ImportError:
         raise MissingDependencyError(
             'random_state="secure" needs the optional package randomgen (a ChaCha20 bit generator '
-            'for numpy): pip install "geodp[secure]".'
+            f"for numpy): {missing_extra('secure')}."
         ) from None
     return ChaCha
 
@@ -59,10 +59,10 @@ class SecureGenerator(np.random.Generator):
     >>> g = SecureGenerator()
     >>> isinstance(g, np.random.Generator), 0 <= int(g.integers(0, 10)) < 10
     (True, True)
-    >>> g.bit_generator.seed(0)
+    >>> g.bit_generator.seed(0)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    geodp.errors.InvalidParameterError: a secure generator cannot be seeded or given a state; use a new SecureGenerator() (or rng=0 for a reproducible, non-secure run).
+    geodp.errors.InvalidParameterError: a secure generator cannot be seeded or given a state; use a new ...
     """
 
     def __init__(self):
@@ -117,8 +117,7 @@ def _unseedable(chacha):
         _UNSEEDABLE[chacha] = type(
             "UnseedableChaCha",
             (chacha,),
-            {"__init__": __init__, "seed": seed, "spawn": spawn,
-             "state": property(chacha.state.__get__, _refuse_seed)},
+            {"__init__": __init__, "seed": seed, "spawn": spawn, "state": property(chacha.state.__get__, _refuse_seed)},
         )
     return _UNSEEDABLE[chacha]
 

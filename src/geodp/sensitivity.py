@@ -180,7 +180,9 @@ def extrinsic_radius(space, radius) -> float:
         return math.expm1(radius)
     if isinstance(space, Sphere):
         return 2.0 * space.radius * math.sin(min(radius, space.injectivity_radius) / (2.0 * space.radius))
-    raise InvalidParameterError(f"no extrinsic radius is known for {space!r}; the extrinsic baselines support SPD and Sphere.")
+    raise InvalidParameterError(
+        f"no extrinsic radius is known for {space!r}; the extrinsic baselines support SPD and Sphere."
+    )
 
 
 def extrinsic_mean_sensitivity(space, radius, n) -> float:
@@ -223,7 +225,9 @@ def _regression_bounds(space, n, residual_bound, x_bound, velocity_bound):
     return space, n, tau, x_max, velocity_bound
 
 
-def geodesic_regression_sensitivity(space, n, *, residual_bound, x_bound, velocity_bound=None, radius=None) -> RegressionSensitivity:
+def geodesic_regression_sensitivity(
+    space, n, *, residual_bound, x_bound, velocity_bound=None, radius=None
+) -> RegressionSensitivity:
     """Sound replace-one sensitivity of the geodesic-regression gradient (docs/math.md §9).
 
     The gradient of ``E(p, v) = (1/2n) Σ ρ²(Exp(p, u_i), y_i)``, ``u_i = Σ_j x_ij v_j``, is

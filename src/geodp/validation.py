@@ -70,7 +70,7 @@ def as_generator(rng=None) -> np.random.Generator:
             raise InvalidParameterError(f"rng seed must be a non-negative integer, got {rng!r}.")
         return np.random.default_rng(int(rng))
     raise InvalidTypeError(
-        "rng must be None, a non-negative int seed, \"secure\" or a numpy.random.Generator, "
+        'rng must be None, a non-negative int seed, "secure" or a numpy.random.Generator, '
         f"got {type(rng).__name__}. The legacy numpy.random.RandomState is not accepted."
     )
 
@@ -98,9 +98,7 @@ def check_epsilon(epsilon) -> float:
     """
     epsilon = _as_real(epsilon, "epsilon")
     if epsilon <= 0:
-        raise InvalidParameterError(
-            f"epsilon must be > 0, got {epsilon!r}. Choose a positive privacy budget."
-        )
+        raise InvalidParameterError(f"epsilon must be > 0, got {epsilon!r}. Choose a positive privacy budget.")
     return epsilon
 
 
@@ -223,7 +221,7 @@ def check_real_dtype(dtype, name: str) -> None:
     ...
     geodp.errors.InvalidTypeError: X must be real, got complex dtype complex128.
     """
-    if dtype == object or not (np.issubdtype(dtype, np.number) or np.issubdtype(dtype, np.bool_)):
+    if np.dtype(dtype) == np.dtype(object) or not (np.issubdtype(dtype, np.number) or np.issubdtype(dtype, np.bool_)):
         raise InvalidTypeError(f"{name} must be numeric, got dtype {dtype}.")
     if np.issubdtype(dtype, np.complexfloating):
         raise InvalidTypeError(f"{name} must be real, got complex dtype {dtype}.")

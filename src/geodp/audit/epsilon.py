@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from geodp.audit.defaults import MAX_KNG_N, MAX_N, check_audit_n, default_center
 from geodp.audit.exact_loss import (
     axial_quadrature_loss,
     fixed_unit_tangent,
@@ -33,7 +34,6 @@ from geodp.audit.exact_loss import (
     laplace_exact_epsilon,
     supports_axial_quadrature,
 )
-from geodp.audit.defaults import MAX_KNG_N, MAX_N, check_audit_n, default_center
 from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.manifolds import Euclidean, Manifold
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMechanism
@@ -64,6 +64,7 @@ def _check_confidence(confidence) -> float:
     if isinstance(confidence, bool) or not 0.0 < value < 1.0:
         raise InvalidParameterError(f"confidence must be a number in (0, 1), got {confidence!r}.")
     return value
+
 
 # The pair is resolved when its separation (the sensitivity, ~ r/n) is at least this fraction of
 # the coordinates' size near the centre: float64 then computes the loss to ~1e-6 relative.
@@ -129,9 +130,15 @@ class EventBound:
 
     def to_dict(self) -> dict:
         """Plain-dict view (JSON-friendly: ``-inf`` becomes ``None``)."""
-        return {"family": self.family, "event": self.event, "threshold": self.threshold,
-                "favoured": self.favoured, "count_favoured": self.count_favoured,
-                "count_other": self.count_other, "bound": self.bound if math.isfinite(self.bound) else None}
+        return {
+            "family": self.family,
+            "event": self.event,
+            "threshold": self.threshold,
+            "favoured": self.favoured,
+            "count_favoured": self.count_favoured,
+            "count_other": self.count_other,
+            "bound": self.bound if math.isfinite(self.bound) else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -196,12 +203,22 @@ class EpsilonAudit:
     def to_dict(self) -> dict:
         """Plain-dict view (JSON-friendly), without the loss samples."""
         return {
-            "space": self.space, "mechanism": self.mechanism, "epsilon": self.epsilon, "delta": self.delta,
-            "epsilon_lower_bound": self.epsilon_lower_bound, "confidence": self.confidence,
-            "n_samples": self.n_samples, "events": [e.to_dict() for e in self.events],
-            "exact_epsilon": self.exact_epsilon, "mutant": self.mutant, "pair": self.pair, "scale": self.scale,
-            "seconds": self.seconds, "log_normaliser_difference": self.log_normaliser_difference,
-            "seconds_per_draw": self.seconds_per_draw, "violated": self.violated,
+            "space": self.space,
+            "mechanism": self.mechanism,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "epsilon_lower_bound": self.epsilon_lower_bound,
+            "confidence": self.confidence,
+            "n_samples": self.n_samples,
+            "events": [e.to_dict() for e in self.events],
+            "exact_epsilon": self.exact_epsilon,
+            "mutant": self.mutant,
+            "pair": self.pair,
+            "scale": self.scale,
+            "seconds": self.seconds,
+            "log_normaliser_difference": self.log_normaliser_difference,
+            "seconds_per_draw": self.seconds_per_draw,
+            "violated": self.violated,
         }
 
     def __str__(self) -> str:
@@ -215,9 +232,14 @@ class EpsilonAudit:
             f"noise scale    : {self.scale:.6g}" + ("  (halved)" if self.mutant == "halve-scale" else ""),
             f"draws          : {self.n_samples} per law and round (events picked on round 1, certified on "
             f"round 2), confidence {self.confidence:g} (Bonferroni over {len(self.events)} events)",
-            *([] if self.seconds_per_draw is None else [
-                f"                 the default count for a {DRAW_BUDGET:g} s budget of draws: a timed pilot "
-                f"measured {self.seconds_per_draw * 1e3:.3g} ms per draw"]),
+            *(
+                []
+                if self.seconds_per_draw is None
+                else [
+                    f"                 the default count for a {DRAW_BUDGET:g} s budget of draws: a timed pilot "
+                    f"measured {self.seconds_per_draw * 1e3:.3g} ms per draw"
+                ]
+            ),
             f"exact epsilon  : {'not computable here' if self.exact_epsilon is None else f'{self.exact_epsilon:.4f}'}",
             "events (certified on round 2):",
             f"  {'family':<17} {'event':<40} {'in E (favoured)':>15} {'in E (other)':>13} {'bound':>8}",
@@ -227,8 +249,11 @@ class EpsilonAudit:
             bound = f"{e.bound:.4f}" if math.isfinite(e.bound) else "-"
             lines.append(f"  {e.family:<17} {event:<40} {e.count_favoured:>15} {e.count_other:>13} {bound:>8}")
         lines.append(f"time           : {self.seconds:.1f} s")
-        verdict = (f"EXCEEDS claimed ε = {self.epsilon:g}: the guarantee is violated"
-                   if self.violated else f"≤ claimed {self.epsilon:g} — consistent")
+        verdict = (
+            f"EXCEEDS claimed ε = {self.epsilon:g}: the guarantee is violated"
+            if self.violated
+            else f"≤ claimed {self.epsilon:g} — consistent"
+        )
         lines.append(f"verdict        : certified lower bound {self.epsilon_lower_bound:.4f} {verdict}")
         return "\n".join(lines)
 
@@ -252,8 +277,7 @@ def _mechanism(space, mechanism, epsilon, delta, n, radius, center):
     ``tests/test_audit_epsilon.py`` checks it against ``fit(X).mechanism_``."""
     from geodp.models.frechet_mean import PrivateFrechetMean, release_sensitivity
 
-    model = PrivateFrechetMean(space, epsilon=epsilon, delta=delta, center=center, radius=radius,
-                               mechanism=mechanism)
+    model = PrivateFrechetMean(space, epsilon=epsilon, delta=delta, center=center, radius=radius, mechanism=mechanism)
     bound, margin, _ = release_sensitivity(space, radius, n, mechanism)
     _check_resolved(space, center, radius, n, bound)
     with np.errstate(all="ignore"):  # public computations, as in fit
@@ -274,11 +298,14 @@ def _check_resolved(space, center, radius, n, separation):
     fix = f"a radius of at least about {smallest_radius:.2g}" + (f", or n <= {largest_n}" if largest_n >= 1 else "")
     raise InvalidParameterError(
         f"with n = {n} and radius {radius!r} the audited pair lies {separation:.3g} apart, below what float64 "
-        f"resolves next to coordinates of size {size:g} (the audit needs >= {_RESOLUTION:g} of it): use {fix}.")
+        f"resolves next to coordinates of size {size:g} (the audit needs >= {_RESOLUTION:g} of it): use {fix}."
+    )
 
 
-_MCMC_REFUSAL = ("this configuration samples by MCMC (no exact sampler at this scale and ball), which "
-                 "the audit cannot run in reasonable time; choose a smaller radius or a larger n")
+_MCMC_REFUSAL = (
+    "this configuration samples by MCMC (no exact sampler at this scale and ball), which "
+    "the audit cannot run in reasonable time; choose a smaller radius or a larger n"
+)
 
 
 def _rebuilt(mech, space, center, factor):
@@ -287,13 +314,22 @@ def _rebuilt(mech, space, center, factor):
     sensitivity = mech.sensitivity * factor
     if isinstance(mech, LaplaceMechanism):
         ball = {"center": center, "radius": mech.radius} if mech.truncated else {}
-        rebuilt = LaplaceMechanism(space, epsilon=mech.epsilon, sensitivity=sensitivity, truncate=mech.truncated, **ball)
+        rebuilt = LaplaceMechanism(
+            space, epsilon=mech.epsilon, sensitivity=sensitivity, truncate=mech.truncated, **ball
+        )
     elif isinstance(mech, KNGMechanism):
-        rebuilt = KNGMechanism(space, epsilon=mech.epsilon, sensitivity=sensitivity, center=center,
-                               radius=mech.radius, sampler=mech.sampler)
+        rebuilt = KNGMechanism(
+            space,
+            epsilon=mech.epsilon,
+            sensitivity=sensitivity,
+            center=center,
+            radius=mech.radius,
+            sampler=mech.sampler,
+        )
     else:
-        rebuilt = TangentGaussianMechanism(epsilon=mech.epsilon, delta=mech.delta, sensitivity=sensitivity,
-                                           calibration=mech.calibration, space=space)
+        rebuilt = TangentGaussianMechanism(
+            epsilon=mech.epsilon, delta=mech.delta, sensitivity=sensitivity, calibration=mech.calibration, space=space
+        )
     if not math.isclose(rebuilt.scale, mech.scale * factor, rel_tol=1e-6):  # pragma: no cover
         raise AssertionError("the rebuilt mechanism does not have the intended scale")
     return rebuilt
@@ -320,8 +356,10 @@ def _footpoint_pair(mech, space, center, radius, axis, delta, sensitivity):
     elif supports_axial_quadrature(space):
         exact, difference = axial_quadrature_loss(space, center, radius, axis, laws, kinks=positions)
     where = "at the boundary of the ball, " if truncated else ""
-    description = (f"footpoints m0, m1 {where}on one geodesic through the centre, ρ(m0, m1) = {distance:.6g} "
-                   f"(the sensitivity{'' if distance == sensitivity else ', capped at the diameter'})")
+    description = (
+        f"footpoints m0, m1 {where}on one geodesic through the centre, ρ(m0, m1) = {distance:.6g} "
+        f"(the sensitivity{'' if distance == sensitivity else ', capped at the diameter'})"
+    )
     return _Pair(laws, points, description, exact, difference)
 
 
@@ -338,8 +376,10 @@ def _kng_pair(mech, space, center, radius, axis, n):
     elif supports_axial_quadrature(space):
         kinks = [float(space._dist(center, p)) for p in points]
         exact, difference = axial_quadrature_loss(space, center, radius, axis, laws, kinks=kinks)
-    description = (f"D0 = {n} records at a boundary point b, D1 = D0 with one record moved to the opposite "
-                   "boundary point; m0, m1 = their Fréchet means")
+    description = (
+        f"D0 = {n} records at a boundary point b, D1 = D0 with one record moved to the opposite "
+        "boundary point; m0, m1 = their Fréchet means"
+    )
     return _Pair(laws, points, description, exact, difference)
 
 
@@ -350,8 +390,7 @@ def _features(space, pair, x):
     direction = direction / float(space._norm(m0, direction))
     with np.errstate(invalid="ignore"):
         ratio = np.asarray(pair.laws[0].log_density(x)) - np.asarray(pair.laws[1].log_density(x))
-    return np.stack([np.asarray(space._dist(m0, x)), np.asarray(space._inner(m0, space._log(m0, x), direction)),
-                     ratio])
+    return np.stack([np.asarray(space._dist(m0, x)), np.asarray(space._inner(m0, space._log(m0, x), direction)), ratio])
 
 
 def _draw_features(space, pair, n_samples, rng, progress):
@@ -360,7 +399,7 @@ def _draw_features(space, pair, n_samples, rng, progress):
     for i, law in enumerate(pair.laws):
         for start in range(0, n_samples, _BATCH):
             m = min(_BATCH, n_samples - start)
-            out[i, :, start:start + m] = _features(space, pair, law.sample(m, rng=rng))
+            out[i, :, start : start + m] = _features(space, pair, law.sample(m, rng=rng))
             if progress is not None:
                 progress.update(m)
     return out
@@ -385,7 +424,8 @@ def _default_samples(space, pair):
         raise InvalidParameterError(
             f"one draw of this pair takes about {per_draw * 1e3:.3g} ms here, so even {MIN_SAMPLES} draws per law "
             f"and round (the minimum) would exceed the default time budget of {DRAW_BUDGET:g} s of draws; pass "
-            f"n_samples (--samples) explicitly to run longer anyway, or audit a smaller n (KNG's cost grows with n).")
+            f"n_samples (--samples) explicitly to run longer anyway, or audit a smaller n (KNG's cost grows with n)."
+        )
     if fits >= DEFAULT_SAMPLES:
         return DEFAULT_SAMPLES, per_draw
     digits = 10 ** (len(str(fits)) - 2)  # two significant digits, rounded down
@@ -414,8 +454,11 @@ def _candidates(features, delta, alpha):
     return best
 
 
-_EVENT_TEXT = {"distance": "ρ(x, m0) {side} {t:.6g}", "projection": "<log_m0 x, u01> {side} {t:.6g}",
-               "likelihood-ratio": "ℓ0(x) − ℓ1(x) {side} {t:.6g}"}
+_EVENT_TEXT = {
+    "distance": "ρ(x, m0) {side} {t:.6g}",
+    "projection": "<log_m0 x, u01> {side} {t:.6g}",
+    "likelihood-ratio": "ℓ0(x) − ℓ1(x) {side} {t:.6g}",
+}
 
 
 def _certify(chosen, features, delta, alpha):
@@ -427,8 +470,17 @@ def _certify(chosen, features, delta, alpha):
             inside = features[:, f] > threshold if side == ">" else features[:, f] <= threshold
         counts = inside.sum(axis=1)
         bound = float(clopper_pearson_epsilon(counts[favoured], counts[1 - favoured], n, delta, alpha))
-        events.append(EventBound(family, _EVENT_TEXT[family].format(side=side, t=threshold), threshold, favoured,
-                                 int(counts[favoured]), int(counts[1 - favoured]), bound))
+        events.append(
+            EventBound(
+                family,
+                _EVENT_TEXT[family].format(side=side, t=threshold),
+                threshold,
+                favoured,
+                int(counts[favoured]),
+                int(counts[1 - favoured]),
+                bound,
+            )
+        )
     return tuple(events)
 
 
@@ -444,8 +496,21 @@ def _progress_bar(total, enabled):
     return tqdm(total=total, unit="draw", unit_scale=True, file=sys.stderr, leave=False, desc="audit")
 
 
-def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, center=None, n_samples=None,
-                  confidence=0.95, mutant=None, rng=None, progress=False) -> EpsilonAudit:
+def audit_epsilon(
+    space,
+    mechanism="laplace",
+    *,
+    epsilon,
+    delta=0.0,
+    n,
+    radius,
+    center=None,
+    n_samples=None,
+    confidence=0.95,
+    mutant=None,
+    rng=None,
+    progress=False,
+) -> EpsilonAudit:
     """Certify an empirical lower bound on the ε of a private Fréchet-mean release.
 
     The mechanism is the one :class:`~geodp.models.PrivateFrechetMean` uses for a mean of ``n``
@@ -538,14 +603,19 @@ def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, 
     if mechanism != "tangent-gaussian" and delta != 0.0:
         raise InvalidParameterError(f"the {mechanism} mechanism is pure ε-DP: leave delta at 0, got {delta!r}.")
     delta = check_delta(delta, allow_zero=mechanism != "tangent-gaussian")
-    n = (check_audit_n(n, limit=MAX_KNG_N, what="a KNG audit (its pair holds n records, evaluated at every draw)")
-         if mechanism == "kng" else
-         check_audit_n(n, limit=MAX_N, what="an ε audit (beyond it the footpoints ~r/n apart are not resolved in float64)"))
+    n = (
+        check_audit_n(n, limit=MAX_KNG_N, what="a KNG audit (its pair holds n records, evaluated at every draw)")
+        if mechanism == "kng"
+        else check_audit_n(
+            n, limit=MAX_N, what="an ε audit (beyond it the footpoints ~r/n apart are not resolved in float64)"
+        )
+    )
     if n_samples is not None:
         n_samples = check_sample_size(n_samples)
         if n_samples < MIN_SAMPLES:
-            raise InvalidParameterError(f"n_samples must be >= {MIN_SAMPLES} (fewer draws certify nothing useful), "
-                                        f"got {n_samples!r}.")
+            raise InvalidParameterError(
+                f"n_samples must be >= {MIN_SAMPLES} (fewer draws certify nothing useful), got {n_samples!r}."
+            )
     confidence = _check_confidence(confidence)
     rng = as_generator(rng)
     radius = check_radius(space, radius)
@@ -558,8 +628,11 @@ def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, 
     audited = _rebuilt(mech, audit_space, audit_center, 0.5 if mutant == "halve-scale" else 1.0)
     axis = fixed_unit_tangent(audit_space, audit_center)  # the pair lies on this geodesic
     with np.errstate(all="ignore"):
-        pair = (_kng_pair(audited, audit_space, audit_center, radius, axis, n) if mechanism == "kng"
-                else _footpoint_pair(audited, audit_space, audit_center, radius, axis, delta, sensitivity))
+        pair = (
+            _kng_pair(audited, audit_space, audit_center, radius, axis, n)
+            if mechanism == "kng"
+            else _footpoint_pair(audited, audit_space, audit_center, radius, axis, delta, sensitivity)
+        )
     space_text = repr(space) + (f" (audited in its isometric chart R^{space.dim})" if space.is_flat else "")
     if not all(law.exact for law in pair.laws):
         raise AssumptionError(_MCMC_REFUSAL)
@@ -577,9 +650,20 @@ def audit_epsilon(space, mechanism="laplace", *, epsilon, delta=0.0, n, radius, 
     events = _certify(chosen, certifying, delta, alpha)
     certified = max([0.0] + [e.bound for e in events if math.isfinite(e.bound)])
     return EpsilonAudit(
-        space=space_text, mechanism=mechanism, epsilon=epsilon, delta=delta, epsilon_lower_bound=certified,
-        confidence=confidence, n_samples=n_samples, events=events, exact_epsilon=pair.exact_epsilon,
-        mutant=mutant, pair=pair.description, scale=float(audited.scale), seconds=time.perf_counter() - started,
-        log_normaliser_difference=pair.log_normaliser_difference, seconds_per_draw=per_draw,
+        space=space_text,
+        mechanism=mechanism,
+        epsilon=epsilon,
+        delta=delta,
+        epsilon_lower_bound=certified,
+        confidence=confidence,
+        n_samples=n_samples,
+        events=events,
+        exact_epsilon=pair.exact_epsilon,
+        mutant=mutant,
+        pair=pair.description,
+        scale=float(audited.scale),
+        seconds=time.perf_counter() - started,
+        log_normaliser_difference=pair.log_normaliser_difference,
+        seconds_per_draw=per_draw,
         loss_samples=(certifying[0, 2].copy(), certifying[1, 2].copy()),
     )

@@ -24,8 +24,13 @@ from geodp.calibration import analytic_gaussian_delta
 from geodp.manifolds import Hyperbolic, Sphere
 from geodp.validation import check_positive
 
-__all__ = ["laplace_exact_epsilon", "gaussian_exact_epsilon", "axial_quadrature_loss", "fixed_unit_tangent",
-           "supports_axial_quadrature"]
+__all__ = [
+    "laplace_exact_epsilon",
+    "gaussian_exact_epsilon",
+    "axial_quadrature_loss",
+    "fixed_unit_tangent",
+    "supports_axial_quadrature",
+]
 
 _T_NODES = 48  # Gauss–Legendre nodes per radial piece
 _THETA_NODES = 96  # nodes in the polar angle (graded towards the axis)
@@ -133,8 +138,7 @@ def fixed_unit_tangent(space, point, orthogonal_to=None):
     raise RuntimeError("no fixed tangent direction was found")  # pragma: no cover
 
 
-def axial_quadrature_loss(space, center, radius, axis, laws, kinks=(), *, t_nodes=_T_NODES,
-                          theta_nodes=_THETA_NODES):
+def axial_quadrature_loss(space, center, radius, axis, laws, kinks=(), *, t_nodes=_T_NODES, theta_nodes=_THETA_NODES):
     """Exact pure-DP privacy loss of two laws on the ball ``B_radius(center)`` that are symmetric
     about the geodesic through ``center`` along ``axis`` (a sphere or hyperbolic space).
 
@@ -194,7 +198,8 @@ def axial_quadrature_loss(space, center, radius, axis, laws, kinks=(), *, t_node
     theta = np.pi * (1.0 - np.cos(np.pi * s)) / 2.0  # graded towards θ = 0 and θ = π
     wtheta = ws * np.pi**2 / 2.0 * np.sin(np.pi * s)
     log_volume = (np.log(wt) + space.radial_log_jacobian(t))[:, None] + (
-        np.log(wtheta) + (space.dim - 2) * np.log(np.sin(theta)))[None, :]
+        np.log(wtheta) + (space.dim - 2) * np.log(np.sin(theta))
+    )[None, :]
     directions = np.cos(theta)[:, None] * u + np.sin(theta)[:, None] * w
     points = space._polar_exp(center, directions[None, :, :], np.broadcast_to(t[:, None], log_volume.shape))
     ell = [np.asarray(law.log_density(points)) for law in laws]
@@ -210,4 +215,3 @@ def axial_quadrature_loss(space, center, radius, axis, laws, kinks=(), *, t_node
         loss = first[inside] - second[inside]
     difference = log_z[0] - log_z[1]
     return float(np.max(np.abs(loss - difference))), difference
-

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from geodp.errors import InvalidTypeError
+from geodp.errors import InvalidTypeError, missing_extra
 
 __all__ = ["plot_loss"]
 
@@ -55,8 +55,7 @@ def plot_loss(audit, path) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ImportError('plot_loss needs matplotlib, in the experiments extra: from a checkout of geodp, run '
-                          'pip install -e ".[experiments]" in the repository root') from None
+        raise ImportError(f"plot_loss needs matplotlib: {missing_extra('experiments')}") from None
     shift = audit.log_normaliser_difference
     known = shift is not None
     losses = [s - (shift or 0.0) for s in audit.loss_samples]
@@ -66,8 +65,10 @@ def plot_loss(audit, path) -> None:
     for sample, label, colour in zip(losses, ("draws of P0", "draws of P1"), ("tab:blue", "tab:orange")):
         ax.hist(sample[np.isfinite(sample)], bins=bins, density=True, alpha=0.55, color=colour, label=label)
     if known:  # the loss itself: the claimed, certified and exact ε sit at fixed places on its axis
-        lines = [(audit.epsilon, "claimed ε", "black", "-"),
-                 (audit.epsilon_lower_bound, "certified lower bound", "tab:red", "--")]
+        lines = [
+            (audit.epsilon, "claimed ε", "black", "-"),
+            (audit.epsilon_lower_bound, "certified lower bound", "tab:red", "--"),
+        ]
         if audit.exact_epsilon is not None:
             lines.append((audit.exact_epsilon, "exact ε", "tab:green", ":"))
         for value, label, colour, style in lines:
@@ -77,8 +78,10 @@ def plot_loss(audit, path) -> None:
     else:  # ℓ0 − ℓ1 only: the loss up to an unknown constant, so no line can be placed on this axis
         for text in (f"claimed ε = {audit.epsilon:g}", f"certified lower bound = {audit.epsilon_lower_bound:.3g}"):
             ax.plot([], [], color="none", label=text)  # legend entries only
-        ax.set_xlabel("ℓ0(x) − ℓ1(x): the privacy loss up to an unknown constant (the normalisers are not known;\n"
-                      "the ±ε lines are not drawn: they cannot be placed on this axis)")
+        ax.set_xlabel(
+            "ℓ0(x) − ℓ1(x): the privacy loss up to an unknown constant (the normalisers are not known;\n"
+            "the ±ε lines are not drawn: they cannot be placed on this axis)"
+        )
     mutant = f", MUTANT {audit.mutant}" if audit.mutant else ""
     claim = f"ε = {audit.epsilon:g}" + (f", δ = {audit.delta:g}" if audit.delta > 0 else "")
     ax.set_title(f"privacy loss of {audit.mechanism} ({claim}) on {audit.space.split(' (')[0]}{mutant}", fontsize=10)

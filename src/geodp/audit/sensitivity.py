@@ -221,26 +221,44 @@ class SensitivityAudit:
 
     def __str__(self) -> str:
         verdict = self.verdict
-        what = ("distance between the neighbours' Fréchet means" if self.statistic == "frechet-mean"
-                else "norm of the difference of the neighbours' KNG gradient fields")
+        what = (
+            "distance between the neighbours' Fréchet means"
+            if self.statistic == "frechet-mean"
+            else "norm of the difference of the neighbours' KNG gradient fields"
+        )
         if self.through_model:
             what += ", computed by PrivateFrechetMean's own code path"
-        return "\n".join([
-            f"Sensitivity audit of the {self.statistic} on {self.space}: n = {self.n}, public ball of radius {self.radius!r}",
-            f"  bound    {self.bound:.6g}  (frechet_mean_sensitivity, mechanism={_BOUND_MECHANISM[self.statistic]!r})",
-            f"  observed {self.observed:.6g}  (largest {what} found)",
-            f"  observed/bound = {self.ratio:.4f} ({verdict}; tolerance {self.tolerance:.1g})",
-            f"  search: {self.starts} starts, {self.evaluations} evaluations"
-            f" ({self.invalid_evaluations} discarded as invalid), {self.seconds:.1f} s",
-            *([] if self.conclusive or self.violated or self.valid_share < MIN_VALID_SHARE else [
-                f"  INCONCLUSIVE: the tolerance {self.tolerance:.2g} exceeds {MAX_TOLERANCE:.0%} of the bound (the "
-                "mean cannot be solved precisely enough at this radius and n); the search cannot say that the "
-                "bound holds."]),
-            *([] if self.conclusive or self.violated or self.valid_share >= MIN_VALID_SHARE else [
-                f"  INCONCLUSIVE: only {self.valid_share:.0%} of the evaluations were valid (at least "
-                f"{MIN_VALID_SHARE:.0%} needed); the search checked too little to say that the bound holds."]),
-            "  A search that finds no violation is evidence, not proof.",
-        ])
+        return "\n".join(
+            [
+                f"Sensitivity audit of the {self.statistic} on {self.space}: n = {self.n}, public ball of radius "
+                f"{self.radius!r}",
+                f"  bound    {self.bound:.6g}  (frechet_mean_sensitivity, "
+                f"mechanism={_BOUND_MECHANISM[self.statistic]!r})",
+                f"  observed {self.observed:.6g}  (largest {what} found)",
+                f"  observed/bound = {self.ratio:.4f} ({verdict}; tolerance {self.tolerance:.1g})",
+                f"  search: {self.starts} starts, {self.evaluations} evaluations"
+                f" ({self.invalid_evaluations} discarded as invalid), {self.seconds:.1f} s",
+                *(
+                    []
+                    if self.conclusive or self.violated or self.valid_share < MIN_VALID_SHARE
+                    else [
+                        f"  INCONCLUSIVE: the tolerance {self.tolerance:.2g} exceeds {MAX_TOLERANCE:.0%} of the "
+                        "bound (the "
+                        "mean cannot be solved precisely enough at this radius and n); the search cannot say that the "
+                        "bound holds."
+                    ]
+                ),
+                *(
+                    []
+                    if self.conclusive or self.violated or self.valid_share >= MIN_VALID_SHARE
+                    else [
+                        f"  INCONCLUSIVE: only {self.valid_share:.0%} of the evaluations were valid (at least "
+                        f"{MIN_VALID_SHARE:.0%} needed); the search checked too little to say that the bound holds."
+                    ]
+                ),
+                "  A search that finds no violation is evidence, not proof.",
+            ]
+        )
 
 
 def _tangent_basis(space, x, rng) -> np.ndarray:
@@ -315,11 +333,11 @@ def _mean_starts(dim, n):
     e2 = np.eye(dim)[min(1, dim - 1)] * _BOUNDARY
     zero = np.zeros(dim)
     starts = [
-        ((n - 1,), [zero], e1, -e1),      # the flat worst case: one record across the ball
-        ((n - 1,), [e1], -e1, e1),        # the replaced record joins a boundary cluster
-        ((n - 1,), [e2], e1, -e1),        # cluster on an orthogonal boundary point
-        ((n - 1,), [zero], e1, e2),       # replaced record moved to an orthogonal point
-        ((n - 1,), [-e1], e1, zero),      # replaced record moved to the centre
+        ((n - 1,), [zero], e1, -e1),  # the flat worst case: one record across the ball
+        ((n - 1,), [e1], -e1, e1),  # the replaced record joins a boundary cluster
+        ((n - 1,), [e2], e1, -e1),  # cluster on an orthogonal boundary point
+        ((n - 1,), [zero], e1, e2),  # replaced record moved to an orthogonal point
+        ((n - 1,), [-e1], e1, zero),  # replaced record moved to the centre
     ]
     if n - 1 >= 2:
         starts += [
@@ -337,9 +355,9 @@ def _kng_starts(dim):
     e2 = np.eye(dim)[min(1, dim - 1)] * _BOUNDARY
     diagonal = (e2 - e1) / math.sqrt(2.0)
     return [
-        (np.zeros(dim), e1, -e1),   # x at the centre, the record across the ball (flat worst case)
-        (e1, e1, -e1),              # x on the record: log_x a = 0, |log_x b| = 2r
-        (e1, e2, -e2),              # x on the boundary, the records on the orthogonal diameter
+        (np.zeros(dim), e1, -e1),  # x at the centre, the record across the ball (flat worst case)
+        (e1, e1, -e1),  # x on the record: log_x a = 0, |log_x b| = 2r
+        (e1, e2, -e2),  # x on the boundary, the records on the orthogonal diameter
         (e1, diagonal, diagonal - np.sqrt(2.0) * e2),  # records on the far side of x
         (-e1, e1, np.zeros(dim)),
     ]
@@ -359,9 +377,19 @@ def _check_count(value, name) -> int:
     return int(value)
 
 
-def audit_sensitivity(space, *, radius, n, statistic="frechet-mean", center=None, n_starts=10,
-                      max_evaluations=1000, structured_starts=True, through_model=None,
-                      rng=None) -> SensitivityAudit:
+def audit_sensitivity(
+    space,
+    *,
+    radius,
+    n,
+    statistic="frechet-mean",
+    center=None,
+    n_starts=10,
+    max_evaluations=1000,
+    structured_starts=True,
+    through_model=None,
+    rng=None,
+) -> SensitivityAudit:
     """Search replace-one neighbours in a public ball for the largest change of a statistic.
 
     Parameters
@@ -433,7 +461,9 @@ def audit_sensitivity(space, *, radius, n, statistic="frechet-mean", center=None
     radius = check_radius(space, radius)
     n = check_audit_n(n, limit=MAX_RECORDS, what="the sensitivity search (it splits n − 1 records into clusters)")
     if n < 2:
-        raise InvalidParameterError(f"n must be >= 2 (a replace-one neighbour needs a record besides the replaced one), got {n!r}.")
+        raise InvalidParameterError(
+            f"n must be >= 2 (a replace-one neighbour needs a record besides the replaced one), got {n!r}."
+        )
     if statistic not in STATISTICS:
         raise InvalidParameterError(f"statistic must be one of {STATISTICS}, got {statistic!r}.")
     n_starts = _check_count(n_starts, "n_starts")
@@ -464,10 +494,20 @@ def audit_sensitivity(space, *, radius, n, statistic="frechet-mean", center=None
             n_starts = i + 1
             break
     return SensitivityAudit(
-        space=repr(space), statistic=statistic, n=n, radius=radius, center=np.array(center, dtype=float),
-        bound=bound, observed=search.best, tolerance=search.tolerance, worst=search.worst,
-        evaluations=search.evaluations, invalid_evaluations=search.invalid, starts=n_starts,
-        seconds=time.perf_counter() - started, through_model=through_model,
+        space=repr(space),
+        statistic=statistic,
+        n=n,
+        radius=radius,
+        center=np.array(center, dtype=float),
+        bound=bound,
+        observed=search.best,
+        tolerance=search.tolerance,
+        worst=search.worst,
+        evaluations=search.evaluations,
+        invalid_evaluations=search.invalid,
+        starts=n_starts,
+        seconds=time.perf_counter() - started,
+        through_model=through_model,
     )
 
 
@@ -498,9 +538,12 @@ class _Search:
             return -distance / self.bound
 
         simplex = z0 + np.vstack([np.zeros(z0.size), 0.4 * np.eye(z0.size)])
-        optimize.minimize(objective, z0, method="Nelder-Mead",
-                          options={"maxfev": budget, "initial_simplex": simplex, "adaptive": True,
-                                   "xatol": 1e-9, "fatol": 1e-12})
+        optimize.minimize(
+            objective,
+            z0,
+            method="Nelder-Mead",
+            options={"maxfev": budget, "initial_simplex": simplex, "adaptive": True, "xatol": 1e-9, "fatol": 1e-12},
+        )
 
 
 class _MeanSearch(_Search):
@@ -531,8 +574,15 @@ class _MeanSearch(_Search):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             try:
-                mean, info = frechet_mean(self.ball.space, records, weights=weights, tol=self.mean_tol,
-                                          max_iter=self.max_iter, init=init, return_info=True)
+                mean, info = frechet_mean(
+                    self.ball.space,
+                    records,
+                    weights=weights,
+                    tol=self.mean_tol,
+                    max_iter=self.max_iter,
+                    init=init,
+                    return_info=True,
+                )
             except NotOnManifoldError:
                 return None
         return mean if info.converged else None
@@ -544,7 +594,7 @@ class _MeanSearch(_Search):
         k = len(multiplicities)
         weights = np.array([*multiplicities, 1.0])
         mean = self._mean(points[: k + 1], weights, self.last_mean)
-        other = None if mean is None else self._mean(np.concatenate([points[:k], points[k + 1:]]), weights, mean)
+        other = None if mean is None else self._mean(np.concatenate([points[:k], points[k + 1 :]]), weights, mean)
         if other is None:
             return None
         self.last_mean = mean

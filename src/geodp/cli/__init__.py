@@ -16,14 +16,25 @@ import os
 import sys
 
 from geodp.cli import audit, demo, mdm, release, reproduce, shapes
-from geodp.cli.common import CommandError, HelpFormatter, OneLineErrorParser, install_hint
+from geodp.cli.common import CommandError, HelpFormatter, OneLineErrorParser, missing_extra
 from geodp.cli.demo import DEMO_CLASSES, DEMO_EPSILONS, MECHANISMS, run_demo
 from geodp.cli.release import guarantee_schema
 from geodp.cli.specs import parse_space, space_spec
 from geodp.errors import GeodpError
 
-__all__ = ["CommandError", "DEMO_CLASSES", "DEMO_EPSILONS", "MECHANISMS", "build_parser", "guarantee_schema",
-           "install_hint", "main", "parse_space", "run_demo", "space_spec"]
+__all__ = [
+    "CommandError",
+    "DEMO_CLASSES",
+    "DEMO_EPSILONS",
+    "MECHANISMS",
+    "build_parser",
+    "guarantee_schema",
+    "missing_extra",
+    "main",
+    "parse_space",
+    "run_demo",
+    "space_spec",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,21 +52,23 @@ def build_parser() -> argparse.ArgumentParser:
     import geodp
 
     parser = OneLineErrorParser(
-        prog="geodp", formatter_class=HelpFormatter,
+        prog="geodp",
+        formatter_class=HelpFormatter,
         description="geodp: differential privacy on Riemannian manifolds. Two runnable examples on\n"
-                    "real data, each printing a table and writing a plot, and the release of a private\n"
-                    "Fréchet mean of your own records.",
+        "real data, each printing a table and writing a plot, and the release of a private\n"
+        "Fréchet mean of your own records.",
         epilog="examples:\n"
-               "  geodp demo                       # about 10 s; table + geodp-demo/error_vs_epsilon.png\n"
-               "  geodp shapes --releases 10       # quick run of the cell-shape study\n"
-               "  geodp mdm --quick                # private MDM on real EMG and fMRI covariances\n"
-               "  geodp release covs.npy --space spd:8 --center identity --radius 2 --epsilon 1 \\\n"
-               "      --output mean.npy --guarantee mean.json\n"
-               "  geodp audit epsilon --space sphere:2 --mechanism kng --epsilon 1   # check ε yourself\n"
-               "  geodp <command> --help           # the options of a command and their defaults",
+        "  geodp demo                       # about 10 s; table + geodp-demo/error_vs_epsilon.png\n"
+        "  geodp shapes --releases 10       # quick run of the cell-shape study\n"
+        "  geodp mdm --quick                # private MDM on real EMG and fMRI covariances\n"
+        "  geodp release covs.npy --space spd:8 --center identity --radius 2 --epsilon 1 \\\n"
+        "      --output mean.npy --guarantee mean.json\n"
+        "  geodp audit epsilon --space sphere:2 --mechanism kng --epsilon 1   # check ε yourself\n"
+        "  geodp <command> --help           # the options of a command and their defaults",
     )
-    parser.add_argument("--version", action="version", version=f"geodp {geodp.__version__}",
-                        help="print the version of geodp and exit")
+    parser.add_argument(
+        "--version", action="version", version=f"geodp {geodp.__version__}", help="print the version of geodp and exit"
+    )
     sub = parser.add_subparsers(dest="command", required=True, title="commands")
     for command in (demo, shapes, release, mdm, audit, reproduce):
         command.add_parser(sub)

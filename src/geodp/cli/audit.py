@@ -15,18 +15,21 @@ import argparse
 import json
 import sys
 
-from geodp.cli.common import CommandError, HelpFormatter, check_new_file, integer_at_least, positive_float, probability
 from geodp.audit.defaults import MAX_KNG_N, MAX_N
 from geodp.audit.epsilon import DEFAULT_SAMPLES, DRAW_BUDGET, MECHANISMS, MIN_SAMPLES
 from geodp.audit.sensitivity import STATISTICS
+from geodp.cli.common import CommandError, HelpFormatter, check_new_file, integer_at_least, positive_float, probability
 from geodp.cli.records import read_point
 from geodp.cli.specs import NAMED_POINTS, SPACE_GRAMMAR, parse_space
+from geodp.errors import missing_extra
 
 __all__ = ["add_parser"]
 
 _DEFAULT_N, _DEFAULT_RADIUS = 5, 0.2
-EXIT_CODES = ("exit codes: 0 consistent with the claim, 1 violated, 3 inconclusive (sensitivity search),\n"
-              "2 bad input (one line on stderr)")
+EXIT_CODES = (
+    "exit codes: 0 consistent with the claim, 1 violated, 3 inconclusive (sensitivity search),\n"
+    "2 bad input (one line on stderr)"
+)
 
 
 def _confidence(text: str) -> float:
@@ -74,11 +77,21 @@ def _run_epsilon(args) -> int:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            raise CommandError('--plot needs matplotlib: from a checkout of geodp, run pip install -e ".[experiments]" '
-                               "in the repository root") from None
-    audit = audit_epsilon(space, args.mechanism, epsilon=args.epsilon, delta=args.delta, n=args.n, radius=args.radius,
-                          center=center, n_samples=args.samples, confidence=args.confidence, mutant=args.mutant,
-                          rng=args.seed, progress=sys.stderr.isatty())
+            raise CommandError(f"--plot needs matplotlib: {missing_extra('experiments')}") from None
+    audit = audit_epsilon(
+        space,
+        args.mechanism,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        n=args.n,
+        radius=args.radius,
+        center=center,
+        n_samples=args.samples,
+        confidence=args.confidence,
+        mutant=args.mutant,
+        rng=args.seed,
+        progress=sys.stderr.isatty(),
+    )
     if plot is not None:
         plot_loss(audit, plot)
     if args.json:
@@ -100,8 +113,9 @@ def _run_sensitivity(args) -> int:
     from geodp.audit import audit_sensitivity
 
     space = parse_space(args.space)
-    result = audit_sensitivity(space, radius=args.radius, n=args.n, statistic=args.statistic,
-                               center=_center(args, space), rng=args.seed)
+    result = audit_sensitivity(
+        space, radius=args.radius, n=args.n, statistic=args.statistic, center=_center(args, space), rng=args.seed
+    )
     if args.json:
         _print_json(result.to_dict())
     else:
@@ -113,15 +127,28 @@ def _run_sensitivity(args) -> int:
 
 def _common(parser, *, radius_default) -> None:
     parser.add_argument("--space", required=True, metavar="SPEC", help=f"the space: {SPACE_GRAMMAR}")
-    parser.add_argument("--radius", type=positive_float, default=radius_default, required=radius_default is None,
-                        metavar="R", help="public radius of the data ball" +
-                        ("" if radius_default is None else " (default: %(default)s)"))
-    parser.add_argument("--center", metavar="POINT",
-                        help=f"public centre of the data ball: a named point ({', '.join(NAMED_POINTS)}) or a file "
-                             "holding one point (default: north on spheres, identity on SPD, origin on Euclidean and "
-                             "hyperbolic spaces, the regular polygon on Kendall shape spaces)")
-    parser.add_argument("--seed", type=integer_at_least(0), default=None, metavar="S",
-                        help="seed >= 0, to reproduce a run (default: fresh OS entropy)")
+    parser.add_argument(
+        "--radius",
+        type=positive_float,
+        default=radius_default,
+        required=radius_default is None,
+        metavar="R",
+        help="public radius of the data ball" + ("" if radius_default is None else " (default: %(default)s)"),
+    )
+    parser.add_argument(
+        "--center",
+        metavar="POINT",
+        help=f"public centre of the data ball: a named point ({', '.join(NAMED_POINTS)}) or a file "
+        "holding one point (default: north on spheres, identity on SPD, origin on Euclidean and "
+        "hyperbolic spaces, the regular polygon on Kendall shape spaces)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=integer_at_least(0),
+        default=None,
+        metavar="S",
+        help="seed >= 0, to reproduce a run (default: fresh OS entropy)",
+    )
     parser.add_argument("--json", action="store_true", help="print exactly one JSON object and nothing else")
 
 
@@ -138,56 +165,83 @@ def add_parser(sub) -> None:
     ('laplace', 5, 0.2, None, None)
     """
     audit = sub.add_parser(
-        "audit", formatter_class=HelpFormatter,
+        "audit",
+        formatter_class=HelpFormatter,
         help="check the guarantees yourself: a certified lower bound on ε, a sensitivity search",
         description="Audit geodp's guarantees. Guide: docs/audit.md.",
     )
     kinds = audit.add_subparsers(dest="audit", required=True, title="audits")
     epsilon = kinds.add_parser(
-        "epsilon", formatter_class=HelpFormatter,
+        "epsilon",
+        formatter_class=HelpFormatter,
         help="certified empirical lower bound on the ε of a private Fréchet-mean release",
         description="Draw from the output laws of a private Fréchet-mean release on a worst-case pair of\n"
-                    "neighbouring inputs and certify a lower bound on ε with the given confidence (test\n"
-                    "events picked on a first set of draws, certified on fresh ones). A bound above the\n"
-                    "claimed ε shows a violation; one below it is evidence, not proof.",
+        "neighbouring inputs and certify a lower bound on ε with the given confidence (test\n"
+        "events picked on a first set of draws, certified on fresh ones). A bound above the\n"
+        "claimed ε shows a violation; one below it is evidence, not proof.",
         epilog="examples:\n"
-               "  geodp audit epsilon --space sphere:2 --mechanism laplace --epsilon 1\n"
-               "  geodp audit epsilon --space sphere:2 --mechanism kng --epsilon 1 --mutant halve-scale\n"
-               "  geodp audit epsilon --space spd:3:log-euclidean --mechanism tangent-gaussian --epsilon 1 \\\n"
-               "      --delta 1e-5 --json --plot loss.png\n\n" + EXIT_CODES,
+        "  geodp audit epsilon --space sphere:2 --mechanism laplace --epsilon 1\n"
+        "  geodp audit epsilon --space sphere:2 --mechanism kng --epsilon 1 --mutant halve-scale\n"
+        "  geodp audit epsilon --space spd:3:log-euclidean --mechanism tangent-gaussian --epsilon 1 \\\n"
+        "      --delta 1e-5 --json --plot loss.png\n\n" + EXIT_CODES,
     )
     _common(epsilon, radius_default=_DEFAULT_RADIUS)
     epsilon.add_argument("--mechanism", choices=MECHANISMS, default="laplace", help="(default: %(default)s)")
     epsilon.add_argument("--epsilon", required=True, type=positive_float, metavar="E", help="claimed ε > 0")
-    epsilon.add_argument("--delta", type=probability, default=0.0, metavar="D",
-                         help="claimed δ: > 0 for tangent-gaussian, 0 for laplace and kng (default: %(default)s)")
-    epsilon.add_argument("--n", type=integer_at_least(1), default=_DEFAULT_N, metavar="N",
-                         help=f"public number of records, at most {MAX_N:,} ({MAX_KNG_N:,} for kng, whose pair "
-                              "holds the records) (default: %(default)s)")
-    epsilon.add_argument("--samples", type=integer_at_least(MIN_SAMPLES), default=None, metavar="M",
-                         help=f"draws per law in each of the two rounds, >= {MIN_SAMPLES} (default: {DEFAULT_SAMPLES:,}, "
-                              f"or fewer when a short timed pilot says the draws would take more than "
-                              f"{DRAW_BUDGET:g} s; the report gives the count used)")
-    epsilon.add_argument("--confidence", type=_confidence, default=0.95, metavar="C",
-                         help="confidence of the certified bound, in (0, 1) (default: %(default)s)")
-    epsilon.add_argument("--mutant", choices=("halve-scale",),
-                         help="audit a deliberately broken release (noise scale halved), to see the audit catch it")
+    epsilon.add_argument(
+        "--delta",
+        type=probability,
+        default=0.0,
+        metavar="D",
+        help="claimed δ: > 0 for tangent-gaussian, 0 for laplace and kng (default: %(default)s)",
+    )
+    epsilon.add_argument(
+        "--n",
+        type=integer_at_least(1),
+        default=_DEFAULT_N,
+        metavar="N",
+        help=f"public number of records, at most {MAX_N:,} ({MAX_KNG_N:,} for kng, whose pair "
+        "holds the records) (default: %(default)s)",
+    )
+    epsilon.add_argument(
+        "--samples",
+        type=integer_at_least(MIN_SAMPLES),
+        default=None,
+        metavar="M",
+        help=f"draws per law in each of the two rounds, >= {MIN_SAMPLES} (default: {DEFAULT_SAMPLES:,}, "
+        f"or fewer when a short timed pilot says the draws would take more than "
+        f"{DRAW_BUDGET:g} s; the report gives the count used)",
+    )
+    epsilon.add_argument(
+        "--confidence",
+        type=_confidence,
+        default=0.95,
+        metavar="C",
+        help="confidence of the certified bound, in (0, 1) (default: %(default)s)",
+    )
+    epsilon.add_argument(
+        "--mutant",
+        choices=("halve-scale",),
+        help="audit a deliberately broken release (noise scale halved), to see the audit catch it",
+    )
     epsilon.add_argument("--plot", metavar="FILE.png", help="draw the privacy-loss distribution to this PNG")
     epsilon.add_argument("--overwrite", action="store_true", help="replace an existing --plot file")
     epsilon.set_defaults(handler=_run_epsilon)
     sensitivity = kinds.add_parser(
-        "sensitivity", formatter_class=HelpFormatter,
+        "sensitivity",
+        formatter_class=HelpFormatter,
         help="adversarial search for neighbouring datasets that stretch the sensitivity bound",
         description="Search, inside the public ball, for neighbouring datasets (one record replaced) whose\n"
-                    "statistics lie farther apart than the sensitivity bound geodp calibrates its noise with,\n"
-                    "and report the largest observed distance over the bound (never above 1 if the bound holds).",
+        "statistics lie farther apart than the sensitivity bound geodp calibrates its noise with,\n"
+        "and report the largest observed distance over the bound (never above 1 if the bound holds).",
         epilog="examples:\n"
-               "  geodp audit sensitivity --space hyperbolic:2 --radius 1 --n 10\n"
-               "  geodp audit sensitivity --space sphere:2 --radius 0.5 --n 5 --statistic kng-gradient --json\n\n"
-               + EXIT_CODES,
+        "  geodp audit sensitivity --space hyperbolic:2 --radius 1 --n 10\n"
+        "  geodp audit sensitivity --space sphere:2 --radius 0.5 --n 5 --statistic kng-gradient --json\n\n"
+        + EXIT_CODES,
     )
     _common(sensitivity, radius_default=None)
-    sensitivity.add_argument("--n", type=integer_at_least(2), required=True, metavar="N",
-                             help="public number of records")
+    sensitivity.add_argument(
+        "--n", type=integer_at_least(2), required=True, metavar="N", help="public number of records"
+    )
     sensitivity.add_argument("--statistic", choices=STATISTICS, default="frechet-mean", help="(default: %(default)s)")
     sensitivity.set_defaults(handler=_run_sensitivity)

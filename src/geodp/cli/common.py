@@ -11,13 +11,14 @@ import stat
 import tempfile
 from pathlib import Path
 
+from geodp.errors import missing_extra
+
 __all__ = [
     "CommandError",
     "HelpFormatter",
     "OneLineErrorParser",
     "atomic_write",
     "check_new_file",
-    "install_hint",
     "integer_at_least",
     "positive_float",
     "prepare_output_dir",
@@ -66,18 +67,6 @@ class OneLineErrorParser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
-
-
-def install_hint(extra: str) -> str:
-    """How to install one of geodp's optional extras, from a checkout or (once published) an index.
-
-    Examples
-    --------
-    >>> print(install_hint("geomstats"))
-    from a checkout of geodp, run pip install -e ".[geomstats]" in the repository root (once geodp is published on a package index: pip install "geodp[geomstats]")
-    """
-    return (f'from a checkout of geodp, run pip install -e ".[{extra}]" in the repository root '
-            f'(once geodp is published on a package index: pip install "geodp[{extra}]")')
 
 
 def integer_at_least(minimum: int, why: str = ""):
@@ -176,8 +165,9 @@ def prepare_output_dir(path) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise CommandError(f"--output-dir {str(path)!r} cannot be created ({err.strerror or err}); "
-                           "choose another --output-dir") from None
+        raise CommandError(
+            f"--output-dir {str(path)!r} cannot be created ({err.strerror or err}); choose another --output-dir"
+        ) from None
     _check_writable(path, f"--output-dir {str(path)!r}", "choose another --output-dir")
     return path
 
@@ -271,8 +261,9 @@ def require_geomstats(what: str) -> None:
     try:
         importlib.import_module("geomstats.datasets.utils")
     except ImportError:
-        raise CommandError(f"{what} needs the optional dependency geomstats: " + install_hint("geomstats")) from None
+        raise CommandError(f"{what} needs the optional dependency geomstats: " + missing_extra("geomstats")) from None
     except Exception as err:  # an installed geomstats that does not import (e.g. numpy >= 2.4)
         raise CommandError(
             f"geomstats is installed but does not import ({type(err).__name__}: {err}); the [geomstats] "
-            f"extra pins geomstats==2.8.0 with numpy<2.4: {install_hint('geomstats')}") from None
+            f"extra pins geomstats==2.8.0 with numpy<2.4: {missing_extra('geomstats')}"
+        ) from None

@@ -85,10 +85,15 @@ def run_demo(output_dir="geodp-demo", repeats: int = 20, seed: int = 0, plot: bo
     )
     means = {c: frechet_mean(space, data.descriptors[data.target == c]) for c in DEMO_CLASSES}
     between = [float(space._dist(means[a], means[b])) for a in DEMO_CLASSES for b in DEMO_CLASSES if a < b]
-    print(f"  for scale: distances between the non-private class means range {min(between):.2f}–{max(between):.2f}\n", file=out)
+    print(
+        f"  for scale: distances between the non-private class means range {min(between):.2f}–{max(between):.2f}\n",
+        file=out,
+    )
 
     rows, example = [], None
-    header = f"{'class':>5} {'n':>4} {'epsilon':>7} {'mechanism':>16} {'LE error':>9} {'expected':>9} {'ms/release':>10}"
+    header = (
+        f"{'class':>5} {'n':>4} {'epsilon':>7} {'mechanism':>16} {'LE error':>9} {'expected':>9} {'ms/release':>10}"
+    )
     print(header, file=out)
     print("-" * len(header), file=out)
     for c in DEMO_CLASSES:
@@ -103,15 +108,33 @@ def run_demo(output_dir="geodp-demo", repeats: int = 20, seed: int = 0, plot: bo
                         # demo measures the error on the exact coordinates, so the warning is moot.
                         warnings.filterwarnings("ignore", _UNREPRESENTABLE, NumericalWarning)
                         model = PrivateFrechetMean(
-                            space, epsilon=eps, delta=DEMO_DELTA if mech != "laplace" else 0.0,
-                            center=center, radius=data.radius, mechanism=mech, random_state=rng,
+                            space,
+                            epsilon=eps,
+                            delta=DEMO_DELTA if mech != "laplace" else 0.0,
+                            center=center,
+                            radius=data.radius,
+                            mechanism=mech,
+                            random_state=rng,
                         ).fit(X)
                     errors.append(float(np.linalg.norm(model.mean_coordinates_ - truth)))
                 ms = 1e3 * (time.perf_counter() - start) / repeats
                 expected = _expected_error(mech, model.mechanism_.scale, space.dim)
-                rows.append(dict(digit=c, n=len(X), epsilon=eps, mechanism=mech, error=float(np.mean(errors)),
-                                 error_std=float(np.std(errors)), expected=expected, ms=ms))
-                print(f"{c:>5} {len(X):>4} {eps:>7g} {mech:>16} {np.mean(errors):>9.3f} {expected:>9.3f} {ms:>10.2f}", file=out)
+                rows.append(
+                    dict(
+                        digit=c,
+                        n=len(X),
+                        epsilon=eps,
+                        mechanism=mech,
+                        error=float(np.mean(errors)),
+                        error_std=float(np.std(errors)),
+                        expected=expected,
+                        ms=ms,
+                    )
+                )
+                print(
+                    f"{c:>5} {len(X):>4} {eps:>7g} {mech:>16} {np.mean(errors):>9.3f} {expected:>9.3f} {ms:>10.2f}",
+                    file=out,
+                )
                 if c == DEMO_CLASSES[0] and eps == 1.0 and mech == "tangent-gaussian":
                     example = model.privacy_report_
     print("\nThe privacy report of one release (digit 0, epsilon = 1, tangent Gaussian):\n", file=out)
@@ -124,14 +147,22 @@ def run_demo(output_dir="geodp-demo", repeats: int = 20, seed: int = 0, plot: bo
 def _plot(rows: list[dict], output_dir: Path, out) -> None:
     from geodp.experiments.plotting import epsilon_figure
 
-    with epsilon_figure(output_dir / "error_vs_epsilon.png", ylabel="log-Euclidean error of the private mean",
-                        title="Private class means of digit descriptors (δ = 1e-6 for Gaussian)", out=out) as ax:
+    with epsilon_figure(
+        output_dir / "error_vs_epsilon.png",
+        ylabel="log-Euclidean error of the private mean",
+        title="Private class means of digit descriptors (δ = 1e-6 for Gaussian)",
+        out=out,
+    ) as ax:
         if ax is None:
             return
         for mech, color in zip(MECHANISMS, ("tab:blue", "tab:orange")):
             eps = np.array(DEMO_EPSILONS)
-            err = np.array([np.mean([r["error"] for r in rows if r["mechanism"] == mech and r["epsilon"] == e]) for e in eps])
-            exp = np.array([np.mean([r["expected"] for r in rows if r["mechanism"] == mech and r["epsilon"] == e]) for e in eps])
+            err = np.array(
+                [np.mean([r["error"] for r in rows if r["mechanism"] == mech and r["epsilon"] == e]) for e in eps]
+            )
+            exp = np.array(
+                [np.mean([r["expected"] for r in rows if r["mechanism"] == mech and r["epsilon"] == e]) for e in eps]
+            )
             ax.plot(eps, err, "o-", color=color, label=f"{mech} (measured)")
             ax.plot(eps, exp, ":", color=color, label=f"{mech} (closed form)")
 
@@ -159,21 +190,36 @@ def add_parser(sub) -> None:
     3
     """
     demo = sub.add_parser(
-        "demo", formatter_class=HelpFormatter,
+        "demo",
+        formatter_class=HelpFormatter,
         help="private class means of covariance descriptors of real digits (about 10 s)",
         description="Release private class means of 9×9 SPD covariance descriptors of scikit-learn's\n"
-                    "bundled handwritten digits 0–3 (nothing is downloaded) with the Laplace and the\n"
-                    "tangent Gaussian mechanisms over ε = " + ", ".join(f"{e:g}" for e in DEMO_EPSILONS)
-                    + f"\n(δ = {DEMO_DELTA:g} for the Gaussian). Prints a table (class, n, ε, mechanism,\n"
-                    "measured and closed-form error, time per release) and one full privacy report,\n"
-                    "and writes DIR/error_vs_epsilon.png.",
+        "bundled handwritten digits 0–3 (nothing is downloaded) with the Laplace and the\n"
+        "tangent Gaussian mechanisms over ε = "
+        + ", ".join(f"{e:g}" for e in DEMO_EPSILONS)
+        + f"\n(δ = {DEMO_DELTA:g} for the Gaussian). Prints a table (class, n, ε, mechanism,\n"
+        "measured and closed-form error, time per release) and one full privacy report,\n"
+        "and writes DIR/error_vs_epsilon.png.",
     )
-    demo.add_argument("--output-dir", default="geodp-demo", metavar="DIR",
-                      help="folder for the plot, created if missing (default: %(default)s)")
-    demo.add_argument("--repeats", type=integer_at_least(1), default=20, metavar="N",
-                      help="releases per (class, ε, mechanism) cell, >= 1 (default: %(default)s)")
-    demo.add_argument("--seed", type=integer_at_least(0), default=0, metavar="SEED",
-                      help="seed of the demo's releases, >= 0 (default: %(default)s; a real release "
-                           "would use fresh entropy)")
+    demo.add_argument(
+        "--output-dir",
+        default="geodp-demo",
+        metavar="DIR",
+        help="folder for the plot, created if missing (default: %(default)s)",
+    )
+    demo.add_argument(
+        "--repeats",
+        type=integer_at_least(1),
+        default=20,
+        metavar="N",
+        help="releases per (class, ε, mechanism) cell, >= 1 (default: %(default)s)",
+    )
+    demo.add_argument(
+        "--seed",
+        type=integer_at_least(0),
+        default=0,
+        metavar="SEED",
+        help="seed of the demo's releases, >= 0 (default: %(default)s; a real release would use fresh entropy)",
+    )
     demo.add_argument("--no-plot", action="store_true", help="print the table only; write no plot")
     demo.set_defaults(handler=_run_command)

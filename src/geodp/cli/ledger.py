@@ -38,8 +38,10 @@ except ImportError:  # Windows
 __all__ = ["LedgerAccountant", "open_ledger"]
 
 _FORM = '{"epsilon": E, "delta": D, "spends": [...]}'
-_NO_FCNTL = ("--budget-file needs file locking (fcntl), which this platform lacks: run releases against a ledger "
-             "on Linux or macOS, or without --budget-file")
+_NO_FCNTL = (
+    "--budget-file needs file locking (fcntl), which this platform lacks: run releases against a ledger "
+    "on Linux or macOS, or without --budget-file"
+)
 
 
 def _refuse(path: Path, problem: str) -> CommandError:
@@ -81,8 +83,9 @@ def _parse(text: str, path: Path) -> dict:
     try:
         data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
     except _DuplicateKey as err:
-        raise _refuse(path, f"the key {_show(err.args[0])} appears twice in one object, so which one counts is "
-                            "ambiguous") from None
+        raise _refuse(
+            path, f"the key {_show(err.args[0])} appears twice in one object, so which one counts is ambiguous"
+        ) from None
     except ValueError as err:
         raise _refuse(path, f"not JSON: {err}") from None
     if not isinstance(data, dict):
@@ -113,7 +116,9 @@ def _resolve(path: Path) -> Path:
     try:
         return path.resolve()
     except (OSError, RuntimeError) as err:  # a loop of links
-        raise CommandError(f"--budget-file {str(path)!r} cannot be resolved ({getattr(err, 'strerror', None) or err})") from None
+        raise CommandError(
+            f"--budget-file {str(path)!r} cannot be resolved ({getattr(err, 'strerror', None) or err})"
+        ) from None
 
 
 def _names(path: Path, fd: int) -> bool:
@@ -160,20 +165,25 @@ def _locked_content(real: Path, path: Path):
     try:
         fd = _lock(real, os.O_RDONLY)
     except FileNotFoundError:
-        raise CommandError(f"--budget-file {str(path)!r} does not exist; start a budget by writing "
-                           '{"epsilon": E, "delta": D} to it') from None
+        raise CommandError(
+            f'--budget-file {str(path)!r} does not exist; start a budget by writing {{"epsilon": E, "delta": D}} to it'
+        ) from None
     except OSError as err:
         raise CommandError(f"--budget-file {str(path)!r} cannot be read ({err.strerror or err})") from None
     try:
         links = os.fstat(fd).st_nlink
         if links > 1:
-            raise CommandError(f"--budget-file {str(path)!r} has {links} names (hard links); a ledger must have one, "
-                               "or a release through one name would split it into two budgets: remove the other links")
+            raise CommandError(
+                f"--budget-file {str(path)!r} has {links} names (hard links); a ledger must have one, "
+                "or a release through one name would split it into two budgets: remove the other links"
+            )
         try:
             with open(fd, "rb", closefd=False) as f:
                 text = f.read().decode("utf-8")
         except (OSError, UnicodeDecodeError) as err:
-            raise CommandError(f"--budget-file {str(path)!r} cannot be read ({getattr(err, 'strerror', None) or err})") from None
+            raise CommandError(
+                f"--budget-file {str(path)!r} cannot be read ({getattr(err, 'strerror', None) or err})"
+            ) from None
         yield _parse(text, path)
     finally:
         os.close(fd)
@@ -242,8 +252,10 @@ class LedgerAccountant(BudgetAccountant):
             try:
                 atomic_write(self._real, lambda f: f.write(text.encode("utf-8")))
             except OSError as err:
-                raise CommandError(f"--budget-file {str(self.path)!r} cannot be written ({err.strerror or err}); "
-                                   "nothing was charged or released") from None
+                raise CommandError(
+                    f"--budget-file {str(self.path)!r} cannot be written ({err.strerror or err}); "
+                    "nothing was charged or released"
+                ) from None
             self._data = data
             super().spend(epsilon, delta)
 
@@ -283,15 +295,20 @@ def open_ledger(path, entry: dict):
     try:
         # O_NOFOLLOW: a lock file that is a symlink (to the ledger itself, say: the command then
         # waited forever on its own lock) is refused.
-        fd = _lock(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
-                   f"geodp: waiting for another command that holds the lock on {str(path)!r}")
+        fd = _lock(
+            lock,
+            os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+            f"geodp: waiting for another command that holds the lock on {str(path)!r}",
+        )
     except OSError as err:
-        raise CommandError(f"--budget-file {str(path)!r}: its lock file {str(lock)!r} cannot be opened "
-                           f"({err.strerror or err})") from None
+        raise CommandError(
+            f"--budget-file {str(path)!r}: its lock file {str(lock)!r} cannot be opened ({err.strerror or err})"
+        ) from None
     try:
         if _names(real, fd):
-            raise CommandError(f"--budget-file {str(path)!r}: its lock file {str(lock)!r} is the ledger itself; "
-                               "remove the lock file")
+            raise CommandError(
+                f"--budget-file {str(path)!r}: its lock file {str(lock)!r} is the ledger itself; remove the lock file"
+            )
         with _locked_content(real, path) as data:
             pass
         yield LedgerAccountant(path, data, entry)

@@ -5,7 +5,14 @@ from __future__ import annotations
 import textwrap
 import time
 
-from geodp.cli.common import HelpFormatter, install_hint, integer_at_least, positive_float, prepare_output_dir, require_geomstats
+from geodp.cli.common import (
+    HelpFormatter,
+    integer_at_least,
+    missing_extra,
+    positive_float,
+    prepare_output_dir,
+    require_geomstats,
+)
 
 __all__ = ["add_parser"]
 
@@ -21,8 +28,15 @@ def _run_command(args) -> None:
     start = time.perf_counter()
     epsilons = _QUICK_EPSILONS if args.quick and args.epsilons is None else args.epsilons
     repeats = args.repeats or (1 if args.quick else 3)
-    run_mdm_study(datasets, epsilons=epsilons, repeats=repeats, metrics=args.metrics,
-                  with_affine_kng=args.affine_kng, seed=args.seed, output_dir=output_dir)
+    run_mdm_study(
+        datasets,
+        epsilons=epsilons,
+        repeats=repeats,
+        metrics=args.metrics,
+        with_affine_kng=args.affine_kng,
+        seed=args.seed,
+        output_dir=output_dir,
+    )
     print(f"\ndone in {time.perf_counter() - start:.1f} s")
 
 
@@ -39,34 +53,64 @@ def add_parser(sub) -> None:
     ('emg', True, ['affine', 'log-euclidean'])
     """
     mdm = sub.add_parser(
-        "mdm", formatter_class=HelpFormatter,
+        "mdm",
+        formatter_class=HelpFormatter,
         help="private MDM classification of real EMG and fMRI covariance matrices, accuracy vs ε "
-             "(needs geomstats; about 1 min with --quick, 10 min at the defaults on 2 cores)",
+        "(needs geomstats; about 1 min with --quick, 10 min at the defaults on 2 cores)",
         description="Classify real covariance matrices by minimum distance to class means released\n"
-                    "privately (geodp.models.PrivateMDM): EMG hand signs (SPD(8), 2,304 windows) and fMRI\n"
-                    "connectomes (SPD(28), 86 subjects), affine-invariant and log-Euclidean metrics,\n"
-                    "Laplace, KNG and tangent Gaussian (δ = 1e-6) mechanisms, over an ε grid. Prints the\n"
-                    "test accuracy beside pyRiemann's non-private MDM and writes DIR/mdm_study.csv and\n"
-                    "DIR/mdm_study.png. Affine-invariant releases at small ε run by MCMC (said in the\n"
-                    "table); KNG on the affine-invariant metric is left out unless --affine-kng.\n\n"
-                    + textwrap.fill("Needs geomstats: " + install_hint("geomstats") + ".", 80,
-                                    break_long_words=False, break_on_hyphens=False),
+        "privately (geodp.models.PrivateMDM): EMG hand signs (SPD(8), 2,304 windows) and fMRI\n"
+        "connectomes (SPD(28), 86 subjects), affine-invariant and log-Euclidean metrics,\n"
+        "Laplace, KNG and tangent Gaussian (δ = 1e-6) mechanisms, over an ε grid. Prints the\n"
+        "test accuracy beside pyRiemann's non-private MDM and writes DIR/mdm_study.csv and\n"
+        "DIR/mdm_study.png. Affine-invariant releases at small ε run by MCMC (said in the\n"
+        "table); KNG on the affine-invariant metric is left out unless --affine-kng.\n\n"
+        + textwrap.fill(
+            "Needs geomstats: " + missing_extra("geomstats") + ".", 80, break_long_words=False, break_on_hyphens=False
+        ),
     )
-    mdm.add_argument("--dataset", choices=("emg", "connectomes", "all"), default="all",
-                     help="which data set (default: %(default)s)")
-    mdm.add_argument("--quick", action="store_true",
-                     help="three ε per data set and one release per cell")
-    mdm.add_argument("--repeats", type=integer_at_least(1), default=None, metavar="N",
-                     help="releases per (data set, metric, mechanism, ε) cell (default: 3, or 1 with --quick)")
-    mdm.add_argument("--epsilons", type=positive_float, nargs="+", default=None, metavar="EPS",
-                     help="the ε grid (default: 0.1 ... 100 for EMG, 1 ... 1e4 for connectomes)")
-    mdm.add_argument("--metrics", nargs="+", choices=("affine", "log-euclidean"), default=["affine", "log-euclidean"],
-                     help="metrics of SPD to compare (default: both)")
-    mdm.add_argument("--affine-kng", action="store_true",
-                     help="also run KNG on the affine-invariant metric (MCMC: minutes per class mean)")
-    mdm.add_argument("--output-dir", default="geodp-mdm", metavar="DIR",
-                     help="folder for the table and the plot, created if missing (default: %(default)s)")
-    mdm.add_argument("--seed", type=integer_at_least(0), default=0, metavar="SEED",
-                     help="seed of the releases, >= 0 (default: %(default)s)")
+    mdm.add_argument(
+        "--dataset", choices=("emg", "connectomes", "all"), default="all", help="which data set (default: %(default)s)"
+    )
+    mdm.add_argument("--quick", action="store_true", help="three ε per data set and one release per cell")
+    mdm.add_argument(
+        "--repeats",
+        type=integer_at_least(1),
+        default=None,
+        metavar="N",
+        help="releases per (data set, metric, mechanism, ε) cell (default: 3, or 1 with --quick)",
+    )
+    mdm.add_argument(
+        "--epsilons",
+        type=positive_float,
+        nargs="+",
+        default=None,
+        metavar="EPS",
+        help="the ε grid (default: 0.1 ... 100 for EMG, 1 ... 1e4 for connectomes)",
+    )
+    mdm.add_argument(
+        "--metrics",
+        nargs="+",
+        choices=("affine", "log-euclidean"),
+        default=["affine", "log-euclidean"],
+        help="metrics of SPD to compare (default: both)",
+    )
+    mdm.add_argument(
+        "--affine-kng",
+        action="store_true",
+        help="also run KNG on the affine-invariant metric (MCMC: minutes per class mean)",
+    )
+    mdm.add_argument(
+        "--output-dir",
+        default="geodp-mdm",
+        metavar="DIR",
+        help="folder for the table and the plot, created if missing (default: %(default)s)",
+    )
+    mdm.add_argument(
+        "--seed",
+        type=integer_at_least(0),
+        default=0,
+        metavar="SEED",
+        help="seed of the releases, >= 0 (default: %(default)s)",
+    )
     mdm.add_argument("--no-plot", action="store_true", help="print the table only; write nothing")
     mdm.set_defaults(handler=_run_command)

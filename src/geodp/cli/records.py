@@ -56,10 +56,30 @@ def _number(field: str) -> float | None:
 
 
 # Spreadsheets' error values: a line starting with one is a record, not a "#" comment.
-_SPREADSHEET_ERRORS = frozenset({"#n/a", "#na", "#value!", "#div/0!", "#ref!", "#name?", "#num!", "#null!", "#spill!",
-                                 "#calc!", "#field!", "#getting_data", "#blocked!", "#connect!", "#busy!", "#unknown!"})
+_SPREADSHEET_ERRORS = frozenset(
+    {
+        "#n/a",
+        "#na",
+        "#value!",
+        "#div/0!",
+        "#ref!",
+        "#name?",
+        "#num!",
+        "#null!",
+        "#spill!",
+        "#calc!",
+        "#field!",
+        "#getting_data",
+        "#blocked!",
+        "#connect!",
+        "#busy!",
+        "#unknown!",
+    }
+)
 # Fields that stand for a missing value, never for a column name (compared in lower case).
-_MISSING = frozenset({"na", "n/a", "n.a.", "<na>", "nan", "null", "none", "nil", "missing", "nat"}) | _SPREADSHEET_ERRORS
+_MISSING = (
+    frozenset({"na", "n/a", "n.a.", "<na>", "nan", "null", "none", "nil", "missing", "nat"}) | _SPREADSHEET_ERRORS
+)
 
 
 def _is_header(fields: list[str]) -> bool:
@@ -152,13 +172,19 @@ def _read_text(path: Path, label: str, width: int | None = None, space_text: str
             problem = " holds a carriage return (\\r) inside it (lines end at \\n)"
         elif not line:
             problem = " is blank (in a record file every line is a record)"
-        elif (line.startswith("#") and fields[0].lower() not in _SPREADSHEET_ERRORS and width is not None
-              and (bad is not None or len(values) != expected)):
+        elif (
+            line.startswith("#")
+            and fields[0].lower() not in _SPREADSHEET_ERRORS
+            and width is not None
+            and (bad is not None or len(values) != expected)
+        ):
             problem = " starts with '#' (a record file has no comment lines: every line is a record)"
         elif bad is not None:
             problem = f": field {bad + 1} is {'empty' if fields[bad] == '' else 'not a number'}"
         elif len(values) != expected:
-            problem = f" has {len(values)} values, but " + (space_text if width is not None else f"record 0 has {expected}")
+            problem = f" has {len(values)} values, but " + (
+                space_text if width is not None else f"record 0 has {expected}"
+            )
             widths[len(rows)] = len(values)
         else:
             problem = None
@@ -197,7 +223,9 @@ def _read_array(path, key=None, width=None, space_text="", header=False):
     if path.is_dir():
         raise CommandError(f"{label}: is a folder, not a file")
     if suffix not in FORMATS:
-        raise CommandError(f"{label}: unsupported format {path.suffix or '(no ending)'!r}; use one of {', '.join(FORMATS)}")
+        raise CommandError(
+            f"{label}: unsupported format {path.suffix or '(no ending)'!r}; use one of {', '.join(FORMATS)}"
+        )
     if key is not None and suffix not in (".npz", ".mat"):
         raise CommandError(f"{label}: --key names an array in a .npz or .mat file; this is a {suffix} file")
     if header and suffix not in (".csv", ".txt"):
@@ -219,8 +247,9 @@ def _read_array(path, key=None, width=None, space_text="", header=False):
         try:
             variables = loadmat(path)
         except NotImplementedError:  # scipy's answer to v7.3 (HDF5) files
-            raise CommandError(f"{label}: MATLAB v7.3 (HDF5) files cannot be read; in MATLAB, save it with "
-                               "save(FILE, NAME, '-v7')") from None
+            raise CommandError(
+                f"{label}: MATLAB v7.3 (HDF5) files cannot be read; in MATLAB, save it with save(FILE, NAME, '-v7')"
+            ) from None
         except MatReadError as err:
             raise CommandError(f"{label}: cannot read it as a .mat file ({err})") from None
         arrays = {name: value for name, value in variables.items() if not name.startswith("__")}
@@ -262,8 +291,10 @@ def _why_invalid(space: Manifold, record: np.ndarray) -> str:
         return "is not positive definite"
     if isinstance(space, Sphere):
         norm = "1" if space.curvature == 1.0 else f"1/sqrt(K) = {space.radius!r}"
-        return (f"does not have Euclidean norm {norm} (up to a relative 1.5e-8; values written with few "
-                "decimals are not: write them in full or normalise each record)")
+        return (
+            f"does not have Euclidean norm {norm} (up to a relative 1.5e-8; values written with few "
+            "decimals are not: write them in full or normalise each record)"
+        )
     if isinstance(space, Hyperbolic):
         return "is not on the upper sheet of the hyperboloid (-x0² + |x_rest|² = -1/|K|, x0 > 0)"
     if isinstance(space, KendallShape):
@@ -296,18 +327,21 @@ def check_records(X, space: Manifold, label: str, lines=None, hint: str = "") ->
     >>> import numpy as np
     >>> from geodp.manifolds import SPD
     >>> X = np.stack([np.eye(2), [[1.0, 2.0], [2.0, 1.0]]])
-    >>> check_records(X, SPD(2), "covs.npy")
+    >>> check_records(X, SPD(2), "covs.npy")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    geodp.errors.InvalidDataError: covs.npy: record 1 is not positive definite (1 of the 2 records is not a point of spd:2)
+    geodp.errors.InvalidDataError: covs.npy: record 1 is not positive definite (1 of the 2 records is not a ...
     """
     invalid = space.invalid_records(X)
     if not np.any(invalid):
         return
     problems, widths = getattr(lines, "problems", {}), getattr(lines, "widths", {})
     if len(widths) == len(X) and len(set(widths.values())) == 1:  # every row: a table for another space
-        got = (f"record 0 (line {lines[0]}) has {widths[0]} values" if len(X) == 1
-               else f"all {len(X)} records have {widths[0]} values")
+        got = (
+            f"record 0 (line {lines[0]}) has {widths[0]} values"
+            if len(X) == 1
+            else f"all {len(X)} records have {widths[0]} values"
+        )
         raise InvalidDataError(f"{label}: wrong shape: {_shape_text(space)}, but {got}")
     first = int(np.flatnonzero(invalid)[0])
     where = f"record {first}" + (f" (line {lines[first]})" if lines else "")
@@ -315,7 +349,8 @@ def check_records(X, space: Manifold, label: str, lines=None, hint: str = "") ->
     count = int(np.count_nonzero(invalid))
     are = "is not a point" if count == 1 else "are not points"
     raise InvalidDataError(
-        f"{label}: {where}{why} ({count} of the {len(X)} records {are} of {space_spec(space)}){hint}")
+        f"{label}: {where}{why} ({count} of the {len(X)} records {are} of {space_spec(space)}){hint}"
+    )
 
 
 def read_records(path, space: Manifold, *, key=None, header: bool = False):
@@ -380,8 +415,11 @@ def read_records(path, space: Manifold, *, key=None, header: bool = False):
     n, rest = arr.shape[0], arr.shape[1:]
     flat = len(rest) <= 1 and math.prod(rest) == _point_size(space)
     if rest != space.point_shape and not flat:
-        got = (f"record 0 (line {lines[0]}) has {arr.shape[1]} values" if lines
-               else f"it holds an array of shape {arr.shape} (records go along the first axis)")
+        got = (
+            f"record 0 (line {lines[0]}) has {arr.shape[1]} values"
+            if lines
+            else f"it holds an array of shape {arr.shape} (records go along the first axis)"
+        )
         raise InvalidDataError(f"{label}: wrong shape: {_shape_text(space)}, but {got}")
     return arr.reshape((n, *space.point_shape)), lines
 
@@ -411,11 +449,20 @@ def read_point(value: str, space: Manifold, option: str = "--center") -> np.ndar
     else:
         path = Path(value)
         if not path.exists():
-            raise CommandError(f"{option} {value!r} is neither a named point ({', '.join(NAMED_POINTS)}) nor an existing file")
+            raise CommandError(
+                f"{option} {value!r} is neither a named point ({', '.join(NAMED_POINTS)}) nor an existing file"
+            )
         arr, _ = _read_array(path)
         arr = _numeric(arr, f"{option} {value}")
-        if arr.shape not in (space.point_shape, (_point_size(space),), (1, *space.point_shape), (1, _point_size(space))):
-            raise InvalidDataError(f"{option} {value}: holds an array of shape {arr.shape}, not one point; {_shape_text(space)}")
+        if arr.shape not in (
+            space.point_shape,
+            (_point_size(space),),
+            (1, *space.point_shape),
+            (1, _point_size(space)),
+        ):
+            raise InvalidDataError(
+                f"{option} {value}: holds an array of shape {arr.shape}, not one point; {_shape_text(space)}"
+            )
         point = arr.reshape(space.point_shape)
     try:
         return space.check_points(point, option, batch_ndim=0)

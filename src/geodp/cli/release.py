@@ -18,7 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
-from geodp.cli.common import CommandError, HelpFormatter, atomic_write, check_new_file, integer_at_least, positive_float, probability
+from geodp.cli.common import (
+    CommandError,
+    HelpFormatter,
+    atomic_write,
+    check_new_file,
+    integer_at_least,
+    positive_float,
+    probability,
+)
 from geodp.cli.ledger import open_ledger
 from geodp.cli.records import FORMATS, check_records, read_point, read_records
 from geodp.cli.specs import NAMED_POINTS, SPACE_GRAMMAR, parse_space, space_spec
@@ -99,8 +107,9 @@ def _write_outputs(release: np.ndarray, record: dict, output: Path, guarantee: P
             guarantee.unlink()
             raise
     except OSError as err:
-        raise CommandError(f"the outputs could not be written ({err.strerror or err}); the budget was "
-                           "charged, the release is lost") from None
+        raise CommandError(
+            f"the outputs could not be written ({err.strerror or err}); the budget was charged, the release is lost"
+        ) from None
 
 
 def _curator_notes(facts, path) -> None:
@@ -109,17 +118,27 @@ def _curator_notes(facts, path) -> None:
     path, say (in words that do not depend on the data) how to get them: a ball that clips most
     records (data in other units than the centre, say) is noticed only there."""
     if path is None:
-        print("curator   : the diagnostics (records clipped or replaced) are curator-only and not shown: "
-              "write them with --diagnostics FILE")
+        print(
+            "curator   : the diagnostics (records clipped or replaced) are curator-only and not shown: "
+            "write them with --diagnostics FILE"
+        )
         return
     print(f"curator   : {path} (CURATOR-ONLY diagnostics: do not publish)")
-    text = json.dumps({"curator_only": "DO NOT PUBLISH: computed from the private data without noise",
-                       **facts.to_dict()}, indent=2, default=str) + "\n"
+    text = (
+        json.dumps(
+            {"curator_only": "DO NOT PUBLISH: computed from the private data without noise", **facts.to_dict()},
+            indent=2,
+            default=str,
+        )
+        + "\n"
+    )
     try:
         atomic_write(path, lambda f: f.write(text.encode("utf-8")))
     except OSError as err:
-        raise CommandError(f"--diagnostics {str(path)!r} could not be written ({err.strerror or err}); the "
-                           "release and its guarantee were written") from None
+        raise CommandError(
+            f"--diagnostics {str(path)!r} could not be written ({err.strerror or err}); the "
+            "release and its guarantee were written"
+        ) from None
 
 
 def _run_command(args) -> None:
@@ -130,22 +149,42 @@ def _run_command(args) -> None:
     center = read_point(args.center, space)
     output = check_new_file(args.output, "--output", suffix=".npy", overwrite=args.overwrite)
     guarantee = check_new_file(args.guarantee, "--guarantee", suffix=".json", overwrite=args.overwrite)
-    diagnostics = (None if args.diagnostics is None
-                   else check_new_file(args.diagnostics, "--diagnostics", suffix=".json", overwrite=args.overwrite))
-    if diagnostics is not None and diagnostics.resolve() in {Path(p).resolve() for p in (
-            output, guarantee, args.input, args.budget_file) if p is not None}:
-        raise CommandError("--diagnostics must differ from INPUT, --output, --guarantee and --budget-file "
-                           "(it must never be published, nor replace the records or the ledger)")
+    diagnostics = (
+        None
+        if args.diagnostics is None
+        else check_new_file(args.diagnostics, "--diagnostics", suffix=".json", overwrite=args.overwrite)
+    )
+    if diagnostics is not None and diagnostics.resolve() in {
+        Path(p).resolve() for p in (output, guarantee, args.input, args.budget_file) if p is not None
+    }:
+        raise CommandError(
+            "--diagnostics must differ from INPUT, --output, --guarantee and --budget-file "
+            "(it must never be published, nor replace the records or the ledger)"
+        )
     for path, option in ((args.input, "INPUT"), (args.budget_file, "--budget-file")):
         if path is not None and Path(path).resolve() in (output.resolve(), guarantee.resolve()):
-            raise CommandError(f"{option} {str(path)!r} is also an output file; choose other --output/--guarantee names")
+            raise CommandError(
+                f"{option} {str(path)!r} is also an output file; choose other --output/--guarantee names"
+            )
     X, lines = read_records(args.input, space, key=args.key, header=args.header)
     if args.on_invalid == "raise":
-        check_records(X, space, str(args.input), lines,
-                      hint=". Fix or drop such records, or pass --on-invalid center to replace each by the public centre.")
-    model = PrivateFrechetMean(space, epsilon=args.epsilon, delta=args.delta, center=center, radius=args.radius,
-                               mechanism=args.mechanism, on_invalid=args.on_invalid,
-                               random_state="secure" if args.secure else args.seed)
+        check_records(
+            X,
+            space,
+            str(args.input),
+            lines,
+            hint=". Fix or drop such records, or pass --on-invalid center to replace each by the public centre.",
+        )
+    model = PrivateFrechetMean(
+        space,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        center=center,
+        radius=args.radius,
+        mechanism=args.mechanism,
+        on_invalid=args.on_invalid,
+        random_state="secure" if args.secure else args.seed,
+    )
     entry = {"output": str(args.output), "guarantee": str(args.guarantee), "space": spec, "mechanism": args.mechanism}
     ledger = open_ledger(args.budget_file, entry) if args.budget_file is not None else nullcontext()
     with ledger as accountant:
@@ -163,9 +202,11 @@ def _run_command(args) -> None:
     if accountant is not None:
         eps, delta = (float(f"{x:.12g}") for x in accountant.total_spent)
         r_eps, r_delta = accountant.remaining
-        print(f"budget    : {args.budget_file}: spent epsilon = {eps!r}, delta = {delta!r} of "
-              f"epsilon = {accountant.epsilon!r}, delta = {accountant.delta!r}; remaining epsilon = {r_eps!r}, "
-              f"delta = {r_delta!r}")
+        print(
+            f"budget    : {args.budget_file}: spent epsilon = {eps!r}, delta = {delta!r} of "
+            f"epsilon = {accountant.epsilon!r}, delta = {accountant.delta!r}; remaining epsilon = {r_eps!r}, "
+            f"delta = {r_delta!r}"
+        )
     _curator_notes(model.curator_diagnostics_, diagnostics)
 
 
@@ -184,57 +225,104 @@ def add_parser(sub) -> None:
     ('laplace', 0.0, None, 'raise')
     """
     release = sub.add_parser(
-        "release", formatter_class=HelpFormatter,
+        "release",
+        formatter_class=HelpFormatter,
         help="release the private Fréchet mean of the records in a file, with its guarantee",
         description="Release the differentially private Fréchet mean of the records in INPUT (replace-one\n"
-                    "adjacency, n public) and write it (--output, .npy) with its publishable guarantee\n"
-                    "(--guarantee, .json). Bad files and records are refused before anything is released\n"
-                    "or charged; the messages name the record and are for the data curator only.\n"
-                    "Guide: docs/release.md.",
+        "adjacency, n public) and write it (--output, .npy) with its publishable guarantee\n"
+        "(--guarantee, .json). Bad files and records are refused before anything is released\n"
+        "or charged; the messages name the record and are for the data curator only.\n"
+        "Guide: docs/release.md.",
         epilog="examples:\n"
-               "  geodp release covs.npy --space spd:8 --center identity --radius 2 --epsilon 1 \\\n"
-               "      --output mean.npy --guarantee mean.json\n"
-               "  geodp release dirs.csv --space sphere:2 --center north --radius 0.5 --epsilon 0.5 \\\n"
-               "      --mechanism kng --budget-file budget.json --output m.npy --guarantee m.json",
+        "  geodp release covs.npy --space spd:8 --center identity --radius 2 --epsilon 1 \\\n"
+        "      --output mean.npy --guarantee mean.json\n"
+        "  geodp release dirs.csv --space sphere:2 --center north --radius 0.5 --epsilon 0.5 \\\n"
+        "      --mechanism kng --budget-file budget.json --output m.npy --guarantee m.json",
     )
-    release.add_argument("input", metavar="INPUT",
-                         help=f"the records, one per row or along the first axis: {', '.join(FORMATS)}")
+    release.add_argument(
+        "input", metavar="INPUT", help=f"the records, one per row or along the first axis: {', '.join(FORMATS)}"
+    )
     release.add_argument("--space", required=True, metavar="SPEC", help=f"the space: {SPACE_GRAMMAR}")
-    release.add_argument("--center", required=True, metavar="POINT",
-                         help=f"public centre of the data ball: a named point ({', '.join(NAMED_POINTS)}) or a "
-                              "file holding one point; never computed from the private data")
-    release.add_argument("--radius", required=True, type=positive_float, metavar="R",
-                         help="public radius of the data ball (records outside are clipped onto it)")
+    release.add_argument(
+        "--center",
+        required=True,
+        metavar="POINT",
+        help=f"public centre of the data ball: a named point ({', '.join(NAMED_POINTS)}) or a "
+        "file holding one point; never computed from the private data",
+    )
+    release.add_argument(
+        "--radius",
+        required=True,
+        type=positive_float,
+        metavar="R",
+        help="public radius of the data ball (records outside are clipped onto it)",
+    )
     release.add_argument("--epsilon", required=True, type=positive_float, metavar="E", help="privacy budget ε > 0")
-    release.add_argument("--delta", type=probability, default=0.0, metavar="D",
-                         help="δ in [0, 1): needed (> 0) by tangent-gaussian; Laplace and KNG are pure ε-DP "
-                              "(default: %(default)s)")
-    release.add_argument("--mechanism", choices=_MECHANISMS, default="laplace",
-                         help="noise mechanism; tangent-gaussian needs a flat space (euclidean, "
-                              "spd:K:log-euclidean) (default: %(default)s)")
-    release.add_argument("--seed", type=integer_at_least(0), default=None, metavar="S",
-                         help="seed >= 0, for tests and reproductions; leave it out for a real release (fresh OS "
-                              "entropy): anyone who knows the seed can remove the noise")
-    release.add_argument("--secure", action="store_true",
-                         help="draw from a cryptographically secure generator (needs pip install \"geodp[secure]\"); "
-                              "on flat spaces also release exact discrete noise on a public grid (floating-point "
-                              "safe; docs/secure.md); not with --seed")
+    release.add_argument(
+        "--delta",
+        type=probability,
+        default=0.0,
+        metavar="D",
+        help="δ in [0, 1): needed (> 0) by tangent-gaussian; Laplace and KNG are pure ε-DP (default: %(default)s)",
+    )
+    release.add_argument(
+        "--mechanism",
+        choices=_MECHANISMS,
+        default="laplace",
+        help="noise mechanism; tangent-gaussian needs a flat space (euclidean, "
+        "spd:K:log-euclidean) (default: %(default)s)",
+    )
+    release.add_argument(
+        "--seed",
+        type=integer_at_least(0),
+        default=None,
+        metavar="S",
+        help="seed >= 0, for tests and reproductions; leave it out for a real release (fresh OS "
+        "entropy): anyone who knows the seed can remove the noise",
+    )
+    release.add_argument(
+        "--secure",
+        action="store_true",
+        help='draw from a cryptographically secure generator (needs pip install "geodp[secure]"); '
+        "on flat spaces also release exact discrete noise on a public grid (floating-point "
+        "safe; docs/secure.md); not with --seed",
+    )
     release.add_argument("--output", required=True, metavar="OUT.npy", help="the release, a .npy file")
-    release.add_argument("--guarantee", required=True, metavar="OUT.json", help="the publishable guarantee, a .json file")
-    release.add_argument("--budget-file", metavar="LEDGER.json",
-                         help='a budget ledger, {"epsilon": E, "delta": D} to start; the release is charged to it '
-                              "and refused if it would overspend")
-    release.add_argument("--key", metavar="NAME", help="the array of a .npz file or the variable of a .mat file "
-                                                       "that holds the records (needed if it holds several)")
-    release.add_argument("--header", action="store_true",
-                         help="INPUT (.csv, .txt) has a header: its first line is skipped, whatever it holds. "
-                              "Without it every line is a record (a header is never guessed)")
-    release.add_argument("--on-invalid", choices=("raise", "center"), default="raise",
-                         help="a record that is not a point of the space: refuse the file (raise) or replace the "
-                              "record by the public centre (center) (default: %(default)s)")
-    release.add_argument("--diagnostics", metavar="CURATOR.json",
-                         help="also write the curator-only diagnostics (records clipped or replaced, the mean's "
-                              "convergence) to this .json file: computed from the private data, never publish it")
-    release.add_argument("--overwrite", action="store_true",
-                         help="replace existing --output, --guarantee and --diagnostics files")
+    release.add_argument(
+        "--guarantee", required=True, metavar="OUT.json", help="the publishable guarantee, a .json file"
+    )
+    release.add_argument(
+        "--budget-file",
+        metavar="LEDGER.json",
+        help='a budget ledger, {"epsilon": E, "delta": D} to start; the release is charged to it '
+        "and refused if it would overspend",
+    )
+    release.add_argument(
+        "--key",
+        metavar="NAME",
+        help="the array of a .npz file or the variable of a .mat file "
+        "that holds the records (needed if it holds several)",
+    )
+    release.add_argument(
+        "--header",
+        action="store_true",
+        help="INPUT (.csv, .txt) has a header: its first line is skipped, whatever it holds. "
+        "Without it every line is a record (a header is never guessed)",
+    )
+    release.add_argument(
+        "--on-invalid",
+        choices=("raise", "center"),
+        default="raise",
+        help="a record that is not a point of the space: refuse the file (raise) or replace the "
+        "record by the public centre (center) (default: %(default)s)",
+    )
+    release.add_argument(
+        "--diagnostics",
+        metavar="CURATOR.json",
+        help="also write the curator-only diagnostics (records clipped or replaced, the mean's "
+        "convergence) to this .json file: computed from the private data, never publish it",
+    )
+    release.add_argument(
+        "--overwrite", action="store_true", help="replace existing --output, --guarantee and --diagnostics files"
+    )
     release.set_defaults(handler=_run_command)

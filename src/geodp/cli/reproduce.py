@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from geodp.cli.common import CommandError, HelpFormatter, install_hint, integer_at_least, prepare_output_dir
+from geodp.cli.common import CommandError, HelpFormatter, integer_at_least, missing_extra, prepare_output_dir
 
 __all__ = ["add_parser"]
 
@@ -20,7 +20,7 @@ def _run_command(args) -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise CommandError("geodp reproduce writes plots with matplotlib: " + install_hint("experiments")) from None
+        raise CommandError("geodp reproduce writes plots with matplotlib: " + missing_extra("experiments")) from None
     output_dir = prepare_output_dir(args.output_dir)
     start = time.perf_counter()
     run_reproduction(args.name, quick=args.quick, output_dir=output_dir, seed=args.seed, force=args.force)
@@ -42,26 +42,38 @@ def add_parser(sub) -> None:
     True
     """
     cmd = sub.add_parser(
-        "reproduce", formatter_class=HelpFormatter,
+        "reproduce",
+        formatter_class=HelpFormatter,
         help="redo a figure or table of the papers (R21, U23, S22, K25), ours beside the published numbers",
         description="Redo one figure or table of the four papers geodp implements: writes DIR/NAME.png\n"
-                    "(the panels as in the paper) and DIR/NAME.csv, and prints a table\n"
-                    "setting | ours | published | note. Results are cached by settings (name, repetitions,\n"
-                    "seed, geodp version) in DIR/NAME.json. The papers' unsound choices are drawn beside\n"
-                    "the sound defaults, labelled 'as published'. See docs/reproduction.md.",
+        "(the panels as in the paper) and DIR/NAME.csv, and prints a table\n"
+        "setting | ours | published | note. Results are cached by settings (name, repetitions,\n"
+        "seed, geodp version) in DIR/NAME.json. The papers' unsound choices are drawn beside\n"
+        "the sound defaults, labelled 'as published'. See docs/reproduction.md.",
         epilog="examples:\n"
-               "  geodp reproduce --list                # every figure and table with its status\n"
-               "  geodp reproduce r21-fig1 --quick      # a few seconds\n"
-               "  geodp reproduce all --quick           # every item that is not pending, < 10 min",
+        "  geodp reproduce --list                # every figure and table with its status\n"
+        "  geodp reproduce r21-fig1 --quick      # a few seconds\n"
+        "  geodp reproduce all --quick           # every item that is not pending, < 10 min",
     )
-    cmd.add_argument("name", nargs="?", default=None, metavar="NAME",
-                     help="an item of --list (e.g. r21-fig1, s22-sims) or 'all'")
+    cmd.add_argument(
+        "name", nargs="?", default=None, metavar="NAME", help="an item of --list (e.g. r21-fig1, s22-sims) or 'all'"
+    )
     cmd.add_argument("--list", action="store_true", help="list every figure and table with its status and exit")
-    cmd.add_argument("--quick", action="store_true",
-                     help="fewer repetitions (the first number of --list's quick/full column)")
-    cmd.add_argument("--output-dir", default="geodp-reproduce", metavar="DIR",
-                     help="folder for the PNG, CSV and run records, created if missing (default: %(default)s)")
-    cmd.add_argument("--seed", type=integer_at_least(0), default=0, metavar="SEED",
-                     help="seed of the runs, >= 0 (default: %(default)s)")
+    cmd.add_argument(
+        "--quick", action="store_true", help="fewer repetitions (the first number of --list's quick/full column)"
+    )
+    cmd.add_argument(
+        "--output-dir",
+        default="geodp-reproduce",
+        metavar="DIR",
+        help="folder for the PNG, CSV and run records, created if missing (default: %(default)s)",
+    )
+    cmd.add_argument(
+        "--seed",
+        type=integer_at_least(0),
+        default=0,
+        metavar="SEED",
+        help="seed of the runs, >= 0 (default: %(default)s)",
+    )
     cmd.add_argument("--force", action="store_true", help="run again even when a cached result has the same settings")
     cmd.set_defaults(handler=_run_command)

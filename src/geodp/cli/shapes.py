@@ -6,7 +6,14 @@ import argparse
 import textwrap
 import time
 
-from geodp.cli.common import HelpFormatter, install_hint, integer_at_least, positive_float, prepare_output_dir, require_geomstats
+from geodp.cli.common import (
+    HelpFormatter,
+    integer_at_least,
+    missing_extra,
+    positive_float,
+    prepare_output_dir,
+    require_geomstats,
+)
 
 __all__ = ["SHAPES_LANDMARKS", "add_parser"]
 
@@ -22,7 +29,8 @@ def _shape_radius(text: str) -> float:
     if value >= r_star:
         raise argparse.ArgumentTypeError(
             f"must be < r* = π/8 ≈ {r_star:.4f} for Kendall shapes (the sensitivity bounds need "
-            f"radius < r*, R21 Assumption 1), got {text!r}")
+            f"radius < r*, R21 Assumption 1), got {text!r}"
+        )
     return value
 
 
@@ -32,8 +40,14 @@ def _run_command(args) -> None:
     from geodp.experiments import run_cell_shapes
 
     start = time.perf_counter()
-    run_cell_shapes(n_landmarks=SHAPES_LANDMARKS, radius=args.radius, epsilons=tuple(args.epsilons),
-                    releases=args.releases, seed=args.seed, output_dir=output_dir)
+    run_cell_shapes(
+        n_landmarks=SHAPES_LANDMARKS,
+        radius=args.radius,
+        epsilons=tuple(args.epsilons),
+        releases=args.releases,
+        seed=args.seed,
+        output_dir=output_dir,
+    )
     print(f"\ndone in {time.perf_counter() - start:.1f} s")
 
 
@@ -50,28 +64,54 @@ def add_parser(sub) -> None:
     (10, [1.0, 2.0], 0.25)
     """
     shapes = sub.add_parser(
-        "shapes", formatter_class=HelpFormatter,
+        "shapes",
+        formatter_class=HelpFormatter,
         help="private mean shapes of real cells: KNG vs Laplace vs point-wise (needs geomstats; "
-             "about 30–60 s at the defaults on 2 cores)",
+        "about 30–60 s at the defaults on 2 cores)",
         description="Release the private mean shape of real cell contours (geomstats' cell data as\n"
-                    f"{SHAPES_LANDMARKS}-landmark Kendall shapes; the public centre is the mean shape of the other\n"
-                    "cell line) with the K-norm gradient mechanism, the Riemannian Laplace mechanism\n"
-                    "and the sound point-wise baseline. Prints the distance of each release to the\n"
-                    "non-private mean shape per ε and writes DIR/cell_shapes.png.\n\n"
-                    + textwrap.fill("Needs geomstats: " + install_hint("geomstats") + ".", 80,
-                                    break_long_words=False, break_on_hyphens=False),
+        f"{SHAPES_LANDMARKS}-landmark Kendall shapes; the public centre is the mean shape of the other\n"
+        "cell line) with the K-norm gradient mechanism, the Riemannian Laplace mechanism\n"
+        "and the sound point-wise baseline. Prints the distance of each release to the\n"
+        "non-private mean shape per ε and writes DIR/cell_shapes.png.\n\n"
+        + textwrap.fill(
+            "Needs geomstats: " + missing_extra("geomstats") + ".", 80, break_long_words=False, break_on_hyphens=False
+        ),
     )
-    shapes.add_argument("--output-dir", default="geodp-shapes", metavar="DIR",
-                        help="folder for the plot, created if missing (default: %(default)s)")
-    shapes.add_argument("--releases", type=integer_at_least(2, " (the table reports a standard error over releases)"),
-                        default=100, metavar="N",
-                        help="releases per (ε, mechanism) cell, >= 2; e.g. 10 for a quick run (default: %(default)s)")
-    shapes.add_argument("--radius", type=_shape_radius, default=0.25, metavar="R",
-                        help="public ball radius in shape distance, 0 < R < r* = π/8 ≈ 0.3927; above about "
-                             "0.3 KNG falls back to slow, approximate MCMC (default: %(default)s)")
-    shapes.add_argument("--epsilons", type=positive_float, nargs="+", default=[0.5, 1.0, 2.0], metavar="EPS",
-                        help="privacy budgets ε > 0 of the table (default: 0.5 1.0 2.0)")
-    shapes.add_argument("--seed", type=integer_at_least(0), default=0, metavar="SEED",
-                        help="seed of the releases, >= 0 (default: %(default)s)")
+    shapes.add_argument(
+        "--output-dir",
+        default="geodp-shapes",
+        metavar="DIR",
+        help="folder for the plot, created if missing (default: %(default)s)",
+    )
+    shapes.add_argument(
+        "--releases",
+        type=integer_at_least(2, " (the table reports a standard error over releases)"),
+        default=100,
+        metavar="N",
+        help="releases per (ε, mechanism) cell, >= 2; e.g. 10 for a quick run (default: %(default)s)",
+    )
+    shapes.add_argument(
+        "--radius",
+        type=_shape_radius,
+        default=0.25,
+        metavar="R",
+        help="public ball radius in shape distance, 0 < R < r* = π/8 ≈ 0.3927; above about "
+        "0.3 KNG falls back to slow, approximate MCMC (default: %(default)s)",
+    )
+    shapes.add_argument(
+        "--epsilons",
+        type=positive_float,
+        nargs="+",
+        default=[0.5, 1.0, 2.0],
+        metavar="EPS",
+        help="privacy budgets ε > 0 of the table (default: 0.5 1.0 2.0)",
+    )
+    shapes.add_argument(
+        "--seed",
+        type=integer_at_least(0),
+        default=0,
+        metavar="SEED",
+        help="seed of the releases, >= 0 (default: %(default)s)",
+    )
     shapes.add_argument("--no-plot", action="store_true", help="print the table only; write no plot")
     shapes.set_defaults(handler=_run_command)

@@ -29,8 +29,10 @@ __all__ = ["NAMED_POINTS", "SPACE_GRAMMAR", "named_point", "parse_space", "space
 
 # pyRiemann's names of the same metrics, accepted as aliases
 _PYRIEMANN_METRICS = {"riemann": "affine", "logeuclid": "log-euclidean"}
-SPACE_GRAMMAR = ("euclidean:D | sphere:D[:K] | hyperbolic:D[:K] | spd:K[:affine|:log-euclidean] | "
-                 "kendall:K (e.g. spd:8, spd:8:log-euclidean, sphere:2, hyperbolic:2, kendall:8, euclidean:5)")
+SPACE_GRAMMAR = (
+    "euclidean:D | sphere:D[:K] | hyperbolic:D[:K] | spd:K[:affine|:log-euclidean] | "
+    "kendall:K (e.g. spd:8, spd:8:log-euclidean, sphere:2, hyperbolic:2, kendall:8, euclidean:5)"
+)
 
 # name -> the kinds of space that have the point
 NAMED_POINTS = {"identity": (SPD,), "north": (Sphere,), "origin": (Euclidean, Hyperbolic)}
@@ -87,10 +89,10 @@ def parse_space(spec: str) -> Manifold:
     SPD(8, metric='affine')
     >>> parse_space("spd:3:log-euclidean"), parse_space("sphere:2:4"), parse_space("kendall:5")
     (SPD(3, metric='log-euclidean'), Sphere(2, curvature=4.0), KendallShape(5))
-    >>> parse_space("sphere")
+    >>> parse_space("sphere")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    geodp.errors.InvalidParameterError: space spec 'sphere': sphere needs its dimension, as in sphere:D; the grammar is euclidean:D | sphere:D[:K] | hyperbolic:D[:K] | spd:K[:affine|:log-euclidean] | kendall:K (e.g. spd:8, spd:8:log-euclidean, sphere:2, hyperbolic:2, kendall:8, euclidean:5)
+    geodp.errors.InvalidParameterError: space spec 'sphere': sphere needs its dimension, as in sphere:D; the ...
     """
     if not isinstance(spec, str):
         raise InvalidTypeError(f"a space spec must be a string such as 'spd:8', got {type(spec).__name__}.")
@@ -112,8 +114,11 @@ def parse_space(spec: str) -> Manifold:
         metric = fields[1] if len(fields) == 2 else "affine"
         metric = _PYRIEMANN_METRICS.get(metric, metric)
         if metric not in ("affine", "log-euclidean"):
-            raise _refuse(spec, f"the SPD metric must be affine (pyRiemann's riemann) or log-euclidean (pyRiemann's "
-                                f"logeuclid), got {metric!r}")
+            raise _refuse(
+                spec,
+                f"the SPD metric must be affine (pyRiemann's riemann) or log-euclidean (pyRiemann's "
+                f"logeuclid), got {metric!r}",
+            )
         return SPD(size, metric=metric)
     if kind == "sphere":
         return Sphere(size, curvature=_curvature(spec, kind, fields[1]) if len(fields) == 2 else 1.0)
@@ -154,7 +159,9 @@ def space_spec(space: Manifold) -> str:
         return f"sphere:{space.dim}" + ("" if space.curvature == 1.0 else f":{space.curvature!r}")
     if isinstance(space, Hyperbolic):
         return f"hyperbolic:{space.dim}" + ("" if space.curvature == -1.0 else f":{space.curvature!r}")
-    raise InvalidTypeError(f"{space!r} has no space spec; specs name Euclidean, Sphere, Hyperbolic, SPD and KendallShape spaces.")
+    raise InvalidTypeError(
+        f"{space!r} has no space spec; specs name Euclidean, Sphere, Hyperbolic, SPD and KendallShape spaces."
+    )
 
 
 def named_point(space: Manifold, name: str) -> np.ndarray:
@@ -175,17 +182,19 @@ def named_point(space: Manifold, name: str) -> np.ndarray:
     >>> from geodp.manifolds import Sphere, SPD
     >>> named_point(Sphere(2), "north").tolist()
     [0.0, 0.0, 1.0]
-    >>> named_point(SPD(2), "north")
+    >>> named_point(SPD(2), "north")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    geodp.errors.InvalidParameterError: the named point 'north' does not exist in SPD(2, metric='affine'); its named point is identity, or give a file holding one point.
+    geodp.errors.InvalidParameterError: the named point 'north' does not exist in SPD(2, metric='affine'); ...
     """
     if name not in NAMED_POINTS:
         raise InvalidParameterError(f"{name!r} is not a named point; the named points are {', '.join(NAMED_POINTS)}.")
     if not isinstance(space, NAMED_POINTS[name]):
         own = [n for n, kinds in NAMED_POINTS.items() if isinstance(space, kinds)]
         choice = f"its named point is {own[0]}, or give" if own else "it has no named point: give"
-        raise InvalidParameterError(f"the named point {name!r} does not exist in {space!r}; {choice} a file holding one point.")
+        raise InvalidParameterError(
+            f"the named point {name!r} does not exist in {space!r}; {choice} a file holding one point."
+        )
     if isinstance(space, SPD):
         return np.eye(space.k)
     if isinstance(space, Hyperbolic):

@@ -15,10 +15,13 @@ __all__ = ["covariance_descriptors", "descriptor_radius", "load_digit_descriptor
 
 # U23 A.5: Sobel kernels divided by 4 and the 5×5 second-derivative kernels divided by 32.
 _SOBEL_X = np.array([[1, 0, -1], [2, 0, -2], [1, 0, -1]], dtype=float) / 4.0
-_SECOND_X = np.array(
-    [[1, 0, -2, 0, 1], [4, 0, -8, 0, 4], [6, 0, -12, 0, 6], [4, 0, -8, 0, 4], [1, 0, -2, 0, 1]],
-    dtype=float,
-) / 32.0
+_SECOND_X = (
+    np.array(
+        [[1, 0, -2, 0, 1], [4, 0, -8, 0, 4], [6, 0, -12, 0, 6], [4, 0, -8, 0, 4], [1, 0, -2, 0, 1]],
+        dtype=float,
+    )
+    / 32.0
+)
 # Squared feature bounds: x, y, I (per channel), |Ix|, |Iy|, |Ixx|, |Iyy| ≤ 1; gradient norm ≤ √2;
 # angle ≤ π/2. Σ c_j² = 11.47 (grey) / 13.47 (RGB) ≤ 12 / 14 (U23 Lemma A.6).
 _EIGENVALUE_BOUND = {1: 12.0, 3: 14.0}

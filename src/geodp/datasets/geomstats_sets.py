@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError
+from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError, missing_extra
 from geodp.manifolds import SPD
 from geodp.manifolds._matrix import rounding_level
 
@@ -58,16 +58,11 @@ def _geomstats_datasets(caller: str):
     try:
         return importlib.import_module("geomstats.datasets.utils")
     except ImportError as err:
-        # geodp.cli imports geodp.datasets: import it late
-        from geodp.cli import install_hint
-
-        raise ImportError(f"{caller} needs the optional dependency geomstats: {install_hint('geomstats')}") from err
+        raise ImportError(f"{caller} needs the optional dependency geomstats: {missing_extra('geomstats')}") from err
     except Exception as err:
-        from geodp.cli import install_hint
-
         raise ImportError(
             f"{caller} needs geomstats, which is installed but does not import ({type(err).__name__}: "
-            f"{err}); the [geomstats] extra pins geomstats==2.8.0 with numpy<2.4: {install_hint('geomstats')}"
+            f"{err}); the [geomstats] extra pins geomstats==2.8.0 with numpy<2.4: {missing_extra('geomstats')}"
         ) from err
 
 

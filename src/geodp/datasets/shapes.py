@@ -115,5 +115,7 @@ def load_cell_shapes(n_landmarks: int = 8, *, cell_line=None, treatment=None) ->
         mask &= lines == cell_line
     if treatment is not None:
         mask &= treatments == treatment
-    landmarks = np.stack([contour_landmarks(np.asarray(cells[i], dtype=float), n_landmarks) for i in np.flatnonzero(mask)])
+    landmarks = np.stack(
+        [contour_landmarks(np.asarray(cells[i], dtype=float), n_landmarks) for i in np.flatnonzero(mask)]
+    )
     return CellShapes(landmarks, lines[mask], treatments[mask])

@@ -45,11 +45,10 @@ data.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg, stats
-
-from dataclasses import dataclass
 
 from geodp.distributions.base import Distribution, _size_tuple, approximate_sampler_notice, rejection_sample
 from geodp.distributions.laplace import l2_laplace_noise
@@ -108,8 +107,9 @@ class AffineKNGRoute:
     sampler: str
 
 
-def affine_kng_route(scale, gradient_bound=None, need: int = 1, *, uniform: bool = True,
-                     max_proposals: int | None = None) -> AffineKNGRoute:
+def affine_kng_route(
+    scale, gradient_bound=None, need: int = 1, *, uniform: bool = True, max_proposals: int | None = None
+) -> AffineKNGRoute:
     """The public route of an :class:`AffineKNG` release: exact within a proven proposal count,
     or a capped race finished by a fixed-length Metropolis–Hastings chain.
 
@@ -147,18 +147,24 @@ def affine_kng_route(scale, gradient_bound=None, need: int = 1, *, uniform: bool
     if gradient_bound is not None and uniform:
         bound = math.exp(-check_positive(gradient_bound, "gradient_bound") / scale) / _RACE_KINDS
     budget = (2 * need + 400) / bound if bound > 0 else math.inf
-    base = ("exact: l2-Laplace mapped through A⁻¹(B + z) (Cholesky solve), truncated to the public domain by "
-            "rejection, racing uniform proposals on the domain (and, for a polytope whose constrained "
-            "minimiser is on its boundary, a certified hyperbolic envelope; for a singular design, an "
-            "l2-Laplace in the Gram's range times uniform draws in its kernel)")
+    base = (
+        "exact: l2-Laplace mapped through A⁻¹(B + z) (Cholesky solve), truncated to the public domain by "
+        "rejection, racing uniform proposals on the domain (and, for a polytope whose constrained "
+        "minimiser is on its boundary, a certified hyperbolic envelope; for a singular design, an "
+        "l2-Laplace in the Gram's range times uniform draws in its kernel)"
+    )
     if budget <= max_proposals:
-        text = (f"{base}; proven acceptance >= {bound:.3g} for every dataset, so it ends within "
-                f"{math.ceil(budget):,} proposals except with probability < e^-50")
+        text = (
+            f"{base}; proven acceptance >= {bound:.3g} for every dataset, so it ends within "
+            f"{math.ceil(budget):,} proposals except with probability < e^-50"
+        )
         return AffineKNGRoute(True, bound, int(math.ceil(budget)), text)
-    text = (f"{base.replace('exact: ', '', 1)}, for at most {max_proposals:,} proposals; if that race "
-            f"has not ended, a random-walk Metropolis–Hastings chain of {FALLBACK_BURN_IN + FALLBACK_THINNING:,} "
-            "steps on the same truncated law finishes the draw (no acceptance bound is proven for every "
-            "dataset at this σ, so the release is approximate)")
+    text = (
+        f"{base.replace('exact: ', '', 1)}, for at most {max_proposals:,} proposals; if that race "
+        f"has not ended, a random-walk Metropolis–Hastings chain of {FALLBACK_BURN_IN + FALLBACK_THINNING:,} "
+        "steps on the same truncated law finishes the draw (no acceptance bound is proven for every "
+        "dataset at this σ, so the release is approximate)"
+    )
     return AffineKNGRoute(False, bound, int(max_proposals), text)
 
 
@@ -433,9 +439,14 @@ class AffineKNG(Distribution):
         self._best_inside = None  # (objective, θ) of the best proposal inside the domain, curator-only
         first = self.route(1)
         self.exact, self.sampler = first.exact, first.sampler
-        self.approximation_notice = None if first.exact else approximate_sampler_notice(
-            "the K-norm gradient law of an affine gradient field", "a capped exact race finished by MCMC",
-            "no acceptance bound is proven for every dataset at this noise scale",
+        self.approximation_notice = (
+            None
+            if first.exact
+            else approximate_sampler_notice(
+                "the K-norm gradient law of an affine gradient field",
+                "a capped exact race finished by MCMC",
+                "no acceptance bound is proven for every dataset at this noise scale",
+            )
         )
 
     def __repr__(self) -> str:
@@ -443,8 +454,13 @@ class AffineKNG(Distribution):
 
     def route(self, need: int) -> AffineKNGRoute:
         """The public route of a call drawing ``need`` points (:func:`affine_kng_route`)."""
-        return affine_kng_route(self.scale, self.gradient_bound, need, max_proposals=self.max_proposals,
-                                uniform=callable(getattr(self.in_domain, "uniform", None)))
+        return affine_kng_route(
+            self.scale,
+            self.gradient_bound,
+            need,
+            max_proposals=self.max_proposals,
+            uniform=callable(getattr(self.in_domain, "uniform", None)),
+        )
 
     def mode(self) -> np.ndarray:
         """``θ̂ = A⁻¹B``, the unconstrained minimiser (computed from the data: never publish it;
@@ -518,7 +534,9 @@ class AffineKNG(Distribution):
             g = np.linalg.norm(z.reshape(m, -1), axis=1)
             direction = rng.standard_normal((m, k_dim))
             direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-            kernel = k_center + (direction * (radius * rng.random((m, 1)) ** (1.0 / k_dim))).reshape((m,) + k_center.shape)
+            kernel = k_center + (direction * (radius * rng.random((m, 1)) ** (1.0 / k_dim))).reshape(
+                (m,) + k_center.shape
+            )
             theta = np.einsum("ij,njk->nik", u_r, rho) + np.einsum("ij,njk->nik", u_k, kernel)
             return self._truncated(theta, -(np.sqrt(g * g + c * c) - g) / self.scale)
 
@@ -549,6 +567,7 @@ class AffineKNG(Distribution):
             lower = max(kappa, dual * (1.0 - 1e-9) if dual > 0 else 0.0)
 
         if kappa > 0:
+
             def hyperbolic(m, rng):
                 w = kappa * sigma * stats.geninvgauss.rvs((k + 1) / 2.0, kappa / sigma, size=m, random_state=rng)
                 u = np.sqrt(w)[:, None, None] * rng.standard_normal((m, self.q, self.d))
@@ -603,8 +622,14 @@ class AffineKNG(Distribution):
         self._best_inside = None
         max_batch = max(16, _BATCH_FLOATS // (self.q * self.d))
         draws, self.acceptance_rate = rejection_sample(
-            self._proposals(need), need, (self.q, self.d), 1.0, rng, max_batch=max_batch,
-            min_rate=route.acceptance_bound if route.exact else None, max_proposals=route.max_proposals,
+            self._proposals(need),
+            need,
+            (self.q, self.d),
+            1.0,
+            rng,
+            max_batch=max_batch,
+            min_rate=route.acceptance_bound if route.exact else None,
+            max_proposals=route.max_proposals,
         )
         self.fell_back = len(draws) < need
         if self.fell_back:
@@ -619,7 +644,8 @@ class AffineKNG(Distribution):
         start = self._best_inside[1] if self._best_inside is not None else getattr(self.in_domain, "center", None)
         if start is None:
             raise ProposalBudgetExhaustedError(
-                f"the public parameter domain barely overlaps the KNG law: {self.route(count).max_proposals:,} proposals did "
+                f"the public parameter domain barely overlaps the KNG law: {self.route(count).max_proposals:,} "
+                "proposals did "
                 "not finish, and the domain has no public center to start the fallback chain from. Give the "
                 "domain a center attribute, widen it, or raise max_proposals."
             )
@@ -636,8 +662,13 @@ class AffineKNG(Distribution):
             return np.where(self._inside(theta), -self._objective(theta) / self.scale, -np.inf)
 
         chains = random_walk_metropolis(
-            Euclidean(k), log_density, np.zeros((count, k)), burn_in=FALLBACK_BURN_IN, thinning=FALLBACK_THINNING,
-            step_size=1.0 / math.sqrt(k), rng=rng,
+            Euclidean(k),
+            log_density,
+            np.zeros((count, k)),
+            burn_in=FALLBACK_BURN_IN,
+            thinning=FALLBACK_THINNING,
+            step_size=1.0 / math.sqrt(k),
+            rng=rng,
         )
         return to_theta(chains.samples[0])
 
@@ -685,7 +716,10 @@ def _lasso_path_to_radius(hessian, g, w, radius):
         for i in inactive:
             if i == just_left:  # it left at this μ: it cannot rejoin at once
                 continue
-            for sign, denominator, numerator in ((1.0, slope[i] + w[i], mu * w[i] - corr[i]), (-1.0, w[i] - slope[i], mu * w[i] + corr[i])):
+            for sign, denominator, numerator in (
+                (1.0, slope[i] + w[i], mu * w[i] - corr[i]),
+                (-1.0, w[i] - slope[i], mu * w[i] + corr[i]),
+            ):
                 if denominator > 0:
                     t = max(numerator / denominator, 0.0)
                     if t < join_t:
@@ -726,6 +760,10 @@ def _as_float_array(value, name: str) -> np.ndarray:
         arr = np.asarray(value)
     except Exception as exc:  # ragged lists and the like
         raise InvalidDataError(f"{name} could not be converted to an array: {exc}") from exc
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)) or np.iscomplexobj(arr):
+    if (
+        arr.dtype == object
+        or not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_))
+        or np.iscomplexobj(arr)
+    ):
         raise InvalidTypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}.")
     return arr.astype(np.float64)

@@ -73,8 +73,13 @@ def _log_sym_betainc(a, log_x):
         n = np.arange(_SERIES_TERMS - 1)
         log_ratio = np.log((2 * a + n) / (a + 1 + n))[None, :] + lx[:, None]
         log_terms = np.concatenate([np.zeros((len(lx), 1)), np.cumsum(log_ratio, axis=1)], axis=1)
-        out[tail] = (a * lx + a * np.log1p(-np.exp(lx)) - math.log(a) - special.betaln(a, a)
-                     + special.logsumexp(log_terms, axis=1))
+        out[tail] = (
+            a * lx
+            + a * np.log1p(-np.exp(lx))
+            - math.log(a)
+            - special.betaln(a, a)
+            + special.logsumexp(log_terms, axis=1)
+        )
     return out
 
 
@@ -219,7 +224,8 @@ class _CapProposal:
             shift = float(np.max(peak[np.isfinite(peak)]))
             log_right = np.append(log_lower[1:], -np.inf)  # S on interval i is at least S(t_{i+1})
 
-            def lower_density(t):  # ≤ e^{g − shift}·S on each interval
+            # ≤ e^{g − shift}·S on each interval (this iteration's grid, bound as defaults)
+            def lower_density(t, t_all=t_all, shift=shift, log_right=log_right):
                 interval = np.clip(np.searchsorted(t_all, t, side="right") - 1, 0, len(t_all) - 1)
                 return self._g(t) - shift + log_right[interval]
 
@@ -230,8 +236,9 @@ class _CapProposal:
             if efficiency >= 0.5:
                 break
         else:
-            raise AssumptionError("the cap proposal's radial hat did not reach acceptance 1/2 with 65,536 "
-                                  "nodes: please report this bug.")
+            raise AssumptionError(
+                "the cap proposal's radial hat did not reach acceptance 1/2 with 65,536 nodes: please report this bug."
+            )
         self.hat, self.shift, self.t_nodes = capped, shift, np.concatenate([[0.0], nodes])
 
     def _g(self, t):
@@ -263,8 +270,9 @@ class _CapProposal:
         if self.axis is not None and len(t):
             log_q = _cap_log_threshold(t, self.delta, self.radius, self.kappa)
             z = _truncated_sym_beta(self.a, log_q, rng.random(len(t)))  # (1 − cos θ)/2 ≤ Q
-            u = (1.0 - 2.0 * z)[self._expand] * self.axis + (2.0 * np.sqrt(z * (1.0 - z)))[self._expand] * \
-                self._orthogonal(u, (self.axis,))
+            u = (1.0 - 2.0 * z)[self._expand] * self.axis + (2.0 * np.sqrt(z * (1.0 - z)))[
+                self._expand
+            ] * self._orthogonal(u, (self.axis,))
         return u
 
     @property
@@ -352,8 +360,9 @@ class _KendallProposal(_CapProposal):
         faded = log_scan < log_scan[:, :1] - 30.0
         reach = np.where(faded.any(axis=1), scan[np.argmax(faded, axis=1)], math.pi)
         cells = _PHI_CELLS << (level // 2)  # the radial nodes double at every level, the cells every other
-        self.phi = np.concatenate([reach[:, None] * np.linspace(0.0, 1.0, cells)[None], np.full((len(t), 1), math.pi)],
-                                  axis=1)
+        self.phi = np.concatenate(
+            [reach[:, None] * np.linspace(0.0, 1.0, cells)[None], np.full((len(t), 1), math.pi)], axis=1
+        )
         self.width = np.diff(self.phi, axis=1)
         log_q = self._log_q(t[:, None], self.phi)
         # q falls with |φ|: a cell's left node bounds it from above, its right node from below.
@@ -396,11 +405,11 @@ class _KendallProposal(_CapProposal):
         with np.errstate(divide="ignore"):
             x = -np.expm1(np.where(in_second, np.log(fresh) + log_second, np.log1p(-fresh * first)) / self.b)
         rho = np.sqrt(x)
-        w = self._orthogonal(self.space._random_unit_tangent(self.anchor, size=len(t), rng=rng),
-                             (self.axis, self.turned))
+        w = self._orthogonal(
+            self.space._random_unit_tangent(self.anchor, size=len(t), rng=rng), (self.axis, self.turned)
+        )
         e = self._expand
-        return ((rho * np.cos(phi))[e] * self.axis + (rho * np.sin(phi))[e] * self.turned
-                + np.sqrt(1.0 - x)[e] * w)
+        return (rho * np.cos(phi))[e] * self.axis + (rho * np.sin(phi))[e] * self.turned + np.sqrt(1.0 - x)[e] * w
 
 
 class _SecantHatShifted(PiecewiseExponentialHat):

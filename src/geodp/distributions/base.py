@@ -91,8 +91,16 @@ def approximate_sampler_notice(law: str, sampler: str, reason: str) -> str:
     )
 
 
-def rejection_sample(propose, need: int, item_shape, rate_guess: float, rng, max_batch: int = 1_000_000,
-                     min_rate: float | None = None, max_proposals: int | None = None):
+def rejection_sample(
+    propose,
+    need: int,
+    item_shape,
+    rate_guess: float,
+    rng,
+    max_batch: int = 1_000_000,
+    min_rate: float | None = None,
+    max_proposals: int | None = None,
+):
     """Vectorised rejection sampling: the one loop every exact sampler in geodp shares.
 
     Parameters
@@ -219,9 +227,7 @@ class FlatChartDistribution(Distribution):
         if not isinstance(space, Manifold):
             raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
         if not space.is_flat:
-            raise InvalidParameterError(
-                f"{type(self).__name__} needs a flat space with a global chart, got {space!r}."
-            )
+            raise InvalidParameterError(f"{type(self).__name__} needs a flat space with a global chart, got {space!r}.")
         self.space = space
         self.footpoint = check_private_points(space, footpoint, "footpoint")
         self.footpoint_coordinates = space.to_coordinates(self.footpoint)

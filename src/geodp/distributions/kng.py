@@ -170,8 +170,7 @@ def gradient_norm_bounds(space, radius) -> tuple[float, float]:
     if space.is_flat:
         return 1.0, 1.0
     cells = gradient_norm_envelopes(space, radius)
-    return (min(float(G[-1] / t[-1]) for _, _, t, G, _ in cells),
-            max(float(U[-1] / t[-1]) for _, _, t, _, U in cells))
+    return (min(float(G[-1] / t[-1]) for _, _, t, G, _ in cells), max(float(U[-1] / t[-1]) for _, _, t, _, U in cells))
 
 
 @functools.lru_cache(maxsize=64)
@@ -271,8 +270,10 @@ def kng_cap_acceptance_bound(space, scale: float, radius: float) -> float:
         log_f = -(Uf[1:] - h * tf[1:]) / scale
         ends = np.linspace(lo, hi, _CAP_SUBCELLS + 1)
         for d0, d1 in zip(ends[:-1], ends[1:]):
-            log_low = np.minimum(log_direction_share(tf[1:], d0, radius, kappa_min, dim),
-                                 log_direction_share(tf[1:], d1, radius, kappa_min, dim))
+            log_low = np.minimum(
+                log_direction_share(tf[1:], d0, radius, kappa_min, dim),
+                log_direction_share(tf[1:], d1, radius, kappa_min, dim),
+            )
             # In logs: an underflowed share in the denominator would over-state the bound.
             log_high = log_direction_share(tf[:-1], d0, radius + (d1 - d0), kappa_cap, dim)
             log_ratio = logsumexp(log_mass + log_f + log_low) - logsumexp(log_mass + log_high)
@@ -290,8 +291,9 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     exact in-ball directions), ``"laplace"`` (the σ/h Laplace truncated to
     the ball by its own rejection, :func:`kng_acceptance_lower_bound`) or ``"mcmc"``. ``"auto"``
     takes the Laplace route where its bound times its proposal's public ball bound reaches
-    :data:`ACCEPTANCE_FLOOR` (cheaper per proposal), else the cap route where its bound does; else the Laplace route where
-    :func:`kng_uses_mcmc`'s former rule allowed it; else MH. ``"exact"`` never returns ``"mcmc"``.
+    :data:`ACCEPTANCE_FLOOR` (cheaper per proposal), else the cap route where its bound does; else
+    the Laplace route where :func:`kng_uses_mcmc`'s former rule allowed it; else MH. ``"exact"`` never
+    returns ``"mcmc"``.
 
     Examples
     --------
@@ -410,7 +412,11 @@ class KNGDistribution(Distribution):
             # Its text (iterations, gradient norm) is computed from the data; see mean_info.
             warnings.simplefilter("ignore", ConvergenceWarning)
             self.frechet_mean, self.mean_info = frechet_mean(
-                space, data, tol=1e-12, init=self.center, return_info=True,
+                space,
+                data,
+                tol=1e-12,
+                init=self.center,
+                return_info=True,
                 max_iter=karcher_iteration_budget(space, self.radius, 1e-12),
             )
             if not space.is_flat:
@@ -434,21 +440,31 @@ class KNGDistribution(Distribution):
         if self.route == "cap" and _exact_shape_directions(space, self.radius):
             self._cap = _KendallProposal(space, self.frechet_mean, self.center, self.h / self.scale, self.radius)
         elif self.route == "cap":
-            self._cap = _CapProposal(space, self.frechet_mean, self.center, self.h / self.scale, self.radius,
-                                     _cap_curvature(space, self.radius))
+            self._cap = _CapProposal(
+                space,
+                self.frechet_mean,
+                self.center,
+                self.h / self.scale,
+                self.radius,
+                _cap_curvature(space, self.radius),
+            )
         if space.is_flat:
             self._proposal = RiemannianLaplace(space, self.frechet_mean, self.scale)
         else:
-            self._proposal = RiemannianLaplace(space, self.frechet_mean, self.scale / self.h,
-                                               center=self.center, radius=self.radius)
+            self._proposal = RiemannianLaplace(
+                space, self.frechet_mean, self.scale / self.h, center=self.center, radius=self.radius
+            )
         self.exact = not use_mcmc and (self._cap is not None or self._proposal.exact)
         self.approximation_notice = None
         law = f"KNG on {space!r}"
         if space.is_flat:
             self.sampler = f"exact: KNG = Laplace at the mean in a flat space ({self._proposal.sampler})"
         elif self._cap is not None:
-            where = ("the exact in-ball directions of the complex-projective law of cosines"
-                     if _exact_shape_directions(space, self.radius) else "the ball's direction caps")
+            where = (
+                "the exact in-ball directions of the complex-projective law of cosines"
+                if _exact_shape_directions(space, self.radius)
+                else "the ball's direction caps"
+            )
             self.sampler = (
                 f"exact rejection from the Laplace with scale σ/h (h = {self.h:.4g}) at the mean, drawn inside "
                 f"{where}; acceptance ≥ {self.acceptance_bound:.3g} (public bound)"
@@ -456,16 +472,21 @@ class KNGDistribution(Distribution):
         elif use_mcmc:
             self.sampler = (
                 f"MH on the ball (public acceptance bound {self.acceptance_bound:.1e} < {ACCEPTANCE_FLOOR})"
-                if sampler == "auto" else "MH on the ball (requested)"
+                if sampler == "auto"
+                else "MH on the ball (requested)"
             ) + f", started at the center; burn-in {burn_in}, thinning {thinning}"
             reason = (
                 f"the public lower bound {self.acceptance_bound:.1e} on the exact rejection sampler's "
                 f"acceptance is below the floor {ACCEPTANCE_FLOOR}"
-                if sampler == "auto" else "sampler='mcmc' was requested"
+                if sampler == "auto"
+                else "sampler='mcmc' was requested"
             )
             self.approximation_notice = approximate_sampler_notice(
-                law, f"random-walk Metropolis–Hastings restricted to the ball B_{self.radius!r}(center), "
-                f"started at the public center, burn-in {burn_in}, thinning {thinning}", reason)
+                law,
+                f"random-walk Metropolis–Hastings restricted to the ball B_{self.radius!r}(center), "
+                f"started at the public center, burn-in {burn_in}, thinning {thinning}",
+                reason,
+            )
         else:
             self.sampler = (
                 f"exact rejection from the Laplace with scale σ/h (h = {self.h:.4g}) on the ball; "
@@ -477,9 +498,11 @@ class KNGDistribution(Distribution):
                     f"draws are approximate ({self._proposal.sampler})"
                 )
                 self.approximation_notice = approximate_sampler_notice(
-                    law, f"rejection from a Laplace proposal (scale σ/h = {self.scale / self.h:.6g}) "
+                    law,
+                    f"rejection from a Laplace proposal (scale σ/h = {self.scale / self.h:.6g}) "
                     f"that is itself drawn by {self._proposal._mh_sampler}",
-                    f"for that proposal {self._proposal._mh_reason}")
+                    f"for that proposal {self._proposal._mh_reason}",
+                )
         self._use_mcmc = use_mcmc
         # ‖∇F_D(x)‖ ≥ hρ(x, x̄') − ‖∇F_D(x̄')‖ at the computed mean x̄' (the envelopes start from the
         # anchor's residual gradient): subtracting it keeps the rejection exact however far the flow got.
@@ -566,14 +589,19 @@ class KNGDistribution(Distribution):
         if self._use_mcmc:
             # Public start (the centre), never the private mean: the burn-in reaches the law.
             result = random_walk_metropolis(
-                self.space, self.log_density, np.repeat(self.center[None], m, axis=0),
-                burn_in=self.burn_in, thinning=self.thinning, step_size=min(self.scale, self.radius),
-                in_support=lambda x: np.asarray(self.space._dist(self.center, x)) <= self.radius, rng=rng,
-                factored_log_density=self._factored_log_density if isinstance(self.space, AffineInvariantSPD)
-                else None,
+                self.space,
+                self.log_density,
+                np.repeat(self.center[None], m, axis=0),
+                burn_in=self.burn_in,
+                thinning=self.thinning,
+                step_size=min(self.scale, self.radius),
+                in_support=lambda x: np.asarray(self.space._dist(self.center, x)) <= self.radius,
+                rng=rng,
+                factored_log_density=self._factored_log_density if isinstance(self.space, AffineInvariantSPD) else None,
             )
             self.diagnostics = result.diagnostics
             return result.samples[0].reshape(shape + self.space.point_shape)
+
         def kng_log_acceptance(x):
             rho = np.asarray(self.space._dist(self.frechet_mean, x))
             # ≤ 0 up to rounding (the offset accounts for the inexact mean); the clamp absorbs rounding.
@@ -604,7 +632,13 @@ class KNGDistribution(Distribution):
         # stall at extreme radii on affine-invariant SPD).
         slack = math.exp(-2.0 * min(self._mean_offset / self.scale, _OFFSET_CAP))
         floor = 0.5 * self.acceptance_bound * (0.5 if self._cap is not None else 1.0) * slack
-        out, self.acceptance_rate = rejection_sample(propose_cap if self._cap is not None else propose, m,
-                                                     self.space.point_shape, max(floor, 0.25), rng,
-                                                     max_batch=100_000, min_rate=floor)
+        out, self.acceptance_rate = rejection_sample(
+            propose_cap if self._cap is not None else propose,
+            m,
+            self.space.point_shape,
+            max(floor, 0.25),
+            rng,
+            max_batch=100_000,
+            min_rate=floor,
+        )
         return out.reshape(shape + self.space.point_shape)

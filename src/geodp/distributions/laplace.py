@@ -304,7 +304,11 @@ class RiemannianLaplace(Distribution):
         if self.truncated and self._method == "mcmc":
             trunc = f"; restricted to B_{self.radius!r}(center)"
         elif self.truncated:
-            if ball_rate < ACCEPTANCE_FLOOR and self._method == "radial" and has_exact_ball_proposal(space, self.radius):
+            if (
+                ball_rate < ACCEPTANCE_FLOOR
+                and self._method == "radial"
+                and has_exact_ball_proposal(space, self.radius)
+            ):
                 # Rejection into the ball could be slow; draw in polar coordinates at η from the
                 # in-ball directions instead (exact, the construction keeps ≥ 1/2 of proposals).
                 self._method, ball_bound = "ball-polar", _BALL_POLAR_RATE
@@ -327,17 +331,23 @@ class RiemannianLaplace(Distribution):
                     f"exact rejection into the ball could accept below {ACCEPTANCE_FLOOR} ({estimate})",
                 )
             elif ball_bound is not None:
-                trunc = (f"; truncated to B_{self.radius!r}(center) by rejection (acceptance ≥ {ball_bound:.3g} "
-                         "at every footpoint in the ball)")
+                trunc = (
+                    f"; truncated to B_{self.radius!r}(center) by rejection (acceptance ≥ {ball_bound:.3g} "
+                    "at every footpoint in the ball)"
+                )
             else:
-                trunc = f"; truncated to B_{self.radius!r}(center) by rejection (acceptance ≈ {ball_rate:.3g} at the center)"
+                trunc = (
+                    f"; truncated to B_{self.radius!r}(center) by rejection (acceptance ≈ {ball_rate:.3g} "
+                    "at the center)"
+                )
         self._ball_bound = ball_bound
         self.exact = self._method in ("chart", "radial", "spd-eigen", "ball-polar")
         self.sampler = description + trunc
         # Public: (space, σ, ball, settings) only. Kept for KNG, whose proposal this law may be.
         self._mh_sampler, self._mh_reason = (None, None) if self.exact else mh
         self.approximation_notice = (
-            None if self.exact
+            None
+            if self.exact
             else approximate_sampler_notice(f"Riemannian Laplace on {space!r}", self._mh_sampler, self._mh_reason)
         )
 
@@ -393,14 +403,20 @@ class RiemannianLaplace(Distribution):
     def _mcmc(self, m, rng):
         support = None
         if self.truncated:
+
             def support(x):
                 return self.space._dist(self.center, x) <= self.radius
+
         result = random_walk_metropolis(
-            self.space, self.log_density, np.repeat(self._mcmc_start()[None], m, axis=0),
-            burn_in=self.burn_in, thinning=self.thinning, in_support=support,
+            self.space,
+            self.log_density,
+            np.repeat(self._mcmc_start()[None], m, axis=0),
+            burn_in=self.burn_in,
+            thinning=self.thinning,
+            in_support=support,
             step_size=min(self.scale, self.radius if self.truncated else math.inf, self.space.injectivity_radius / 4),
-            rng=rng, factored_log_density=self._factored_log_density if isinstance(self.space, AffineInvariantSPD)
-            else None,
+            rng=rng,
+            factored_log_density=self._factored_log_density if isinstance(self.space, AffineInvariantSPD) else None,
         )
         self.diagnostics = result.diagnostics
         return result.samples[0]
@@ -419,15 +435,18 @@ class RiemannianLaplace(Distribution):
         if self._method == "mcmc":
             x = self._mcmc(m, rng)
         elif self._method == "ball-polar":
-            x, _ = rejection_sample(self._propose_in_ball, m, self.space.point_shape, 2 * _BALL_POLAR_RATE, rng,
-                                    min_rate=_BALL_POLAR_RATE)
+            x, _ = rejection_sample(
+                self._propose_in_ball, m, self.space.point_shape, 2 * _BALL_POLAR_RATE, rng, min_rate=_BALL_POLAR_RATE
+            )
         elif self.truncated:
+
             def propose(k, rng):
                 x = self._draw(k, rng)
                 return x, np.where(self.space._dist(self.center, x) <= self.radius, 0.0, -np.inf)
 
-            x, _ = rejection_sample(propose, m, self.space.point_shape, self._ball_acceptance, rng,
-                                    min_rate=self._ball_bound)
+            x, _ = rejection_sample(
+                propose, m, self.space.point_shape, self._ball_acceptance, rng, min_rate=self._ball_bound
+            )
         else:
             x = self._draw(m, rng)
         return x.reshape(shape + self.space.point_shape)
@@ -448,8 +467,9 @@ class RiemannianLaplace(Distribution):
                 z = self._draw_coordinates(k, rng)
                 return z, np.where(np.linalg.norm(z - c, axis=-1) <= self.radius, 0.0, -np.inf)
 
-            y, _ = rejection_sample(propose, m, (self.space.dim,), self._ball_acceptance, rng,
-                                    min_rate=self._ball_bound)
+            y, _ = rejection_sample(
+                propose, m, (self.space.dim,), self._ball_acceptance, rng, min_rate=self._ball_bound
+            )
         return y.reshape(shape + (self.space.dim,))
 
     @functools.cached_property
@@ -462,6 +482,7 @@ class RiemannianLaplace(Distribution):
     def _factored_log_density(self, x, factor, inv_factor):
         """:meth:`log_density` on AI-SPD from the cached inverse roots (one ``eigvalsh`` per
         distance; the chain's factors are not needed)."""
+
         def dist(inv_root):
             w = np.linalg.eigvalsh(mf.congruence(inv_root, x))
             return np.sqrt(np.sum(np.log(mf.positive_eigenvalues(w)) ** 2, axis=-1))

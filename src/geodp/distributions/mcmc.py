@@ -183,7 +183,7 @@ def split_rhat(trace) -> float:
     if m < 2 or n < 4:
         return float("nan")
     half = n // 2
-    seqs = np.concatenate([x[:half], x[n - half:]], axis=1)
+    seqs = np.concatenate([x[:half], x[n - half :]], axis=1)
     means = seqs.mean(axis=0)
     within = float(np.mean(seqs.var(axis=0, ddof=1)))
     between = half * float(np.var(means, ddof=1))

@@ -100,8 +100,9 @@ class _SecantHat(PiecewiseExponentialHat):
         split = np.where(np.isfinite(split), split, lo)
         # two pieces per interval: [lo, split] under secant `left`, [split, hi] under `right`
         line = np.stack([left, right], axis=1).ravel()
-        super().__init__(np.stack([lo, split], axis=1).ravel(), np.stack([split, hi], axis=1).ravel(),
-                         s[line], x[line], gx[line])
+        super().__init__(
+            np.stack([lo, split], axis=1).ravel(), np.stack([split, hi], axis=1).ravel(), s[line], x[line], gx[line]
+        )
 
 
 def _concavity_violation(hat, magnitudes):
@@ -161,7 +162,7 @@ def _build_hat(raw, magnitude, upper, unit, name):
         if pieces.sum() >= _TARGET * hat.mass.sum() or len(nodes) >= _MAX_NODES:
             return hat, shift, pieces
         waste = (hat.mass - pieces).reshape(-1, 2).sum(axis=1)  # per interval
-        worst = np.argsort(waste)[-max(1, len(waste) // 4):]
+        worst = np.argsort(waste)[-max(1, len(waste) // 4) :]
         worst = worst[waste[worst] > 0]
         new = []
         for k in worst:
@@ -253,7 +254,9 @@ class RadialLaw:
         self._hat, self._shift, pieces = _build_hat(
             lambda u: self._log_density(unit * u),
             lambda u: np.abs(self.space.radial_log_jacobian(unit * u)) + unit * u / self.scale,
-            self.upper / unit, unit, repr(space),
+            self.upper / unit,
+            unit,
+            repr(space),
         )
         self.log_normaliser = math.log(pieces.sum() * unit) + self._shift
         rates = {"secant": min(float(pieces.sum() / self._hat.mass.sum()), 1.0)}
@@ -268,7 +271,8 @@ class RadialLaw:
                 f"≥ {MIN_RADIAL_ACCEPTANCE} of its proposals (best: {self.acceptance_rate:.3g})."
             )
         self.envelope_text = (
-            f"Gamma({self.dim}) envelope" if self.envelope == "gamma"
+            f"Gamma({self.dim}) envelope"
+            if self.envelope == "gamma"
             else f"piecewise-exponential hat over {len(self._hat.nodes) - 1} secants of the log-concave density"
         )
 
@@ -296,8 +300,14 @@ class RadialLaw:
         """Exact draws of ``t`` (vectorised rejection; ``size`` as in numpy)."""
         rng = as_generator(rng)
         shape = () if size is None else ((size,) if np.isscalar(size) else tuple(size))
-        draws, _ = rejection_sample(self._propose, int(np.prod(shape, dtype=int)), (), self.acceptance_rate, rng,
-                                    min_rate=self.acceptance_rate / 2.0)
+        draws, _ = rejection_sample(
+            self._propose,
+            int(np.prod(shape, dtype=int)),
+            (),
+            self.acceptance_rate,
+            rng,
+            min_rate=self.acceptance_rate / 2.0,
+        )
         return draws.reshape(shape)
 
     # ----------------------------------------------------------- closed form
@@ -317,8 +327,9 @@ class RadialLaw:
         y = np.concatenate([np.linspace(0.0, 1.0, _CDF_STEPS + 1)[:-1], 1.0 - 2.0 ** -np.arange(7.0, 51.0)])
         j = np.arange(len(hat.mass))[:, None]
         distance = hat.distance(j, y[None, :])
-        step = hat.integral(lambda u: self._log_density(self._unit * u) - self._shift, j,
-                            distance[:, :-1], distance[:, 1:], points=8)
+        step = hat.integral(
+            lambda u: self._log_density(self._unit * u) - self._shift, j, distance[:, :-1], distance[:, 1:], points=8
+        )
         within = np.concatenate([np.zeros((len(hat.mass), 1)), np.cumsum(step, axis=1)], axis=1)
         total = within[:, -1:]
         within = np.where(hat.sign[:, None] > 0, within, total - within)  # right-anchored pieces run backwards

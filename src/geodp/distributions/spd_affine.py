@@ -217,19 +217,32 @@ class SPDEigenvalueLaw:
 
     def sample_symmetric(self, size: int, rng=None):
         """Exact draws of ``S ∈ Sym(k)`` with eigenvalues ``r`` from the law and Haar eigenvectors."""
-        draws, _ = rejection_sample(self._propose, size, (self.k, self.k), self.acceptance_rate, as_generator(rng),
-                                    max_batch=max(256, _PROPOSAL_ENTRIES // self.k**2),
-                                    min_rate=self.acceptance_rate / 2.0)
+        draws, _ = rejection_sample(
+            self._propose,
+            size,
+            (self.k, self.k),
+            self.acceptance_rate,
+            as_generator(rng),
+            max_batch=max(256, _PROPOSAL_ENTRIES // self.k**2),
+            min_rate=self.acceptance_rate / 2.0,
+        )
         return draws
 
-    def sample_symmetric_mcmc(self, size: int, rng=None, *, burn_in=10_000, thinning=100) -> tuple[np.ndarray, MCMCResult]:
+    def sample_symmetric_mcmc(
+        self, size: int, rng=None, *, burn_in=10_000, thinning=100
+    ) -> tuple[np.ndarray, MCMCResult]:
         """Approximate draws: MH on ``r ∈ R^k`` (O(k²) per step), ``U`` Haar (exact)."""
         rng = as_generator(rng)
         space = Euclidean(self.k)
         start = np.zeros((size, self.k)) + np.linspace(-1e-3, 1e-3, self.k) * min(self.scale, self.t_max)
         result = random_walk_metropolis(
-            space, self.log_density, start, burn_in=burn_in, thinning=thinning,
-            step_size=min(self.scale, self.t_max), rng=rng,
+            space,
+            self.log_density,
+            start,
+            burn_in=burn_in,
+            thinning=thinning,
+            step_size=min(self.scale, self.t_max),
+            rng=rng,
         )
         r = result.samples[0]
         U = stats.ortho_group.rvs(self.k, size=size, random_state=rng).reshape(size, self.k, self.k)
@@ -281,11 +294,15 @@ def spd_ball_acceptance_bound(k: int, scale, radius, *, grid: int = 33) -> float
     scale, radius = check_positive(scale, "scale"), check_positive(radius, "radius")
     dim, upper, c = k * (k + 1) // 2, 2.0 * radius, _c(k)
     mode = max(dim - 1, 1) * scale
-    t = np.unique(np.concatenate([
-        np.linspace(0.0, upper, 2049),
-        np.clip(mode * 2.0 ** np.linspace(-10.0, 4.0, 2049), 0.0, upper),
-        np.linspace(0.0, min(radius, upper), 1025),
-    ]))
+    t = np.unique(
+        np.concatenate(
+            [
+                np.linspace(0.0, upper, 2049),
+                np.clip(mode * 2.0 ** np.linspace(-10.0, 4.0, 2049), 0.0, upper),
+                np.linspace(0.0, min(radius, upper), 1025),
+            ]
+        )
+    )
     q = np.minimum(k * t * t / 24.0, c * t)
     slack = _angular_log_slack(k, t)
     with np.errstate(divide="ignore"):
@@ -304,11 +321,17 @@ def spd_ball_acceptance_bound(k: int, scale, radius, *, grid: int = 33) -> float
     s = np.linspace(0.0, radius, grid)
     share = direction_share(t[1:, None], s[None, :], radius, -0.5, dim)  # right ends of the t cells
     with np.errstate(over="ignore"):
-        law_share = np.maximum.reduce([
-            1.0 - np.exp(slack[1:, None]) * (1.0 - share),
-            np.exp(-q[1:, None]) * share,
-            0.5 * (share >= 0.5),
-        ]) if dim > 1 else share
+        law_share = (
+            np.maximum.reduce(
+                [
+                    1.0 - np.exp(slack[1:, None]) * (1.0 - share),
+                    np.exp(-q[1:, None]) * share,
+                    0.5 * (share >= 0.5),
+                ]
+            )
+            if dim > 1
+            else share
+        )
     worst = np.minimum(law_share[:, :-1], law_share[:, 1:])  # per s cell
     worst = np.minimum.accumulate(np.clip(worst, 0.0, 1.0), axis=0)  # non-increasing in t
     # E[g(T)] ≥ Σ_j g(t_j) P(t_{j-1} < T ≤ t_j) = g(t_N) + Σ_{j<N} (g(t_j) − g(t_{j+1})) F(t_j)

@@ -62,7 +62,9 @@ class TangentBundle:
 
     def stack(self, p, v):
         """Inverse of :meth:`split`."""
-        return np.concatenate([np.expand_dims(np.asarray(p, dtype=float), self._axis()), np.asarray(v, dtype=float)], axis=self._axis())
+        return np.concatenate(
+            [np.expand_dims(np.asarray(p, dtype=float), self._axis()), np.asarray(v, dtype=float)], axis=self._axis()
+        )
 
     def _random_tangent(self, x, size=None, rng=None):
         p, _ = self.split(x)

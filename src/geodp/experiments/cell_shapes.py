@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from geodp.datasets.shapes import load_cell_shapes
+from geodp.errors import InvalidParameterError
 from geodp.experiments.plotting import epsilon_figure
 from geodp.frechet import frechet_mean
 from geodp.manifolds.kendall import KendallShape
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism, PointwiseShapeLaplace
-from geodp.errors import InvalidParameterError
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity, max_radius
 from geodp.validation import as_generator, check_epsilon
 
@@ -29,8 +29,9 @@ __all__ = ["run_cell_shapes"]
 MECHANISMS = ("kng", "laplace", "pointwise")
 
 
-def run_cell_shapes(n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releases=100, seed=0,
-                    output_dir=None, out=None) -> list[dict]:
+def run_cell_shapes(
+    n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releases=100, seed=0, output_dir=None, out=None
+) -> list[dict]:
     """Run the study and print its table (and write ``cell_shapes.png`` if ``output_dir``).
 
     Parameters
@@ -83,7 +84,9 @@ def run_cell_shapes(n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releas
     if not epsilons:
         raise InvalidParameterError("epsilons must hold at least one value.")
     if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 2:
-        raise InvalidParameterError(f"releases must be an integer >= 2 (the table reports a standard error), got {releases!r}.")
+        raise InvalidParameterError(
+            f"releases must be an integer >= 2 (the table reports a standard error), got {releases!r}."
+        )
     rng = as_generator(seed)
     public = space.check_points(load_cell_shapes(n_landmarks, cell_line="dlm8").landmarks)
     private = space.check_points(load_cell_shapes(n_landmarks, cell_line="dunn", treatment="control").landmarks)
@@ -101,8 +104,16 @@ def run_cell_shapes(n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releas
         file=out,
     )
     # Which KNG sampler runs is decided from public quantities (ε, n, radius), so say it up front.
-    kng = {eps: KNGMechanism(space, epsilon=eps, sensitivity=frechet_mean_sensitivity(space, radius, n, "kng"),
-                             center=center, radius=radius) for eps in epsilons}
+    kng = {
+        eps: KNGMechanism(
+            space,
+            epsilon=eps,
+            sensitivity=frechet_mean_sensitivity(space, radius, n, "kng"),
+            center=center,
+            radius=radius,
+        )
+        for eps in epsilons
+    }
     mcmc = [eps for eps, mech in kng.items() if not mech.exact]
     if mcmc:
         print(
@@ -112,37 +123,79 @@ def run_cell_shapes(n_landmarks=8, radius=0.25, epsilons=(0.5, 1.0, 2.0), releas
             file=out,
         )
     rows = []
-    print(f"\n{'epsilon':>8} {'mechanism':>10} {'mean ρ to mean':>15} {'± s.e.':>8} {'scale':>9} {'exact':>6} {'ms/rel':>7}", file=out)
+    print(
+        f"\n{'epsilon':>8} {'mechanism':>10} {'mean ρ to mean':>15} {'± s.e.':>8} {'scale':>9} {'exact':>6} "
+        f"{'ms/rel':>7}",
+        file=out,
+    )
     for eps in epsilons:
         for name in MECHANISMS:
             start = time.perf_counter()
             if name == "kng":
                 mech = kng[eps]
-                out_shapes, sigma, exact = mech.randomise(clipped, rng=rng, size=releases), mech.scale, mech.guarantee.exact
+                out_shapes, sigma, exact = (
+                    mech.randomise(clipped, rng=rng, size=releases),
+                    mech.scale,
+                    mech.guarantee.exact,
+                )
             elif name == "laplace":
-                mech = LaplaceMechanism(space, epsilon=eps, sensitivity=frechet_mean_sensitivity(space, radius, n),
-                                        center=center, radius=radius)
-                out_shapes, sigma, exact = mech.randomise(clipped_mean, rng=rng, size=releases), mech.scale, mech.guarantee.exact
+                mech = LaplaceMechanism(
+                    space,
+                    epsilon=eps,
+                    sensitivity=frechet_mean_sensitivity(space, radius, n),
+                    center=center,
+                    radius=radius,
+                )
+                out_shapes, sigma, exact = (
+                    mech.randomise(clipped_mean, rng=rng, size=releases),
+                    mech.scale,
+                    mech.guarantee.exact,
+                )
             else:
                 mech = PointwiseShapeLaplace(space, epsilon=eps, center=center, radius=radius)
-                out_shapes, sigma, exact = mech.release(private, rng=rng, size=releases).shape, float(np.max(mech.scale(n))), True
+                out_shapes, sigma, exact = (
+                    mech.release(private, rng=rng, size=releases).shape,
+                    float(np.max(mech.scale(n))),
+                    True,
+                )
             ms = (time.perf_counter() - start) / releases * 1e3
             d = np.asarray(space._dist(target, out_shapes))
-            row = {"epsilon": eps, "mechanism": name, "error": float(d.mean()),
-                   "stderr": float(d.std(ddof=1) / np.sqrt(len(d))), "scale": sigma, "exact": exact, "ms": ms}
+            row = {
+                "epsilon": eps,
+                "mechanism": name,
+                "error": float(d.mean()),
+                "stderr": float(d.std(ddof=1) / np.sqrt(len(d))),
+                "scale": sigma,
+                "exact": exact,
+                "ms": ms,
+            }
             rows.append(row)
-            print(f"{eps:>8g} {name:>10} {row['error']:>15.4f} {row['stderr']:>8.4f} {sigma:>9.3g} {str(exact):>6} {ms:>7.2f}", file=out)
+            print(
+                f"{eps:>8g} {name:>10} {row['error']:>15.4f} {row['stderr']:>8.4f} {sigma:>9.3g} "
+                f"{str(exact):>6} {ms:>7.2f}",
+                file=out,
+            )
     if output_dir is not None:
         _plot(rows, Path(output_dir), out, n_landmarks)
     return rows
 
 
 def _plot(rows, output_dir: Path, out, n_landmarks: int) -> None:
-    with epsilon_figure(output_dir / "cell_shapes.png", ylabel="shape distance to the non-private mean",
-                        title=f"Private mean cell shape ({n_landmarks} landmarks)", out=out) as ax:
+    with epsilon_figure(
+        output_dir / "cell_shapes.png",
+        ylabel="shape distance to the non-private mean",
+        title=f"Private mean cell shape ({n_landmarks} landmarks)",
+        out=out,
+    ) as ax:
         if ax is None:
             return
         for name in MECHANISMS:
             sel = [r for r in rows if r["mechanism"] == name]
-            ax.errorbar([r["epsilon"] for r in sel], [r["error"] for r in sel], yerr=[2 * r["stderr"] for r in sel],
-                        marker="o", capsize=3, label=name)
+            ax.errorbar(
+                [r["epsilon"] for r in sel],
+                [r["error"] for r in sel],
+                yerr=[2 * r["stderr"] for r in sel],
+                marker="o",
+                capsize=3,
+                label=name,
+            )

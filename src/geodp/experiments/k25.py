@@ -106,9 +106,16 @@ def _k25_two_stage(space, t, Y, center, n_chains, rng):
         grad_p, _ = _regression_gradient(space, p, v, x, Y)
         return -np.linalg.norm(grad_p, axis=-1) / sigma_p
 
-    first = random_walk_metropolis(space, stage_one, np.repeat(p_hat[None], n_chains, axis=0), burn_in=2000,
-                                   thinning=1000, step_size=sigma_p * space.dim, rng=rng,
-                                   in_support=lambda p: space.dist(center, p) <= RADIUS)
+    first = random_walk_metropolis(
+        space,
+        stage_one,
+        np.repeat(p_hat[None], n_chains, axis=0),
+        burn_in=2000,
+        thinning=1000,
+        step_size=sigma_p * space.dim,
+        rng=rng,
+        in_support=lambda p: space.dist(center, p) <= RADIUS,
+    )
     p_tilde = first.samples[0]
     bundle = TangentBundle(space, 1, footpoint_step=0.0)
 
@@ -118,9 +125,16 @@ def _k25_two_stage(space, t, Y, center, n_chains, rng):
         return -np.linalg.norm(grad_v[:, 0], axis=-1) / sigma_v
 
     start = bundle.stack(p_tilde, space._transport(p_hat[None], p_tilde[:, None], v_hat))
-    second = random_walk_metropolis(bundle, stage_two, start, burn_in=2000, thinning=1000,
-                                    step_size=sigma_v * bundle.dim, rng=rng,
-                                    in_support=lambda s: np.linalg.norm(bundle.split(s)[1][:, 0], axis=-1) <= VELOCITY)
+    second = random_walk_metropolis(
+        bundle,
+        stage_two,
+        start,
+        burn_in=2000,
+        thinning=1000,
+        step_size=sigma_v * bundle.dim,
+        rng=rng,
+        in_support=lambda s: np.linalg.norm(bundle.split(s)[1][:, 0], axis=-1) <= VELOCITY,
+    )
     _, v_tilde = bundle.split(second.samples[0])
     return p_tilde, v_tilde[:, 0], tau
 
@@ -128,12 +142,23 @@ def _k25_two_stage(space, t, Y, center, n_chains, rng):
 def _sound_releases(space, t, Y, center, n_chains, rng):
     """geodp's sound joint KNG (σ = 2Δ/ε, public τ, covariates centred), moved to ``x = 0``."""
     xs = (t - 0.5)[:, None]
-    sens = geodesic_regression_sensitivity(space, t.size, residual_bound=TAU, x_bound=0.5,
-                                           velocity_bound=VELOCITY, radius=RADIUS)
+    sens = geodesic_regression_sensitivity(
+        space, t.size, residual_bound=TAU, x_bound=0.5, velocity_bound=VELOCITY, radius=RADIUS
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ApproximateSamplerWarning)
-        result = _mcmc_draws(space, xs, Y, center, RADIUS, VELOCITY, TAU * (1 - 1e-12), 2.0 * sens.joint / EPSILON,
-                             rng, n_chains=n_chains)
+        result = _mcmc_draws(
+            space,
+            xs,
+            Y,
+            center,
+            RADIUS,
+            VELOCITY,
+            TAU * (1 - 1e-12),
+            2.0 * sens.joint / EPSILON,
+            rng,
+            n_chains=n_chains,
+        )
     mid, v_mid = result.samples[0][:, 0], result.samples[0][:, 1]
     p0 = space.exp(mid, -0.5 * v_mid)
     return p0, space.transport(mid, p0, v_mid), 2.0 * sens.joint / EPSILON
@@ -158,9 +183,19 @@ def _sphere_releases(n, repetitions, rng):
         moved = space.transport(np.broadcast_to(p_hat, p.shape), p, np.broadcast_to(v_hat, v.shape))
         errors, residuals = mae(p, v)
         for rep in range(len(p)):
-            data.append(dict(n=n, release=label, repetition=rep, footpoint_distance=float(space.dist(p_hat, p[rep])),
-                             angle_deg=float(_signed_angle_deg(p[rep], moved[rep], v[rep])), mae=float(errors[rep]),
-                             clipped_share=float(np.mean(residuals[rep] > tau)), tau=tau, sigma=sigma))
+            data.append(
+                dict(
+                    n=n,
+                    release=label,
+                    repetition=rep,
+                    footpoint_distance=float(space.dist(p_hat, p[rep])),
+                    angle_deg=float(_signed_angle_deg(p[rep], moved[rep], v[rep])),
+                    mae=float(errors[rep]),
+                    clipped_share=float(np.mean(residuals[rep] > tau)),
+                    tau=tau,
+                    sigma=sigma,
+                )
+            )
     mae_hat = float(mae(p_hat[None], v_hat[None])[0][0])
     return data, mae_hat, (t, Y, p_hat, v_hat, (p_s, v_s), (p_k, v_k))
 
@@ -185,27 +220,51 @@ def _run_fig1(repetitions, rng, progress):
     plt = agg_pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 6.2))
     angle = np.linspace(0, 2 * np.pi, 200)
-    ax.plot(RADIUS * np.cos(angle), RADIUS * np.sin(angle), color="0.6", lw=0.8,
-            label=f"public ball of the sound release (radius {RADIUS} rad; ball centre ≈ fit's midpoint)")
+    ax.plot(
+        RADIUS * np.cos(angle),
+        RADIUS * np.sin(angle),
+        color="0.6",
+        lw=0.8,
+        label=f"public ball of the sound release (radius {RADIUS} rad; ball centre ≈ fit's midpoint)",
+    )
     s = np.linspace(0.0, 1.0, 60)[:, None]
     for (p, v), color, ls, label in ((sound, "C0", "-", SOUND), (pub, "C1", "--", AS_PUBLISHED)):
         for i in range(len(p)):
-            ax.plot(*chart(space.exp(np.broadcast_to(p[i], (60, 3)), s * v[i])), color=color, ls=ls, lw=1.3, alpha=0.85,
-                    label=f"{label}: {len(p)} releases" if i == 0 else None)
-    ax.plot(*chart(space.exp(np.broadcast_to(p_hat, (60, 3)), s * v_hat)), color="green", lw=2.5,
-            label="non-private geodesic (p̂, v̂)")
+            ax.plot(
+                *chart(space.exp(np.broadcast_to(p[i], (60, 3)), s * v[i])),
+                color=color,
+                ls=ls,
+                lw=1.3,
+                alpha=0.85,
+                label=f"{label}: {len(p)} releases" if i == 0 else None,
+            )
+    ax.plot(
+        *chart(space.exp(np.broadcast_to(p_hat, (60, 3)), s * v_hat)),
+        color="green",
+        lw=2.5,
+        label="non-private geodesic (p̂, v̂)",
+    )
     ax.scatter(*chart(Y), color="green", s=16, zorder=3, label=f"data (n = {N_SPHERE})")
     ax.set_aspect("equal")
     ax.set_xlabel("Log coordinate along v̂ at the fit's midpoint (rad)")
     ax.set_ylabel("Log coordinate across v̂ (rad)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1)
-    ax.set_title(f"K25 Fig. 1: geodesic regression on the unit sphere S², ε = {EPSILON:g}, x ∈ [0, 1]\n"
-                 "(azimuthal chart; the sound releases spread over the public ball at n = 20, see k25-fig2)", fontsize=9)
+    ax.set_title(
+        f"K25 Fig. 1: geodesic regression on the unit sphere S², ε = {EPSILON:g}, x ∈ [0, 1]\n"
+        "(azimuthal chart; the sound releases spread over the public ball at n = 20, see k25-fig2)",
+        fontsize=9,
+    )
     fig.tight_layout()
-    rows = [Row(f"Fig. 1, MAE of the drawn releases, {label}",
-                f"{_stats(data, label, 'mae')[0]:.3f}", "blue curve close to green (picture)", "")
-            for label in (SOUND, AS_PUBLISHED)]
+    rows = [
+        Row(
+            f"Fig. 1, MAE of the drawn releases, {label}",
+            f"{_stats(data, label, 'mae')[0]:.3f}",
+            "blue curve close to green (picture)",
+            "",
+        )
+        for label in (SOUND, AS_PUBLISHED)
+    ]
     rows.append(Row("Fig. 1, non-private MAE", f"{mae_hat:.3f}", "0.043 (Fig. 3 text)", "one draw of the data"))
     return Result(fig, data, rows)
 
@@ -235,9 +294,11 @@ def _run_fig2(repetitions, rng, progress):
     from matplotlib.ticker import NullFormatter
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
-    panels = (("footpoint_distance", "geodesic distance d(p̂, p̃) at x = 0 (rad, log scale)"),
-              ("angle_deg", "signed angle from Γ v̂ to ṽ (degrees)"),
-              ("mae", "MAE (1/n) Σ d(Exp(p̃, x ṽ), y) (rad, log scale)"))
+    panels = (
+        ("footpoint_distance", "geodesic distance d(p̂, p̃) at x = 0 (rad, log scale)"),
+        ("angle_deg", "signed angle from Γ v̂ to ṽ (degrees)"),
+        ("mae", "MAE (1/n) Σ d(Exp(p̃, x ṽ), y) (rad, log scale)"),
+    )
     for i, (key, xlabel) in enumerate(panels):
         every = np.array([d[key] for d in data])
         if key == "angle_deg":
@@ -255,16 +316,25 @@ def _run_fig2(repetitions, rng, progress):
         axes[i].set_ylim(top=axes[i].get_ylim()[1] * 1.35)  # room for the legend
     pub = published("K25", "fig2-footpoint-distance-mean").value
     axes[0].axvline(pub, color="k", ls="--", label=f"K25's mean {pub:g}")
-    axes[1].axvspan(-published("K25", "fig2-angle-sd-deg").value, published("K25", "fig2-angle-sd-deg").value,
-                    color="k", alpha=0.12, label="K25's ± 1 sd (5.47°)")
+    axes[1].axvspan(
+        -published("K25", "fig2-angle-sd-deg").value,
+        published("K25", "fig2-angle-sd-deg").value,
+        color="k",
+        alpha=0.12,
+        label="K25's ± 1 sd (5.47°)",
+    )
     axes[2].axvline(mae_hat, color="k", ls=":", label=f"non-private MAE {mae_hat:.3f}")
-    axes[2].axvline(published("K25", "fig3-mae-private-mean").value, color="k", ls="--", label="K25's private mean 0.11")
+    axes[2].axvline(
+        published("K25", "fig3-mae-private-mean").value, color="k", ls="--", label="K25's private mean 0.11"
+    )
     axes[0].set_title("Fig. 2 left: footpoint")
     axes[1].set_title("Fig. 2 right: shooting vector")
     axes[2].set_title("Fig. 3: energy (MAE)")
     for ax in axes:
         ax.legend(fontsize=7)
-    fig.suptitle(f"K25 §4.1 on S²: n = {N_SPHERE}, ε = {EPSILON:g} in total, one data set; footpoint at x = 0 as in K25")
+    fig.suptitle(
+        f"K25 §4.1 on S²: n = {N_SPHERE}, ε = {EPSILON:g} in total, one data set; footpoint at x = 0 as in K25"
+    )
     fig.tight_layout()
     rows = []
     for label in labels:
@@ -272,16 +342,35 @@ def _run_fig2(repetitions, rng, progress):
         a_m, a_s, _ = _stats(data, label, "angle_deg")
         m_m, m_s, _ = _stats(data, label, "mae")
         c_m = _stats(data, label, "clipped_share")[0]
-        rows.append(Row(f"Fig. 2 left, d(p̂, p̃) mean ± sd, {label}", f"{d_m:.3f} ± {d_s:.3f} ({cnt})", "0.01 ± 0.01", ""))
+        rows.append(
+            Row(f"Fig. 2 left, d(p̂, p̃) mean ± sd, {label}", f"{d_m:.3f} ± {d_s:.3f} ({cnt})", "0.01 ± 0.01", "")
+        )
         rows.append(Row(f"Fig. 2 right, angle mean ± sd, {label}", f"{a_m:.2f}° ± {a_s:.2f}°", "0.10° ± 5.47°", ""))
-        rows.append(Row(f"Fig. 3, private MAE mean ± sd, {label}", f"{m_m:.3f} ± {m_s:.3f}", "0.11 ± 0.00",
-                        f"share of residuals beyond τ: {c_m:.2f}"))
-    rows.append(Row("Fig. 3, non-private MAE", f"{mae_hat:.3f}", f"{published('K25', 'fig3-mae-nonprivate').value}",
-                    "depends on the noise draw of the data"))
+        rows.append(
+            Row(
+                f"Fig. 3, private MAE mean ± sd, {label}",
+                f"{m_m:.3f} ± {m_s:.3f}",
+                "0.11 ± 0.00",
+                f"share of residuals beyond τ: {c_m:.2f}",
+            )
+        )
+    rows.append(
+        Row(
+            "Fig. 3, non-private MAE",
+            f"{mae_hat:.3f}",
+            f"{published('K25', 'fig3-mae-nonprivate').value}",
+            "depends on the noise draw of the data",
+        )
+    )
     sig_s, sig_k = data[0]["sigma"], next(d["sigma"] for d in data if d["release"] == AS_PUBLISHED)
-    rows.append(Row("KNG scale σ: sound (joint, τ = 0.1) / K25 stage 1 (τ = largest residual)",
-                    f"{sig_s:.4f} / {sig_k:.4f} = {sig_s / sig_k:.1f}", "-",
-                    "the rest: the sound law's mass far from the fit (docs/reproduction.md)"))
+    rows.append(
+        Row(
+            "KNG scale σ: sound (joint, τ = 0.1) / K25 stage 1 (τ = largest residual)",
+            f"{sig_s:.4f} / {sig_k:.4f} = {sig_s / sig_k:.1f}",
+            "-",
+            "the rest: the sound law's mass far from the fit (docs/reproduction.md)",
+        )
+    )
     return Result(fig, data, rows)
 
 
@@ -296,8 +385,16 @@ def _run_fig6(repetitions, rng, progress):
         for ax, key in zip(axes, ("mae", "footpoint_distance")):
             means = [np.mean([d[key] for d in data if d["n"] == n and d["release"] == label]) for n in N_GRID]
             sds = [np.std([d[key] for d in data if d["n"] == n and d["release"] == label], ddof=1) for n in N_GRID]
-            ax.errorbar(N_GRID, means, yerr=sds, marker="o", capsize=3, color=f"C{j}", ecolor="C3" if j else "C0",
-                        label=f"{label} (mean ± sd, {repetitions} releases)")
+            ax.errorbar(
+                N_GRID,
+                means,
+                yerr=sds,
+                marker="o",
+                capsize=3,
+                color=f"C{j}",
+                ecolor="C3" if j else "C0",
+                label=f"{label} (mean ± sd, {repetitions} releases)",
+            )
             every = [(d["n"] * (1.04 if j else 0.96), d[key]) for d in data if d["release"] == label]
             ax.scatter(*zip(*every), s=7, color=f"C{j}", alpha=0.35, label=f"{label}: each release")
     axes[0].plot(N_GRID, [hats[n] for n in N_GRID], "k:", marker="x", label="non-private MAE (p̂, v̂)")
@@ -320,8 +417,14 @@ def _run_fig6(repetitions, rng, progress):
         for label in (SOUND, AS_PUBLISHED):
             m, s_, _ = _stats([d for d in data if d["n"] == n], label, "mae")
             cells.append(f"{m:.3f} ± {s_:.3f}")
-        rows.append(Row(f"Fig. 6, n = {n}: MAE sound; K25 as published", "; ".join(cells),
-                        "decreasing towards the non-private MAE (picture)", f"non-private {hats[n]:.3f}"))
+        rows.append(
+            Row(
+                f"Fig. 6, n = {n}: MAE sound; K25 as published",
+                "; ".join(cells),
+                "decreasing towards the non-private MAE (picture)",
+                f"non-private {hats[n]:.3f}",
+            )
+        )
     return Result(fig, data, rows)
 
 
@@ -345,8 +448,16 @@ def _run_fig5(repetitions, rng, progress):
         exp_p, exp_v = float(np.linalg.norm(gp - gp2)), float(np.linalg.norm(gv - gv2))
         k25 = k25_published_sensitivity(space, n, residual_bound=tau)
         sound = geodesic_regression_sensitivity(space, n, residual_bound=tau, x_bound=1.0)
-        data.append(dict(pair=rep, kind="random", r_p_k25=k25.footpoint / exp_p, r_v_k25=k25.velocity / exp_v,
-                         r_p_sound=sound.footpoint / exp_p, r_v_sound=sound.velocity / exp_v))
+        data.append(
+            dict(
+                pair=rep,
+                kind="random",
+                r_p_k25=k25.footpoint / exp_p,
+                r_v_k25=k25.velocity / exp_v,
+                r_p_sound=sound.footpoint / exp_p,
+                r_v_sound=sound.velocity / exp_v,
+            )
+        )
     # The adversarial pair of docs/math.md §10: one record at x = 0 with opposite residuals of norm τ.
     t, Y, _ = k25_sphere_data(rng=rng)
     x = t[:, None]
@@ -362,13 +473,23 @@ def _run_fig5(repetitions, rng, progress):
     exp_p = float(np.linalg.norm(gp_a - gp_b))
     k25 = k25_published_sensitivity(space, n, residual_bound=tau)
     sound = geodesic_regression_sensitivity(space, n, residual_bound=tau, x_bound=1.0)
-    data.append(dict(pair=repetitions, kind="adversarial (x = 0, opposite residuals)", r_p_k25=k25.footpoint / exp_p,
-                     r_v_k25=float("nan"), r_p_sound=sound.footpoint / exp_p, r_v_sound=float("nan")))
+    data.append(
+        dict(
+            pair=repetitions,
+            kind="adversarial (x = 0, opposite residuals)",
+            r_p_k25=k25.footpoint / exp_p,
+            r_v_k25=float("nan"),
+            r_p_sound=sound.footpoint / exp_p,
+            r_v_sound=float("nan"),
+        )
+    )
     rand = [d for d in data if d["kind"] == "random"]
     plt = agg_pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, which, title in ((axes[0], "p", "footpoint: r_p = Δ_p(theory) / Δ_p(observed)"),
-                             (axes[1], "v", "velocity: r_v = Δ_v(theory) / Δ_v(observed)")):
+    for ax, which, title in (
+        (axes[0], "p", "footpoint: r_p = Δ_p(theory) / Δ_p(observed)"),
+        (axes[1], "v", "velocity: r_v = Δ_v(theory) / Δ_v(observed)"),
+    ):
         for j, (tag, label) in enumerate((("k25", "K25 Thm 3.4 bound (as published)"), ("sound", "sound bound 2τ/n"))):
             vals = np.array([d[f"r_{which}_{tag}"] for d in rand])
             ax.hist(np.log10(vals), bins=20, alpha=0.55, color=f"C{j}", label=label)
@@ -380,18 +501,30 @@ def _run_fig5(repetitions, rng, progress):
         ax.set_title(title)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(f"K25 Fig. 5: {len(rand)} random adjacent pairs, n = {n} on S², gradients at (p̂, v̂), τ = largest residual")
+    fig.suptitle(
+        f"K25 Fig. 5: {len(rand)} random adjacent pairs, n = {n} on S², gradients at (p̂, v̂), τ = largest residual"
+    )
     fig.tight_layout()
     rows = []
     for which, key in (("p", "footpoint"), ("v", "velocity")):
         k25 = np.array([d[f"r_{which}_k25"] for d in rand])
         snd = np.array([d[f"r_{which}_sound"] for d in rand])
-        rows.append(Row(f"Fig. 5, r_{which} mean (min) over random pairs",
-                        f"K25 bound {np.mean(k25):.2f} ({k25.min():.2f}); sound {np.mean(snd):.2f} ({snd.min():.2f})",
-                        f"{published('K25', f'fig5-ratio-{key}-mean').value} (all > 1)",
-                        "random pairs rarely reach the supremum; the mean depends on the draw"))
-    rows.append(Row("Fig. 5, r_p on the adversarial pair", f"K25 bound {data[-1]['r_p_k25']:.3f}; sound {data[-1]['r_p_sound']:.3f}",
-                    "> 1 claimed", "K25's footpoint bound is violated (cos 1 = 0.540): only ≈ 1.85ε-DP"))
+        rows.append(
+            Row(
+                f"Fig. 5, r_{which} mean (min) over random pairs",
+                f"K25 bound {np.mean(k25):.2f} ({k25.min():.2f}); sound {np.mean(snd):.2f} ({snd.min():.2f})",
+                f"{published('K25', f'fig5-ratio-{key}-mean').value} (all > 1)",
+                "random pairs rarely reach the supremum; the mean depends on the draw",
+            )
+        )
+    rows.append(
+        Row(
+            "Fig. 5, r_p on the adversarial pair",
+            f"K25 bound {data[-1]['r_p_k25']:.3f}; sound {data[-1]['r_p_sound']:.3f}",
+            "> 1 claimed",
+            "K25's footpoint bound is violated (cos 1 = 0.540): only ≈ 1.85ε-DP",
+        )
+    )
     return Result(fig, data, rows)
 
 
@@ -410,13 +543,26 @@ def _run_table1(repetitions, rng, progress):
         x = X_all[:, bunch.feature_names.index(feat)]
         lo, hi = float(x.min()), float(x.max())  # public bounds: the variable's range (a stand-in for a codebook)
         ols = LinearRegression().fit(x[:, None], y_all)
-        data.append(dict(feature=feat, method="non-DP OLS", repetition=0,
-                         mse=float(np.mean((ols.predict(x[:, None]) - y_all) ** 2))))
+        data.append(
+            dict(
+                feature=feat,
+                method="non-DP OLS",
+                repetition=0,
+                mse=float(np.mean((ols.predict(x[:, None]) - y_all) ** 2)),
+            )
+        )
         for label, pub in (("DPGR sound (joint KNG)", False), ("DPGR as published (K25)", True)):
             reps = repetitions if not pub else max(2, repetitions // 10)
             for rep in range(reps):
-                model = PrivateGeodesicRegression(space, epsilon=EPSILON, center=np.zeros(1), radius=3.5,
-                                                  x_bounds=(lo, hi), as_published=pub, random_state=rng)
+                model = PrivateGeodesicRegression(
+                    space,
+                    epsilon=EPSILON,
+                    center=np.zeros(1),
+                    radius=3.5,
+                    x_bounds=(lo, hi),
+                    as_published=pub,
+                    random_state=rng,
+                )
                 with warnings.catch_warnings(record=True):  # as_published deliberately; MH notice
                     warnings.simplefilter("always", PrivacyLeakWarning)
                     warnings.simplefilter("always", ApproximateSamplerWarning)
@@ -426,14 +572,23 @@ def _run_table1(repetitions, rng, progress):
                 if rep == 0:  # one release per method drawn as a line, as K25 Fig. 4
                     lines[(feat, label)] = (np.sort(x), model.predict(np.sort(x))[:, 0])
     methods = ("non-DP OLS", "DPGR sound (joint KNG)", "DPGR as published (K25)")
-    med = {m: float(np.mean([np.median([d["mse"] for d in data if d["method"] == m and d["feature"] == f])
-                             for f in features])) for m in methods}
+    med = {
+        m: float(
+            np.mean([np.median([d["mse"] for d in data if d["method"] == m and d["feature"] == f]) for f in features])
+        )
+        for m in methods
+    }
     plt = agg_pyplot()
     fig, axes = plt.subplots(1, 4, figsize=(17, 4.4))
     for ax, feat in zip(axes, features):
         x = X_all[:, bunch.feature_names.index(feat)]
         ax.scatter(x, y_all, s=8, color="C0", alpha=0.5, label="data (first 100 rows)")
-        ax.plot(np.sort(x), LinearRegression().fit(x[:, None], y_all).predict(np.sort(x)[:, None]), color="C3", label="non-DP OLS")
+        ax.plot(
+            np.sort(x),
+            LinearRegression().fit(x[:, None], y_all).predict(np.sort(x)[:, None]),
+            color="C3",
+            label="non-DP OLS",
+        )
         medians = []
         for label, color, ls in (("DPGR sound (joint KNG)", "C2", "-"), ("DPGR as published (K25)", "C1", "--")):
             ax.plot(*lines[(feat, label)], color=color, ls=ls, lw=1.5, label=f"{label}, one release")
@@ -445,47 +600,124 @@ def _run_table1(repetitions, rng, progress):
         ax.grid(alpha=0.3)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=4)
-    fig.suptitle("K25 Table 1 / Fig. 4 layout on a stand-in (scikit-learn diabetes, first 100 rows, 4 features, ε = 2); "
-                 "Wine Quality, diffprivlib and Opacus are not run here")
+    fig.suptitle(
+        "K25 Table 1 / Fig. 4 layout on a stand-in (scikit-learn diabetes, first 100 rows, 4 features, ε = 2); "
+        "Wine Quality, diffprivlib and Opacus are not run here"
+    )
     fig.tight_layout(rect=(0, 0.07, 1, 1))
-    rows = [Row("Table 1, non-DP LR, MSE (mean over 4 one-feature fits)", f"{med['non-DP OLS']:.3f}", "0.873",
-                "stand-in data (diabetes, standardised y), not Wine Quality"),
-            Row("Table 1, DPGR (ε = 2), median MSE", f"{med['DPGR sound (joint KNG)']:.3f} (sound); "
-                f"{med['DPGR as published (K25)']:.3f} (as published)", "0.954", "stand-in data"),
-            Row("Table 1, IBM diffprivlib (ε = 2)", "not run", "7.856",
-                "needs scikit-learn < 1.9 and the Wine Quality data: see benchmarks/compare_linear_regression.py"),
-            Row("Table 1, Opacus DP-SGD (ε = 2)", "not run", "0.982",
-                "needs torch + opacus: see benchmarks/compare_linear_regression.py")]
+    rows = [
+        Row(
+            "Table 1, non-DP LR, MSE (mean over 4 one-feature fits)",
+            f"{med['non-DP OLS']:.3f}",
+            "0.873",
+            "stand-in data (diabetes, standardised y), not Wine Quality",
+        ),
+        Row(
+            "Table 1, DPGR (ε = 2), median MSE",
+            f"{med['DPGR sound (joint KNG)']:.3f} (sound); {med['DPGR as published (K25)']:.3f} (as published)",
+            "0.954",
+            "stand-in data",
+        ),
+        Row(
+            "Table 1, IBM diffprivlib (ε = 2)",
+            "not run",
+            "7.856",
+            "needs scikit-learn < 1.9 and the Wine Quality data: see benchmarks/compare_linear_regression.py",
+        ),
+        Row(
+            "Table 1, Opacus DP-SGD (ε = 2)",
+            "not run",
+            "0.982",
+            "needs torch + opacus: see benchmarks/compare_linear_regression.py",
+        ),
+    ]
     return Result(fig, data, rows)
 
 
 REPRODUCTIONS = (
-    Reproduction("k25-fig1", "K25", "Fig. 1: twenty points on S², non-private and private geodesics", "reproduced", (3, 5),
-                 _run_fig1, "a few sound and as-published releases drawn on the sphere (K25 draws one)"),
-    Reproduction("k25-fig2", "K25", "Figs. 2–3: footpoint distance, velocity angle and MAE over private releases on S²",
-                 "reproduced", (10, 200), _run_fig2,
-                 "K25's two-stage release as the paper runs it (Thm 3.4 scale, τ = the largest residual, no clipping) "
-                 "matches Fig. 2; the sound joint KNG (public τ = 0.1, ball radius 0.7, |v| ≤ 1.4, |ζ| = 0.8 chosen) is "
-                 "≈ 90× worse at n = 20: with residuals clipped at τ the gradient stays small far from the fit (the "
-                 "clipped residuals cancel), so most of the law's mass lies there (not a mixing failure: 10× longer "
-                 "chains and starts at the fit give the same spread); one release per MH chain, K25 pairs m footpoints "
-                 "with m velocities", stream="k25-fig2"),
-    Reproduction("k25-fig3", "K25", "Fig. 3: histogram of the private MAE", "reproduced", (10, 200), _run_fig2,
-                 "the third panel of k25-fig2 (same random stream; computed once within `all`)", stream="k25-fig2"),
-    Reproduction("k25-fig4", "K25", "Fig. 4: regression lines on Wine Quality (4 features)", "partial", (5, 50), _run_table1,
-                 "Wine Quality is not offline: scikit-learn's diabetes data (first 100 rows, 4 features) stand in; "
-                 "the same run as k25-table1", stream="k25-table1"),
-    Reproduction("k25-fig5", "K25", "Fig. 5: theoretical / observed sensitivity ratios on adjacent pairs", "reproduced",
-                 (30, 100), _run_fig5,
-                 "adds the adversarial pair (x = 0, opposite residuals) that breaks K25's footpoint bound"),
-    Reproduction("k25-fig6", "K25", "Fig. 6: mean MAE vs n (11 replicates)", "reproduced", (3, 11), _run_fig6,
-                 "n ∈ {10, 20, 50, 100, 200} chosen (K25 gives no grid); one data set per n; K25's release follows "
-                 "the non-private MAE; the sound release's draws sit far from the fit up to n = 50 and about half "
-                 "(n = 100) to a quarter (n = 200) of them still do: see k25-fig2"),
-    Reproduction("k25-fig7", "K25", "Fig. 7: parallel transport along two curves (diagram)", "not reproducible", (0, 0), None,
-                 "a diagram of curvature, no data"),
-    Reproduction("k25-table1", "K25", "Table 1: MSE of non-DP LR, DPGR, diffprivlib, Opacus (ε = 2)", "partial", (5, 50),
-                 _run_table1,
-                 "Wine Quality is not offline (diabetes stands in); diffprivlib and Opacus need their own environment: "
-                 "benchmarks/compare_linear_regression.py runs them on other data", stream="k25-table1"),
+    Reproduction(
+        "k25-fig1",
+        "K25",
+        "Fig. 1: twenty points on S², non-private and private geodesics",
+        "reproduced",
+        (3, 5),
+        _run_fig1,
+        "a few sound and as-published releases drawn on the sphere (K25 draws one)",
+    ),
+    Reproduction(
+        "k25-fig2",
+        "K25",
+        "Figs. 2–3: footpoint distance, velocity angle and MAE over private releases on S²",
+        "reproduced",
+        (10, 200),
+        _run_fig2,
+        "K25's two-stage release as the paper runs it (Thm 3.4 scale, τ = the largest residual, no clipping) "
+        "matches Fig. 2; the sound joint KNG (public τ = 0.1, ball radius 0.7, |v| ≤ 1.4, |ζ| = 0.8 chosen) is "
+        "≈ 90× worse at n = 20: with residuals clipped at τ the gradient stays small far from the fit (the "
+        "clipped residuals cancel), so most of the law's mass lies there (not a mixing failure: 10× longer "
+        "chains and starts at the fit give the same spread); one release per MH chain, K25 pairs m footpoints "
+        "with m velocities",
+        stream="k25-fig2",
+    ),
+    Reproduction(
+        "k25-fig3",
+        "K25",
+        "Fig. 3: histogram of the private MAE",
+        "reproduced",
+        (10, 200),
+        _run_fig2,
+        "the third panel of k25-fig2 (same random stream; computed once within `all`)",
+        stream="k25-fig2",
+    ),
+    Reproduction(
+        "k25-fig4",
+        "K25",
+        "Fig. 4: regression lines on Wine Quality (4 features)",
+        "partial",
+        (5, 50),
+        _run_table1,
+        "Wine Quality is not offline: scikit-learn's diabetes data (first 100 rows, 4 features) stand in; "
+        "the same run as k25-table1",
+        stream="k25-table1",
+    ),
+    Reproduction(
+        "k25-fig5",
+        "K25",
+        "Fig. 5: theoretical / observed sensitivity ratios on adjacent pairs",
+        "reproduced",
+        (30, 100),
+        _run_fig5,
+        "adds the adversarial pair (x = 0, opposite residuals) that breaks K25's footpoint bound",
+    ),
+    Reproduction(
+        "k25-fig6",
+        "K25",
+        "Fig. 6: mean MAE vs n (11 replicates)",
+        "reproduced",
+        (3, 11),
+        _run_fig6,
+        "n ∈ {10, 20, 50, 100, 200} chosen (K25 gives no grid); one data set per n; K25's release follows "
+        "the non-private MAE; the sound release's draws sit far from the fit up to n = 50 and about half "
+        "(n = 100) to a quarter (n = 200) of them still do: see k25-fig2",
+    ),
+    Reproduction(
+        "k25-fig7",
+        "K25",
+        "Fig. 7: parallel transport along two curves (diagram)",
+        "not reproducible",
+        (0, 0),
+        None,
+        "a diagram of curvature, no data",
+    ),
+    Reproduction(
+        "k25-table1",
+        "K25",
+        "Table 1: MSE of non-DP LR, DPGR, diffprivlib, Opacus (ε = 2)",
+        "partial",
+        (5, 50),
+        _run_table1,
+        "Wine Quality is not offline (diabetes stands in); diffprivlib and Opacus need their own environment: "
+        "benchmarks/compare_linear_regression.py runs them on other data",
+        stream="k25-table1",
+    ),
 )

@@ -114,7 +114,12 @@ def load_study_data(name: str) -> StudyData:
         X = emg.covariances / np.linalg.det(emg.covariances)[:, None, None] ** (1.0 / emg.covariances.shape[-1])
         test = np.isin(_emg_cycles(emg.experiments, emg.labels, emg.runs), _EMG_TEST_CYCLES)
         return StudyData(
-            "emg", X[~test], emg.labels[~test], X[test], emg.labels[test], _EMG_RADIUS,
+            "emg",
+            X[~test],
+            emg.labels[~test],
+            X[test],
+            emg.labels[test],
+            _EMG_RADIUS,
             f"EMG: {len(X)} one-second windows (8 channels, Ledoit-Wolf covariances), 4 signs; each "
             f"scaled to unit determinant; public ball of radius {_EMG_RADIUS} around I (a public choice: "
             "farther windows are clipped); train = cycles 1-4 of each recording, test = cycles 5-6",
@@ -123,10 +128,15 @@ def load_study_data(name: str) -> StudyData:
         from sklearn.model_selection import train_test_split
 
         conn = load_connectomes(shrinkage=0.5)
-        train, test = train_test_split(np.arange(len(conn.labels)), test_size=1 / 3, stratify=conn.labels,
-                                       random_state=0)
+        train, test = train_test_split(
+            np.arange(len(conn.labels)), test_size=1 / 3, stratify=conn.labels, random_state=0
+        )
         return StudyData(
-            "connectomes", conn.matrices[train], conn.labels[train], conn.matrices[test], conn.labels[test],
+            "connectomes",
+            conn.matrices[train],
+            conn.labels[train],
+            conn.matrices[test],
+            conn.labels[test],
             conn.radius,
             f"connectomes: {len(conn.labels)} subjects (28x28 correlations shrunk halfway to I), schizophrenia "
             f"vs control; provable public ball of radius {conn.radius:.4g} around I; fixed stratified split "
@@ -151,8 +161,19 @@ def _oracle_accuracy(data: StudyData, metric: str) -> float:
     return float(MDM(metric=_PYRIEMANN_METRIC[metric]).fit(data.X_train, data.y_train).score(data.X_test, data.y_test))
 
 
-def run_mdm_study(datasets=DATASETS, *, epsilons=None, repeats: int = 3, metrics=METRICS, mechanisms=MECHANISMS,
-                  with_affine_kng: bool = False, seed=0, output_dir=None, out=None, progress: bool = True) -> list[dict]:
+def run_mdm_study(
+    datasets=DATASETS,
+    *,
+    epsilons=None,
+    repeats: int = 3,
+    metrics=METRICS,
+    mechanisms=MECHANISMS,
+    with_affine_kng: bool = False,
+    seed=0,
+    output_dir=None,
+    out=None,
+    progress: bool = True,
+) -> list[dict]:
     """Run the study, print its table, and write ``mdm_study.csv`` and ``mdm_study.png``.
 
     Parameters
@@ -196,8 +217,11 @@ def run_mdm_study(datasets=DATASETS, *, epsilons=None, repeats: int = 3, metrics
     out = sys.stdout if out is None else out
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise InvalidParameterError(f"repeats must be an integer >= 1, got {repeats!r}.")
-    for values, allowed, what in ((datasets, DATASETS, "dataset"), (metrics, METRICS, "metric"),
-                                  (mechanisms, MECHANISMS, "mechanism")):
+    for values, allowed, what in (
+        (datasets, DATASETS, "dataset"),
+        (metrics, METRICS, "metric"),
+        (mechanisms, MECHANISMS, "mechanism"),
+    ):
         bad = [v for v in values if v not in allowed]
         if bad or not values:
             raise InvalidParameterError(f"each {what} must be one of {allowed}, got {list(values)!r}.")
@@ -215,10 +239,15 @@ def run_mdm_study(datasets=DATASETS, *, epsilons=None, repeats: int = 3, metrics
         for name in datasets:
             data = load_study_data(name)
             chance = float(np.max(np.unique(data.y_test, return_counts=True)[1]) / len(data.y_test))
-            print(f"\n{data.description}\n  train n = {len(data.y_train)}, test n = {len(data.y_test)}; "
-                  f"chance (majority class) = {chance:.3f}", file=out)
-            header = (f"{'metric':>13} {'mechanism':>16} {'epsilon':>8} {'accuracy':>8} {'s.e.':>6} "
-                      f"{'non-private':>11} {'exact':>5} {'s/fit':>6}")
+            print(
+                f"\n{data.description}\n  train n = {len(data.y_train)}, test n = {len(data.y_test)}; "
+                f"chance (majority class) = {chance:.3f}",
+                file=out,
+            )
+            header = (
+                f"{'metric':>13} {'mechanism':>16} {'epsilon':>8} {'accuracy':>8} {'s.e.':>6} "
+                f"{'non-private':>11} {'exact':>5} {'s/fit':>6}"
+            )
             print(header + "\n" + "-" * len(header), file=out)
             for metric, mechanism in combos:
                 oracle = _oracle_accuracy(data, metric)
@@ -226,9 +255,15 @@ def run_mdm_study(datasets=DATASETS, *, epsilons=None, repeats: int = 3, metrics
                 for eps in grid[name]:
                     scores, exact, start = [], True, time.perf_counter()
                     for _ in range(repeats):
-                        model = PrivateMDM(space, epsilon=eps, delta=DELTA if mechanism == "tangent-gaussian" else 0.0,
-                                           center=np.eye(data.k), radius=data.radius, mechanism=mechanism,
-                                           random_state=rng)
+                        model = PrivateMDM(
+                            space,
+                            epsilon=eps,
+                            delta=DELTA if mechanism == "tangent-gaussian" else 0.0,
+                            center=np.eye(data.k),
+                            radius=data.radius,
+                            mechanism=mechanism,
+                            random_state=rng,
+                        )
                         with warnings.catch_warnings(record=True) as caught:
                             warnings.simplefilter("always")
                             model.fit(data.X_train, data.y_train)
@@ -237,13 +272,26 @@ def run_mdm_study(datasets=DATASETS, *, epsilons=None, repeats: int = 3, metrics
                         bar.update(1)
                     seconds = (time.perf_counter() - start) / repeats
                     se = float(np.std(scores, ddof=1) / np.sqrt(repeats)) if repeats > 1 else float("nan")
-                    row = dict(dataset=name, metric=metric, mechanism=mechanism, epsilon=eps, repeats=repeats,
-                               accuracy=float(np.mean(scores)), accuracy_se=se, non_private=oracle, chance=chance,
-                               exact=exact, seconds_per_fit=seconds)
+                    row = dict(
+                        dataset=name,
+                        metric=metric,
+                        mechanism=mechanism,
+                        epsilon=eps,
+                        repeats=repeats,
+                        accuracy=float(np.mean(scores)),
+                        accuracy_se=se,
+                        non_private=oracle,
+                        chance=chance,
+                        exact=exact,
+                        seconds_per_fit=seconds,
+                    )
                     rows.append(row)
                     se_text = "—" if repeats == 1 else f"{se:.3f}"
-                    print(f"{metric:>13} {mechanism:>16} {eps:>8g} {row['accuracy']:>8.3f} {se_text:>6} {oracle:>11.3f} "
-                          f"{'yes' if exact else 'MH':>5} {seconds:>6.2f}", file=out)
+                    print(
+                        f"{metric:>13} {mechanism:>16} {eps:>8g} {row['accuracy']:>8.3f} {se_text:>6} {oracle:>11.3f} "
+                        f"{'yes' if exact else 'MH':>5} {seconds:>6.2f}",
+                        file=out,
+                    )
     finally:
         bar.close()
     if output_dir is not None:
@@ -279,9 +327,13 @@ def _write_csv(rows: list[dict], path: Path, out) -> None:
     print(f"\ntable written to {path}", file=out)
 
 
-_STYLE = {("affine", "laplace"): ("tab:blue", "-", "o"), ("affine", "kng"): ("tab:purple", "-", "s"),
-          ("log-euclidean", "laplace"): ("tab:green", "--", "^"), ("log-euclidean", "kng"): ("tab:red", "--", "v"),
-          ("log-euclidean", "tangent-gaussian"): ("tab:orange", "--", "D")}
+_STYLE = {
+    ("affine", "laplace"): ("tab:blue", "-", "o"),
+    ("affine", "kng"): ("tab:purple", "-", "s"),
+    ("log-euclidean", "laplace"): ("tab:green", "--", "^"),
+    ("log-euclidean", "kng"): ("tab:red", "--", "v"),
+    ("log-euclidean", "tangent-gaussian"): ("tab:orange", "--", "D"),
+}
 
 
 def _plot(rows: list[dict], path: Path, out) -> None:
@@ -295,30 +347,54 @@ def _plot(rows: list[dict], path: Path, out) -> None:
     for ax, name in zip(axes[0], names):
         sub = [r for r in rows if r["dataset"] == name]
         marked = False
-        for (metric, mechanism) in dict.fromkeys((r["metric"], r["mechanism"]) for r in sub):
+        for metric, mechanism in dict.fromkeys((r["metric"], r["mechanism"]) for r in sub):
             cell = [r for r in sub if (r["metric"], r["mechanism"]) == (metric, mechanism)]
             color, line, marker = _STYLE[(metric, mechanism)]
             eps = np.array([r["epsilon"] for r in cell])
             acc = np.array([r["accuracy"] for r in cell])
             se = np.nan_to_num(np.array([r["accuracy_se"] for r in cell]))
             mcmc = ~np.array([r["exact"] for r in cell], dtype=bool)
-            ax.errorbar(eps, acc, yerr=se, color=color, linestyle=line, marker=marker, ms=4, capsize=2,
-                        label=f"private, {metric}, {mechanism}")
+            ax.errorbar(
+                eps,
+                acc,
+                yerr=se,
+                color=color,
+                linestyle=line,
+                marker=marker,
+                ms=4,
+                capsize=2,
+                label=f"private, {metric}, {mechanism}",
+            )
             if mcmc.any():  # hollow rings: sampled by MCMC, DP only approximately
-                ax.plot(eps[mcmc], acc[mcmc], linestyle="none", marker="o", ms=10, mfc="none", mec="black",
-                        label="sampled by MCMC (approximate)" if not marked else None)
+                ax.plot(
+                    eps[mcmc],
+                    acc[mcmc],
+                    linestyle="none",
+                    marker="o",
+                    ms=10,
+                    mfc="none",
+                    mec="black",
+                    label="sampled by MCMC (approximate)" if not marked else None,
+                )
                 marked = True
         for metric, line in (("affine", "-"), ("log-euclidean", "--")):
             oracle = [r["non_private"] for r in sub if r["metric"] == metric]
             if oracle:
-                ax.axhline(oracle[0], color="black", linestyle=line, linewidth=1,
-                           label=f"non-private MDM (pyRiemann), {metric}")
+                ax.axhline(
+                    oracle[0],
+                    color="black",
+                    linestyle=line,
+                    linewidth=1,
+                    label=f"non-private MDM (pyRiemann), {metric}",
+                )
         ax.axhline(sub[0]["chance"], color="grey", linestyle=":", label="chance (majority class)")
         ax.set_xscale("log")
         ax.set_ylim(0, 1)
         ax.set_xlabel("epsilon (per fit; classes by parallel composition)")
         ax.set_ylabel("test accuracy")
-        ax.set_title({"emg": "EMG hand signs, SPD(8), 4 classes", "connectomes": "fMRI connectomes, SPD(28), 2 classes"}[name])
+        ax.set_title(
+            {"emg": "EMG hand signs, SPD(8), 4 classes", "connectomes": "fMRI connectomes, SPD(28), 2 classes"}[name]
+        )
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
     fig.suptitle("PrivateMDM: test accuracy of private class means against epsilon (mean ± s.e. over releases)")

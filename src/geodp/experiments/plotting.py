@@ -5,6 +5,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
+from geodp.errors import missing_extra
+
 __all__ = ["epsilon_figure", "agg_pyplot"]
 
 
@@ -46,9 +48,7 @@ def epsilon_figure(path, *, ylabel: str, title: str, out):
     try:
         plt = agg_pyplot()
     except ImportError:
-        print("\n(plot skipped: matplotlib is not installed; it is in the experiments extra: from a checkout "
-              'of geodp, pip install -e ".[experiments]" in the repository root; once geodp is published on a '
-              'package index, pip install "geodp[experiments]")', file=out)
+        print(f"\n(plot skipped: matplotlib is not installed: {missing_extra('experiments')})", file=out)
         yield None
         return
     path = Path(path)

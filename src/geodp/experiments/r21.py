@@ -41,8 +41,18 @@ from geodp.manifolds.spd import invvech, vech
 from geodp.mechanisms import ExtrinsicMeanMechanism, LaplaceMechanism
 from geodp.sensitivity import curvature_factor, extrinsic_mean_sensitivity, frechet_mean_sensitivity
 
-__all__ = ["EPSILON", "N_GRID", "REPRODUCTIONS", "SPD_RADIUS", "SPHERE_RADIUS", "b1_empirical_bound", "batched_frechet_means",
-           "r21_b1_sensitivity", "run_fig1", "run_supp_fig2"]
+__all__ = [
+    "EPSILON",
+    "N_GRID",
+    "REPRODUCTIONS",
+    "SPD_RADIUS",
+    "SPHERE_RADIUS",
+    "b1_empirical_bound",
+    "batched_frechet_means",
+    "r21_b1_sensitivity",
+    "run_fig1",
+    "run_supp_fig2",
+]
 
 EPSILON = 1.0
 N_GRID = (10, 20, 40, 60, 80, 100)
@@ -116,10 +126,16 @@ def r21_b1_sensitivity(radius: float, n: int, *, as_published: bool = False) -> 
     (1.026, 1.215)
     """
     if not as_published:
-        raise InvalidParameterError("R21 B.1's empirical sphere bound has no proof: pass as_published=True "
-                                    "to use it in a reproduction, or use geodp.sensitivity.frechet_mean_sensitivity")
-    warnings.warn("R21 B.1's empirical sphere bound is a grid value with a fixed footpoint, not a proven "
-                  "sensitivity bound: use for reproductions only", PrivacyLeakWarning, stacklevel=2)
+        raise InvalidParameterError(
+            "R21 B.1's empirical sphere bound has no proof: pass as_published=True "
+            "to use it in a reproduction, or use geodp.sensitivity.frechet_mean_sensitivity"
+        )
+    warnings.warn(
+        "R21 B.1's empirical sphere bound is a grid value with a fixed footpoint, not a proven "
+        "sensitivity bound: use for reproductions only",
+        PrivacyLeakWarning,
+        stacklevel=2,
+    )
     return b1_empirical_bound(radius) / (int(n) * curvature_factor(radius, 1.0))
 
 
@@ -199,10 +215,13 @@ def _simulate_fig1(repetitions: int, rng, progress) -> list[dict]:
             laplace = {"laplace-thm2": LaplaceMechanism(space, epsilon=EPSILON, sensitivity=delta)}
             if space_name == "sphere":
                 laplace["laplace-b1"] = LaplaceMechanism(
-                    space, epsilon=EPSILON, sensitivity=r21_b1_sensitivity(radius, n, as_published=True))
+                    space, epsilon=EPSILON, sensitivity=r21_b1_sensitivity(radius, n, as_published=True)
+                )
             errors = {}
             for key, mech in laplace.items():
-                errors[key] = np.linalg.norm(coords(_laplace_at(mech, space, center, xbar, rng)) - coords(xbar), axis=-1)
+                errors[key] = np.linalg.norm(
+                    coords(_laplace_at(mech, space, center, xbar, rng)) - coords(xbar), axis=-1
+                )
             # As published: noise with Δ_E added to the Fréchet mean, in vech (SPD) or R³ coordinates.
             sigma_e = extrinsic_mean_sensitivity(space, radius, n) / EPSILON
             noise = l2_laplace_noise(3, sigma_e, size=(B,), rng=rng)
@@ -213,9 +232,16 @@ def _simulate_fig1(repetitions: int, rng, progress) -> list[dict]:
             ambient = D.mean(axis=1) + (sound.randomise(center, rng=rng, size=B) - center)
             errors["ambient-sound"] = np.linalg.norm(coords(ambient) - coords(xbar), axis=-1)
             sens_mean, sens_se = _mean_se(sens)
-            row = {"space": space_name, "n": n, "epsilon": EPSILON, "repetitions": repetitions,
-                   "bound_thm2": delta, "sensitivity_mean": sens_mean, "sensitivity_se": sens_se,
-                   "sensitivity_max": float(np.max(sens))}
+            row = {
+                "space": space_name,
+                "n": n,
+                "epsilon": EPSILON,
+                "repetitions": repetitions,
+                "bound_thm2": delta,
+                "sensitivity_mean": sens_mean,
+                "sensitivity_se": sens_se,
+                "sensitivity_max": float(np.max(sens)),
+            }
             row["bound_b1"] = laplace["laplace-b1"].sensitivity if space_name == "sphere" else float("nan")
             for key in ("laplace-thm2", "laplace-b1", "ambient-published", "ambient-sound"):
                 mean, se = _mean_se(errors[key]) if key in errors else (float("nan"), float("nan"))
@@ -230,12 +256,18 @@ def _simulate_fig1(repetitions: int, rng, progress) -> list[dict]:
     return data
 
 
-_LABELS = {"laplace-thm2": "Riemannian Laplace, Thm 2 bound (sound)",
-           "laplace-b1": "Riemannian Laplace, B.1 empirical bound (as published)",
-           "ambient-published": "ambient Laplace on x̄ (as published)",
-           "ambient-sound": "ambient Laplace on the ambient mean (sound)"}
-_STYLE = {"laplace-thm2": ("tab:blue", "-"), "laplace-b1": ("tab:cyan", "--"),
-          "ambient-published": ("tab:red", "--"), "ambient-sound": ("tab:red", "-")}
+_LABELS = {
+    "laplace-thm2": "Riemannian Laplace, Thm 2 bound (sound)",
+    "laplace-b1": "Riemannian Laplace, B.1 empirical bound (as published)",
+    "ambient-published": "ambient Laplace on x̄ (as published)",
+    "ambient-sound": "ambient Laplace on the ambient mean (sound)",
+}
+_STYLE = {
+    "laplace-thm2": ("tab:blue", "-"),
+    "laplace-b1": ("tab:cyan", "--"),
+    "ambient-published": ("tab:red", "--"),
+    "ambient-sound": ("tab:red", "-"),
+}
 
 
 def _fig1_figure(data):
@@ -243,18 +275,23 @@ def _fig1_figure(data):
 
     fig = Figure(figsize=(13, 9.5))
     axes = fig.subplots(2, 2)
-    for row_index, (space_name, label, coords) in enumerate((("spd", "SPD(2), affine-invariant, r = 1.5", "vech"),
-                                                             ("sphere", "S², r = π/8", "R³"))):
+    for row_index, (space_name, label, coords) in enumerate(
+        (("spd", "SPD(2), affine-invariant, r = 1.5", "vech"), ("sphere", "S², r = π/8", "R³"))
+    ):
         rows = [r for r in data if r["space"] == space_name]
         n = np.array([r["n"] for r in rows])
         ax = axes[row_index, 0]
         mean = np.array([r["sensitivity_mean"] for r in rows])
         se = np.array([r["sensitivity_se"] for r in rows])
         ax.errorbar(n, mean, yerr=2 * se, fmt="o-", color="tab:blue", capsize=3, label="mean ρ(x̄, x̄′) ± 2 SE")
-        ax.plot(n, [r["sensitivity_max"] for r in rows], "v", color="tab:blue", alpha=0.6, label="largest ρ(x̄, x̄′) seen")
+        ax.plot(
+            n, [r["sensitivity_max"] for r in rows], "v", color="tab:blue", alpha=0.6, label="largest ρ(x̄, x̄′) seen"
+        )
         ax.plot(n, [r["bound_thm2"] for r in rows], "-", color="tab:red", label="Theorem 2 bound 2r(2 − h)/(nh)")
         if space_name == "sphere":
-            ax.plot(n, [r["bound_b1"] for r in rows], "--", color="tab:orange", label="B.1 empirical bound (as published)")
+            ax.plot(
+                n, [r["bound_b1"] for r in rows], "--", color="tab:orange", label="B.1 empirical bound (as published)"
+            )
         ax.set_yscale("log")
         ax.set_xlabel("sample size n")
         ax.set_ylabel("geodesic distance ρ(x̄, x̄′)")
@@ -286,29 +323,60 @@ def _fig1_rows(data) -> list[Row]:
     spd = [r for r in data if r["space"] == "spd"]
     sph = [r for r in data if r["space"] == "sphere"]
     for r in spd + sph:
-        rows.append(Row(f"{r['space']}, n = {r['n']}: largest ρ(x̄, x̄′) / Thm 2 bound",
-                        f"{r['sensitivity_max'] / r['bound_thm2']:.2f}", "< 1 (Fig. 1 panels 1, 3: points below the red line)"))
+        rows.append(
+            Row(
+                f"{r['space']}, n = {r['n']}: largest ρ(x̄, x̄′) / Thm 2 bound",
+                f"{r['sensitivity_max'] / r['bound_thm2']:.2f}",
+                "< 1 (Fig. 1 panels 1, 3: points below the red line)",
+            )
+        )
     src = published("R21", "fig1-spd-not-pd")
     for r in spd:
         if 20 <= r["n"] <= 40:
-            rows.append(Row(f"SPD, n = {r['n']}: share of vech releases not PD (as published)",
-                            f"{100 * r['not_pd_published']:.0f}%", f"about {100 * src.value:.0f}% at n = 20–40", "R21 §5.1"))
+            rows.append(
+                Row(
+                    f"SPD, n = {r['n']}: share of vech releases not PD (as published)",
+                    f"{100 * r['not_pd_published']:.0f}%",
+                    f"about {100 * src.value:.0f}% at n = 20–40",
+                    "R21 §5.1",
+                )
+            )
     ratio = np.mean([r["laplace-thm2_error"] / r["ambient-published_error"] for r in spd])
-    rows.append(Row("SPD: Riemannian / vech Laplace error (mean over n)", f"{ratio:.2f}", "< 1 ('better utility')",
-                    "R21 §5.1 gives no number"))
+    rows.append(
+        Row(
+            "SPD: Riemannian / vech Laplace error (mean over n)",
+            f"{ratio:.2f}",
+            "< 1 ('better utility')",
+            "R21 §5.1 gives no number",
+        )
+    )
     reduction = published("R21", "fig1-sphere-noise-reduction")
     for key, what in (("laplace-b1", "B.1 bound (as published)"), ("laplace-thm2", "Thm 2 bound (sound)")):
         per_n = np.array([1 - r[f"{key}_error"] / r["ambient-published_error"] for r in sph])
-        rows.append(Row(f"S²: noise reduction vs ambient, {what}, mean over n", f"{100 * per_n.mean():.1f}%",
-                        f"{100 * reduction.value:.0f}%" if key == "laplace-b1" else f"{100 * reduction.value:.0f}% (with B.1)",
-                        "" if key == "laplace-b1" else "the reduction needs B.1's heuristic bound"))
-        small, large = published("R21", "fig1-sphere-reduction-small-n"), published("R21", "fig1-sphere-reduction-large-n")
-        rows.append(Row(f"S²: reduction, {what}, n = {sph[0]['n']} / n = {sph[-1]['n']}",
-                        f"{100 * per_n[0]:.1f}% / {100 * per_n[-1]:.1f}%",
-                        f"{100 * small.value:.1f}% / {100 * large.value:.0f}%", "smaller / larger sample sizes"))
+        rows.append(
+            Row(
+                f"S²: noise reduction vs ambient, {what}, mean over n",
+                f"{100 * per_n.mean():.1f}%",
+                f"{100 * reduction.value:.0f}%" if key == "laplace-b1" else f"{100 * reduction.value:.0f}% (with B.1)",
+                "" if key == "laplace-b1" else "the reduction needs B.1's heuristic bound",
+            )
+        )
+        small, large = (
+            published("R21", "fig1-sphere-reduction-small-n"),
+            published("R21", "fig1-sphere-reduction-large-n"),
+        )
+        rows.append(
+            Row(
+                f"S²: reduction, {what}, n = {sph[0]['n']} / n = {sph[-1]['n']}",
+                f"{100 * per_n[0]:.1f}% / {100 * per_n[-1]:.1f}%",
+                f"{100 * small.value:.1f}% / {100 * large.value:.0f}%",
+                "smaller / larger sample sizes",
+            )
+        )
     sound = np.mean([1 - r["laplace-thm2_error"] / r["ambient-sound_error"] for r in sph])
-    rows.append(Row("S²: reduction vs the sound ambient baseline, Thm 2 bound", f"{100 * sound:.1f}%", "-",
-                    "both sides sound"))
+    rows.append(
+        Row("S²: reduction vs the sound ambient baseline, Thm 2 bound", f"{100 * sound:.1f}%", "-", "both sides sound")
+    )
     return rows
 
 
@@ -340,9 +408,16 @@ def run_supp_fig2(repetitions: int, rng, progress) -> Result:
     data = []
     for r in progress(radii, total=len(radii), desc="r21-supp-fig2"):
         h = curvature_factor(r, 1.0)
-        data.append({"radius": float(r), "two_r": float(2 * r), "lemma1": float(2 * r * (2 - h)),
-                     "b1_fixed_footpoint": b1_empirical_bound(r),
-                     "grid_over_base_points": b1_empirical_bound(r, over_base_points=True, grid=180), "h": float(h)})
+        data.append(
+            {
+                "radius": float(r),
+                "two_r": float(2 * r),
+                "lemma1": float(2 * r * (2 - h)),
+                "b1_fixed_footpoint": b1_empirical_bound(r),
+                "grid_over_base_points": b1_empirical_bound(r, over_base_points=True, grid=180),
+                "h": float(h),
+            }
+        )
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6.8, 4.6))
@@ -350,8 +425,13 @@ def run_supp_fig2(repetitions: int, rng, progress) -> Result:
     x = [d["radius"] for d in data]
     ax.plot(x, [d["two_r"] for d in data], color="tab:blue", label="2r")
     ax.plot(x, [d["lemma1"] for d in data], color="tab:red", label="2r(2 − h(r, κ)) (Lemma 1, proven)")
-    ax.plot(x, [d["b1_fixed_footpoint"] for d in data], color="gold", lw=2.5,
-            label="B.1: max ‖log_x₁ x_i − log_x₁ x_j‖, x₁ fixed (as published)")
+    ax.plot(
+        x,
+        [d["b1_fixed_footpoint"] for d in data],
+        color="gold",
+        lw=2.5,
+        label="B.1: max ‖log_x₁ x_i − log_x₁ x_j‖, x₁ fixed (as published)",
+    )
     ax.plot(x, [d["grid_over_base_points"] for d in data], "k:", label="same, footpoint over the cap (grid)")
     ax.axvline(np.pi / 8, color="grey", lw=0.8, ls="--")
     ax.text(np.pi / 8, 0.05, " r = π/8 (Fig. 1)", fontsize=8, va="bottom", color="grey")
@@ -364,24 +444,56 @@ def run_supp_fig2(repetitions: int, rng, progress) -> Result:
     at = min(data, key=lambda d: abs(d["radius"] - np.pi / 8))
     r = np.pi / 8
     b1 = b1_empirical_bound(r)
-    rows = [Row("r = π/8: 2r < B.1 value < 2r(2 − h)", f"{2 * r:.3f} < {b1:.3f} < {2 * r * (2 - curvature_factor(r, 1.0)):.3f}",
-                str(published("R21", "supp-fig2-order").value), "R21 B.1"),
-            Row("r = π/8: B.1 value / 2r(2 − h)", f"{b1 / (2 * r * (2 - curvature_factor(r, 1.0))):.3f}",
-                "< 1 ('not as large as our bound')", "so Δ_B.1 is 15% below Thm 2"),
-            Row(f"r = {at['radius']:.3f}: footpoint over the cap vs fixed", f"{at['grid_over_base_points']:.3f} vs "
-                f"{at['b1_fixed_footpoint']:.3f}", "-", "the boundary footpoint is the worst on this grid")]
+    rows = [
+        Row(
+            "r = π/8: 2r < B.1 value < 2r(2 − h)",
+            f"{2 * r:.3f} < {b1:.3f} < {2 * r * (2 - curvature_factor(r, 1.0)):.3f}",
+            str(published("R21", "supp-fig2-order").value),
+            "R21 B.1",
+        ),
+        Row(
+            "r = π/8: B.1 value / 2r(2 − h)",
+            f"{b1 / (2 * r * (2 - curvature_factor(r, 1.0))):.3f}",
+            "< 1 ('not as large as our bound')",
+            "so Δ_B.1 is 15% below Thm 2",
+        ),
+        Row(
+            f"r = {at['radius']:.3f}: footpoint over the cap vs fixed",
+            f"{at['grid_over_base_points']:.3f} vs {at['b1_fixed_footpoint']:.3f}",
+            "-",
+            "the boundary footpoint is the worst on this grid",
+        ),
+    ]
     largest = max(data, key=lambda d: d["radius"])
-    rows.append(Row(f"r = {largest['radius']:.3f}: B.1 / Lemma 1", f"{largest['b1_fixed_footpoint'] / largest['lemma1']:.3f}",
-                    "-", "the gap widens towards r* = π/4"))
+    rows.append(
+        Row(
+            f"r = {largest['radius']:.3f}: B.1 / Lemma 1",
+            f"{largest['b1_fixed_footpoint'] / largest['lemma1']:.3f}",
+            "-",
+            "the gap widens towards r* = π/4",
+        )
+    )
     return Result(fig, data, rows)
 
 
 REPRODUCTIONS = (
-    Reproduction("r21-fig1", "R21", "Fig. 1: sensitivity and utility on SPD(2) and S², Riemannian Laplace vs "
-                 "vech/ambient Laplace", "reproduced", (50, 1000), run_fig1,
-                 "R21 leaves ε and the n grid out: we use ε = 1 and n = 10, 20, 40, 60, 80, 100; S² drawn with "
-                 "Theorem 2's bound (sound) and B.1's empirical bound (as published)"),
-    Reproduction("r21-supp-fig2", "R21", "Supp. Fig. 2 (B.1): empirical sphere bound vs 2r and 2r(2 − h)",
-                 "reproduced", (1, 1), run_supp_fig2,
-                 "deterministic (a grid of 360 boundary points); R21 gives no radius range, we use (0, π/4)"),
+    Reproduction(
+        "r21-fig1",
+        "R21",
+        "Fig. 1: sensitivity and utility on SPD(2) and S², Riemannian Laplace vs vech/ambient Laplace",
+        "reproduced",
+        (50, 1000),
+        run_fig1,
+        "R21 leaves ε and the n grid out: we use ε = 1 and n = 10, 20, 40, 60, 80, 100; S² drawn with "
+        "Theorem 2's bound (sound) and B.1's empirical bound (as published)",
+    ),
+    Reproduction(
+        "r21-supp-fig2",
+        "R21",
+        "Supp. Fig. 2 (B.1): empirical sphere bound vs 2r and 2r(2 − h)",
+        "reproduced",
+        (1, 1),
+        run_supp_fig2,
+        "deterministic (a grid of 360 boundary points); R21 gives no radius range, we use (0, π/4)",
+    ),
 )

@@ -19,9 +19,10 @@ import json
 import sys
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -42,8 +43,12 @@ __all__ = [
     "run_reproduction",
 ]
 
-PAPER_MODULES = {"R21": "geodp.experiments.r21", "U23": "geodp.experiments.u23",
-                 "S22": "geodp.experiments.s22", "K25": "geodp.experiments.k25"}
+PAPER_MODULES = {
+    "R21": "geodp.experiments.r21",
+    "U23": "geodp.experiments.u23",
+    "S22": "geodp.experiments.s22",
+    "K25": "geodp.experiments.k25",
+}
 STATUSES = ("reproduced", "stand-in data", "partial", "pending", "not reproducible")
 
 
@@ -287,8 +292,9 @@ def _write_csv(path: Path, data: list) -> None:
         writer.writerows(data)
 
 
-def _run_one(item: Reproduction, *, quick: bool, output_dir: Path, seed: int, out, progress: Callable,
-             force: bool) -> Outcome:
+def _run_one(
+    item: Reproduction, *, quick: bool, output_dir: Path, seed: int, out, progress: Callable, force: bool
+) -> Outcome:
     repetitions = item.repetitions[0] if quick else item.repetitions[1]
     settings = _settings(item, repetitions, seed)
     csv_path, png_path, meta_path = (output_dir / f"{item.name}.{ext}" for ext in ("csv", "png", "json"))
@@ -311,8 +317,12 @@ def _run_one(item: Reproduction, *, quick: bool, output_dir: Path, seed: int, ou
     import matplotlib.pyplot as plt
 
     plt.close(result.figure)
-    meta = {"settings": settings, "seconds": seconds, "status": item.status,
-            "rows": [asdict(row) for row in result.rows]}
+    meta = {
+        "settings": settings,
+        "seconds": seconds,
+        "status": item.status,
+        "rows": [asdict(row) for row in result.rows],
+    }
     meta_path.write_text(json.dumps(meta, indent=1, ensure_ascii=False))
     print(format_table(result.rows), file=out)
     if item.note:
@@ -321,8 +331,9 @@ def _run_one(item: Reproduction, *, quick: bool, output_dir: Path, seed: int, ou
     return Outcome(item, list(result.rows), seconds, False, csv_path, png_path)
 
 
-def run_reproduction(name: str, *, quick: bool, output_dir, seed: int = 0, out=None, progress: bool = True,
-                     force: bool = False) -> list[Outcome]:
+def run_reproduction(
+    name: str, *, quick: bool, output_dir, seed: int = 0, out=None, progress: bool = True, force: bool = False
+) -> list[Outcome]:
     """Run one reproduction (or ``"all"`` that are not pending); write its PNG, CSV and run record.
 
     Parameters
@@ -368,8 +379,10 @@ def run_reproduction(name: str, *, quick: bool, output_dir, seed: int = 0, out=N
             raise InvalidParameterError(f"{name} is {item.status}: {item.note}")
         items = [item]
     bar = make_progress(progress)
-    outcomes = [_run_one(item, quick=quick, output_dir=output_dir, seed=seed, out=out, progress=bar, force=force)
-                for item in items]
+    outcomes = [
+        _run_one(item, quick=quick, output_dir=output_dir, seed=seed, out=out, progress=bar, force=force)
+        for item in items
+    ]
     if len(outcomes) > 1:
         total = sum(o.seconds for o in outcomes)
         print(f"\n{len(outcomes)} items, {total:.1f} s of run time", file=out)

@@ -75,16 +75,25 @@ def s22_sphere_kng(space, *, epsilon, sensitivity, center, radius, as_published:
     0.1
     """
     if not as_published:
-        raise InvalidParameterError("σ = Δ/ε for KNG on the sphere is S22's unsound choice: pass as_published=True "
-                                    "for a reproduction, or use geodp.mechanisms.KNGMechanism (σ = 2Δ/ε)")
-    warnings.warn("S22 §2.4.2's KNG scale σ = Δ/ε ignores the data-dependent normaliser: it is only 2ε-DP; "
-                  "use for reproductions only", PrivacyLeakWarning, stacklevel=2)
+        raise InvalidParameterError(
+            "σ = Δ/ε for KNG on the sphere is S22's unsound choice: pass as_published=True "
+            "for a reproduction, or use geodp.mechanisms.KNGMechanism (σ = 2Δ/ε)"
+        )
+    warnings.warn(
+        "S22 §2.4.2's KNG scale σ = Δ/ε ignores the data-dependent normaliser: it is only 2ε-DP; "
+        "use for reproductions only",
+        PrivacyLeakWarning,
+        stacklevel=2,
+    )
     return KNGMechanism(space, epsilon=2.0 * epsilon, sensitivity=sensitivity, center=center, radius=radius)
 
 
 _SIM_KEYS = ("kng", "kng-published", "laplace")
-_SIM_LABELS = {"kng": "KNG, σ = 2Δ/ε (sound)", "kng-published": "KNG, σ = Δ/ε (as published, S² only)",
-               "laplace": "Riemannian Laplace (R21, Thm 2)"}
+_SIM_LABELS = {
+    "kng": "KNG, σ = 2Δ/ε (sound)",
+    "kng-published": "KNG, σ = Δ/ε (as published, S² only)",
+    "laplace": "Riemannian Laplace (R21, Thm 2)",
+}
 _SIM_STYLE = {"kng": ("tab:green", "-"), "kng-published": ("tab:olive", "--"), "laplace": ("tab:blue", "-")}
 
 
@@ -114,15 +123,25 @@ def run_sims(repetitions: int, rng, progress) -> Result:
             delta_k = frechet_mean_sensitivity(space, radius, n, "kng")
             mechs = {"kng": KNGMechanism(space, epsilon=EPSILON, sensitivity=delta_k, center=center, radius=radius)}
             if name == "sphere":
-                mechs["kng-published"] = s22_sphere_kng(space, epsilon=EPSILON, sensitivity=delta_k, center=center,
-                                                        radius=radius, as_published=True)
-            errors = {key: np.array([float(space.dist(xbar[b], mech.randomise(X[b], rng=rng)))
-                                     for b in range(repetitions)]) for key, mech in mechs.items()}
+                mechs["kng-published"] = s22_sphere_kng(
+                    space, epsilon=EPSILON, sensitivity=delta_k, center=center, radius=radius, as_published=True
+                )
+            errors = {
+                key: np.array([float(space.dist(xbar[b], mech.randomise(X[b], rng=rng))) for b in range(repetitions)])
+                for key, mech in mechs.items()
+            }
             laplace = LaplaceMechanism(space, epsilon=EPSILON, sensitivity=frechet_mean_sensitivity(space, radius, n))
             errors["laplace"] = np.asarray(space.dist(xbar, _laplace_at(laplace, space, center, xbar, rng)))
-            row = {"space": name, "n": n, "epsilon": EPSILON, "repetitions": repetitions, "radius": radius,
-                   "kng_scale": mechs["kng"].scale, "laplace_scale": laplace.scale,
-                   "exact": all(m.exact for m in mechs.values())}
+            row = {
+                "space": name,
+                "n": n,
+                "epsilon": EPSILON,
+                "repetitions": repetitions,
+                "radius": radius,
+                "kng_scale": mechs["kng"].scale,
+                "laplace_scale": laplace.scale,
+                "exact": all(m.exact for m in mechs.values()),
+            }
             for key in _SIM_KEYS:
                 mean, se = _mean_se(errors[key]) if key in errors else (float("nan"), float("nan"))
                 row[f"{key}_error"], row[f"{key}_se"] = mean, se
@@ -156,16 +175,33 @@ def run_sims(repetitions: int, rng, progress) -> Result:
     no_number = "not in the offline supplement"
     rows = []
     for r in data:
-        rows.append(Row(f"{r['space']}, n = {r['n']}: KNG / Laplace error", f"{r['kng_error'] / r['laplace_error']:.2f}",
-                        no_number))
+        rows.append(
+            Row(
+                f"{r['space']}, n = {r['n']}: KNG / Laplace error",
+                f"{r['kng_error'] / r['laplace_error']:.2f}",
+                no_number,
+            )
+        )
     sph = [r for r in data if r["space"] == "sphere"]
     ratio = np.mean([r["kng-published_error"] / r["kng_error"] for r in sph])
-    rows.append(Row("S²: KNG error, σ = Δ/ε (as published) / σ = 2Δ/ε (sound)", f"{ratio:.2f}", no_number,
-                    "the published scale halves the noise and the privacy"))
+    rows.append(
+        Row(
+            "S²: KNG error, σ = Δ/ε (as published) / σ = 2Δ/ε (sound)",
+            f"{ratio:.2f}",
+            no_number,
+            "the published scale halves the noise and the privacy",
+        )
+    )
     scale = published("S22", "spd-kng-scale")
     r = [d for d in data if d["space"] == "spd"][0]
-    rows.append(Row(f"SPD: KNG scale at n = {r['n']}", f"{r['kng_scale']:.3f}", f"4r/n = {4 * 1.5 / r['n']:.3f}",
-                    scale.source[:40]))
+    rows.append(
+        Row(
+            f"SPD: KNG scale at n = {r['n']}",
+            f"{r['kng_scale']:.3f}",
+            f"4r/n = {4 * 1.5 / r['n']:.3f}",
+            scale.source[:40],
+        )
+    )
     return Result(fig, data, rows)
 
 
@@ -188,8 +224,15 @@ def run_shapes(repetitions: int, rng, progress) -> Result:
     data = []
     for eps in progress(SHAPE_EPSILONS, total=len(SHAPE_EPSILONS), desc="s22-shapes"):
         for row in run_cell_shapes(k, radius, epsilons=(eps,), releases=int(repetitions), seed=rng, out=io.StringIO()):
-            data.append({"epsilon": eps, "mechanism": row["mechanism"], "error": row["error"],
-                         "stderr": row["stderr"], "exact": bool(row["exact"])})
+            data.append(
+                {
+                    "epsilon": eps,
+                    "mechanism": row["mechanism"],
+                    "error": row["error"],
+                    "stderr": row["stderr"],
+                    "exact": bool(row["exact"]),
+                }
+            )
     public = space.check_points(load_cell_shapes(k, cell_line="dlm8").landmarks)
     private = space.check_points(load_cell_shapes(k, cell_line="dunn", treatment="control").landmarks)
     center, target = frechet_mean(space, public), frechet_mean(space, private)
@@ -199,8 +242,15 @@ def run_shapes(repetitions: int, rng, progress) -> Result:
             mech = PointwiseShapeLaplace(space, epsilon=eps, center=center, radius=radius, as_published=True)
             shapes = mech.release(private, rng=rng, size=int(repetitions)).shape
             d = np.asarray(space.dist(target, shapes))
-            data.append({"epsilon": eps, "mechanism": "pointwise-published", "error": float(d.mean()),
-                         "stderr": float(d.std(ddof=1) / np.sqrt(len(d))), "exact": True})
+            data.append(
+                {
+                    "epsilon": eps,
+                    "mechanism": "pointwise-published",
+                    "error": float(d.mean()),
+                    "stderr": float(d.std(ddof=1) / np.sqrt(len(d))),
+                    "exact": True,
+                }
+            )
     data_radius = float(np.max(space.dist(target, private)))
     r_star = max_radius(space)
     h = 4.0 * data_radius / np.tan(4.0 * data_radius)  # R21 Thm 2's h(r, κ = 4), negative beyond r*
@@ -208,25 +258,43 @@ def run_shapes(repetitions: int, rng, progress) -> Result:
 
     fig = Figure(figsize=(7.2, 4.8))
     ax = fig.subplots()
-    labels = {"kng": "KNG, public radius 0.25 (sound)", "laplace": "Riemannian Laplace, public radius 0.25 (sound)",
-              "pointwise": "point-wise Laplace, public ranges (sound)",
-              "pointwise-published": "point-wise Laplace, ranges from the data (as published)"}
-    styles = {"kng": ("tab:green", "-"), "laplace": ("tab:blue", "-"), "pointwise": ("tab:red", "-"),
-              "pointwise-published": ("tab:red", "--")}
+    labels = {
+        "kng": "KNG, public radius 0.25 (sound)",
+        "laplace": "Riemannian Laplace, public radius 0.25 (sound)",
+        "pointwise": "point-wise Laplace, public ranges (sound)",
+        "pointwise-published": "point-wise Laplace, ranges from the data (as published)",
+    }
+    styles = {
+        "kng": ("tab:green", "-"),
+        "laplace": ("tab:blue", "-"),
+        "pointwise": ("tab:red", "-"),
+        "pointwise-published": ("tab:red", "--"),
+    }
     for key, label in labels.items():
         sel = [d for d in data if d["mechanism"] == key]
         color, style = styles[key]
-        ax.errorbar([d["epsilon"] for d in sel], [d["error"] for d in sel], yerr=[2 * d["stderr"] for d in sel],
-                    fmt=style, marker="o", ms=3, capsize=3, color=color, label=label)
+        ax.errorbar(
+            [d["epsilon"] for d in sel],
+            [d["error"] for d in sel],
+            yerr=[2 * d["stderr"] for d in sel],
+            fmt=style,
+            marker="o",
+            ms=3,
+            capsize=3,
+            color=color,
+            label=label,
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xticks(SHAPE_EPSILONS, [f"{e:g}" for e in SHAPE_EPSILONS])
     ax.xaxis.set_minor_formatter("")
     ax.set_xlabel("privacy budget ε")
     ax.set_ylabel("shape distance to the non-private mean (radians)")
-    ax.set_title(f"S22 shapes on stand-in data: {len(private)} cell contours, {k} landmarks\n"
-                 f"(KNG with the data radius {data_radius:.2f} ≥ r* = π/8 as published: no sensitivity, not run)",
-                 fontsize=10)
+    ax.set_title(
+        f"S22 shapes on stand-in data: {len(private)} cell contours, {k} landmarks\n"
+        f"(KNG with the data radius {data_radius:.2f} ≥ r* = π/8 as published: no sensitivity, not run)",
+        fontsize=10,
+    )
     ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
@@ -234,24 +302,52 @@ def run_shapes(repetitions: int, rng, progress) -> Result:
     rows = []
     for eps in SHAPE_EPSILONS:
         err = {d["mechanism"]: d["error"] for d in data if d["epsilon"] == eps}
-        rows.append(Row(f"ε = {eps:g}: KNG / Laplace / point-wise (sound) error",
-                        f"{err['kng']:.3f} / {err['laplace']:.3f} / {err['pointwise']:.3f}", no_number,
-                        "stand-in data"))
-        rows.append(Row(f"ε = {eps:g}: point-wise error, data ranges (as published)",
-                        f"{err['pointwise-published']:.3f}", no_number, "not DP"))
-    rows.append(Row("KNG radius r = max ρ(x̄, x_i) (as published) vs r* = π/8",
-                    f"{data_radius:.3f} vs {r_star:.3f}; h(r, 4) = {h:.2f}", str(published("S22", "kendall-radius").value),
-                    "Assumption 1 fails: not run"))
+        rows.append(
+            Row(
+                f"ε = {eps:g}: KNG / Laplace / point-wise (sound) error",
+                f"{err['kng']:.3f} / {err['laplace']:.3f} / {err['pointwise']:.3f}",
+                no_number,
+                "stand-in data",
+            )
+        )
+        rows.append(
+            Row(
+                f"ε = {eps:g}: point-wise error, data ranges (as published)",
+                f"{err['pointwise-published']:.3f}",
+                no_number,
+                "not DP",
+            )
+        )
+    rows.append(
+        Row(
+            "KNG radius r = max ρ(x̄, x_i) (as published) vs r* = π/8",
+            f"{data_radius:.3f} vs {r_star:.3f}; h(r, 4) = {h:.2f}",
+            str(published("S22", "kendall-radius").value),
+            "Assumption 1 fails: not run",
+        )
+    )
     return Result(fig, data, rows)
 
 
 REPRODUCTIONS = (
-    Reproduction("s22-sims", "S22", "Simulations (supp. §2.3–2.4): KNG vs Riemannian Laplace on SPD(2) and S², "
-                 "error vs n", "partial", (20, 100), run_sims,
-                 "designs from the supplement; its figures (main text) are not available offline, so no published "
-                 "values; n grid and repetitions ours (n = 10…100, 100 data sets); KNG σ = Δ/ε on S² as published beside 2Δ/ε"),
-    Reproduction("s22-shapes", "S22", "Shapes (supp. §2.5): private mean shapes, KNG vs Laplace vs point-wise "
-                 "Laplace", "stand-in data", (10, 100), run_shapes,
-                 "geomstats cell contours stand in for the corpus callosa (not available offline); point-wise ranges "
-                 "from the data as published beside public ranges; needs geomstats"),
+    Reproduction(
+        "s22-sims",
+        "S22",
+        "Simulations (supp. §2.3–2.4): KNG vs Riemannian Laplace on SPD(2) and S², error vs n",
+        "partial",
+        (20, 100),
+        run_sims,
+        "designs from the supplement; its figures (main text) are not available offline, so no published "
+        "values; n grid and repetitions ours (n = 10…100, 100 data sets); KNG σ = Δ/ε on S² as published beside 2Δ/ε",
+    ),
+    Reproduction(
+        "s22-shapes",
+        "S22",
+        "Shapes (supp. §2.5): private mean shapes, KNG vs Laplace vs point-wise Laplace",
+        "stand-in data",
+        (10, 100),
+        run_shapes,
+        "geomstats cell contours stand in for the corpus callosa (not available offline); point-wise ranges "
+        "from the data as published beside public ranges; needs geomstats",
+    ),
 )

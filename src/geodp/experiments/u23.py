@@ -9,7 +9,8 @@ the Riemannian Laplace at scale σ has ``ρ_LE = σ·Gamma(d, 1)``, the tangent 
 ``σ = Δ/ε`` (R21 Thm 1; docs/math.md §4). U23's Rie-Laplace curves are twice ours in every panel,
 consistent with ``σ = 2Δ/ε`` (the truncated-law rule). Each figure draws both: ours (``Δ/ε``, the
 library's :class:`~geodp.mechanisms.LaplaceMechanism`) and U23's as-published variant (``2Δ/ε``:
-the same mechanism run at ε/2, labelled "as published" in every figure). The factor 2 costs utility but not privacy, so that variant needs no
+the same mechanism run at ε/2, labelled "as published" in every figure). The factor 2 costs
+utility but not privacy, so that variant needs no
 :class:`~geodp.errors.PrivacyLeakWarning`; the extrinsic baseline "as published" (noise on the
 Fréchet mean) does warn.
 
@@ -139,9 +140,13 @@ def extrinsic_gaussian_release(X, *, epsilon, delta, radius, as_published=False,
     sigma = gaussian_sigma(epsilon, delta, sensitivity, "analytic")
     clipped, _ = space.clip_to_ball(X, np.eye(k), radius)
     if as_published:
-        warnings.warn("as_published=True adds extrinsic Gaussian noise calibrated to the ambient-mean "
-                      "sensitivity to the log-Euclidean Fréchet mean (U23 §6.1): no DP proof; for "
-                      "reproductions only.", PrivacyLeakWarning, stacklevel=2)
+        warnings.warn(
+            "as_published=True adds extrinsic Gaussian noise calibrated to the ambient-mean "
+            "sensitivity to the log-Euclidean Fréchet mean (U23 §6.1): no DP proof; for "
+            "reproductions only.",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
         base = space.from_coordinates(space.to_coordinates(clipped).mean(axis=0))
     else:
         base = clipped.mean(axis=0)
@@ -233,8 +238,12 @@ def u23_mcmc_laplace(mean, sigma, n_steps, *, n_chains=1, checkpoints=(), start_
             distances[step] = dist.copy()
     if not matrix_ops:
         log_x = invvecd(log_x, k)
-    return {"state": mf.expm(log_x), "acceptance": accepted / (n_chains * int(n_steps)),
-            "distances": distances, "seconds": seconds}
+    return {
+        "state": mf.expm(log_x),
+        "acceptance": accepted / (n_chains * int(n_steps)),
+        "distances": distances,
+        "seconds": seconds,
+    }
 
 
 # ---------------------------------------------------------------------------- shared pieces
@@ -244,13 +253,16 @@ def _le_mean(space, X):
 
 
 def _laplace_pair(space, epsilon, sensitivity):
-    return {LAP_OURS: LaplaceMechanism(space, epsilon=epsilon, sensitivity=sensitivity),
-            LAP_U23: LaplaceMechanism(space, epsilon=epsilon / 2.0, sensitivity=sensitivity)}
+    return {
+        LAP_OURS: LaplaceMechanism(space, epsilon=epsilon, sensitivity=sensitivity),
+        LAP_U23: LaplaceMechanism(space, epsilon=epsilon / 2.0, sensitivity=sensitivity),
+    }
 
 
 def _tang(space, epsilon, delta, sensitivity, calibration="analytic"):
-    return TangentGaussianMechanism(epsilon=epsilon, delta=delta, sensitivity=sensitivity,
-                                    calibration=calibration, space=space)
+    return TangentGaussianMechanism(
+        epsilon=epsilon, delta=delta, sensitivity=sensitivity, calibration=calibration, space=space
+    )
 
 
 def _summary(data, keys, value="error"):
@@ -265,12 +277,16 @@ def _band(ax, xs, stats, label, **style):
     mean = np.array([s[0] for s in stats])
     sd = np.array([s[1] for s in stats])
     style = {"marker": "o", "ms": 3, **style}
-    line, = ax.plot(xs, mean, label=label, **style)
+    (line,) = ax.plot(xs, mean, label=label, **style)
     ax.fill_between(xs, mean - 2 * sd, mean + 2 * sd, color=line.get_color(), alpha=0.15, lw=0)
 
 
-_STYLE = {LAP_OURS: dict(color="C0"), LAP_U23: dict(color="C0", ls="--"), "TanG-Classical": dict(color="C1"),
-          "TanG-Analytic": dict(color="C2")}
+_STYLE = {
+    LAP_OURS: dict(color="C0"),
+    LAP_U23: dict(color="C0", ls="--"),
+    "TanG-Classical": dict(color="C1"),
+    "TanG-Analytic": dict(color="C2"),
+}
 _MCMC_COLOURS = ("C4", "C5", "C6")  # U23-style MCMC runs, apart from the exact samplers' colours
 
 
@@ -295,20 +311,43 @@ def _run_fig1(repetitions, rng, progress):
             for eps in EPS_SYNTHETIC:
                 for (panel, delta, name), mech in mechs[eps].items():
                     err = float(np.linalg.norm(mech.randomise_coordinates(M, rng=rng) - c))
-                    data.append(dict(panel=panel, k=k, epsilon=eps, delta=delta, mechanism=name,
-                                     metric="log-Euclidean", repetition=rep, error=err))
+                    data.append(
+                        dict(
+                            panel=panel,
+                            k=k,
+                            epsilon=eps,
+                            delta=delta,
+                            mechanism=name,
+                            metric="log-Euclidean",
+                            repetition=rep,
+                            error=err,
+                        )
+                    )
                 # bottom: Euclidean (Frobenius) distance to the LE Fréchet mean, as U23 measures it
                 ext = extrinsic_gaussian_release(X, epsilon=eps, delta=DELTA_SYNTHETIC, radius=radius, rng=rng)
                 with warnings.catch_warnings(record=True):  # the as-published variant, deliberately
                     warnings.simplefilter("always", PrivacyLeakWarning)
-                    ext_pub = extrinsic_gaussian_release(X, epsilon=eps, delta=DELTA_SYNTHETIC, radius=radius,
-                                                         as_published=True, rng=rng)
+                    ext_pub = extrinsic_gaussian_release(
+                        X, epsilon=eps, delta=DELTA_SYNTHETIC, radius=radius, as_published=True, rng=rng
+                    )
                 tang = mechs[eps][("top", DELTA_SYNTHETIC, "TanG-Analytic")].randomise(M, rng=rng)
-                for name, out in (("ExtG-Analytic (ambient mean, sound)", ext),
-                                  ("ExtG-Analytic (on the Fréchet mean, as published)", ext_pub),
-                                  ("TanG-Analytic", tang)):
-                    data.append(dict(panel="bottom", k=k, epsilon=eps, delta=DELTA_SYNTHETIC, mechanism=name,
-                                     metric="Euclidean", repetition=rep, error=float(np.linalg.norm(out - M))))
+                for name, out in (
+                    ("ExtG-Analytic (ambient mean, sound)", ext),
+                    ("ExtG-Analytic (on the Fréchet mean, as published)", ext_pub),
+                    ("TanG-Analytic", tang),
+                ):
+                    data.append(
+                        dict(
+                            panel="bottom",
+                            k=k,
+                            epsilon=eps,
+                            delta=DELTA_SYNTHETIC,
+                            mechanism=name,
+                            metric="Euclidean",
+                            repetition=rep,
+                            error=float(np.linalg.norm(out - M)),
+                        )
+                    )
     stats = _summary(data, ("panel", "epsilon", "delta", "mechanism", "k"))
     plt = agg_pyplot()
     fig, axes = plt.subplots(3, 4, figsize=(16, 11))
@@ -320,14 +359,31 @@ def _run_fig1(repetitions, rng, progress):
         ax = axes[1, j]
         for i, delta in enumerate(DELTAS_MIDDLE):
             for cal, ls in (("Classical", "-"), ("Analytic", "--")):
-                _band(ax, KS, [stats[("middle", eps, delta, f"TanG-{cal}", k)] for k in KS],
-                      f"TanG-{cal[:3]} (δ = {delta:g})", color=f"C{i + 2}", ls=ls)
+                _band(
+                    ax,
+                    KS,
+                    [stats[("middle", eps, delta, f"TanG-{cal}", k)] for k in KS],
+                    f"TanG-{cal[:3]} (δ = {delta:g})",
+                    color=f"C{i + 2}",
+                    ls=ls,
+                )
         ax.set_title(f"ε = {eps}")
         ax = axes[2, j]
-        for i, name in enumerate(("ExtG-Analytic (ambient mean, sound)", "ExtG-Analytic (on the Fréchet mean, as published)",
-                                  "TanG-Analytic")):
-            _band(ax, KS, [stats[("bottom", eps, DELTA_SYNTHETIC, name, k)] for k in KS], name,
-                  color=f"C{5 + i}", ls="--" if "published" in name else "-")
+        for i, name in enumerate(
+            (
+                "ExtG-Analytic (ambient mean, sound)",
+                "ExtG-Analytic (on the Fréchet mean, as published)",
+                "TanG-Analytic",
+            )
+        ):
+            _band(
+                ax,
+                KS,
+                [stats[("bottom", eps, DELTA_SYNTHETIC, name, k)] for k in KS],
+                name,
+                color=f"C{5 + i}",
+                ls="--" if "published" in name else "-",
+            )
         ax.set_title(f"ε = {eps}, δ = 1e-6")
     for ax in axes.flat:
         ax.set_xlabel("matrix size k")
@@ -335,8 +391,10 @@ def _run_fig1(repetitions, rng, progress):
     for i, label in enumerate(("ρ_LE(f(D), A(D))", "ρ_LE(f(D), A(D))", "ρ_E(f(D), A(D)) (Frobenius)")):
         axes[i, 0].set_ylabel(label)
         axes[i, 0].legend(fontsize=7)
-    fig.suptitle(f"U23 Fig. 1: synthetic SPD(k), n = {N_SYNTHETIC}, r = 1/4 (ball radius √k/4); mean ± 2 sd over "
-                 f"{repetitions} repetitions\ntop: Laplace vs tangent Gaussian; middle: δ; bottom: extrinsic Gaussian")
+    fig.suptitle(
+        f"U23 Fig. 1: synthetic SPD(k), n = {N_SYNTHETIC}, r = 1/4 (ball radius √k/4); mean ± 2 sd over "
+        f"{repetitions} repetitions\ntop: Laplace vs tangent Gaussian; middle: δ; bottom: extrinsic Gaussian"
+    )
     fig.tight_layout()
 
     rows = []
@@ -344,24 +402,39 @@ def _run_fig1(repetitions, rng, progress):
         ours, ours_sd = stats[("top", eps, DELTA_SYNTHETIC, LAP_OURS, 30)]
         u23, u23_sd = stats[("top", eps, DELTA_SYNTHETIC, LAP_U23, 30)]
         pub = published("U23", f"fig1-rie-laplace-k30-eps{eps}").value
-        rows.append(Row(f"Fig. 1 top, Rie-Laplace, k = 30, ε = {eps}",
-                        f"{ours:.1f} (Δ/ε); {u23:.1f} ± {u23_sd:.1f} (2Δ/ε)", f"≈ {pub:g} (axis top)",
-                        "U23's curve matches 2Δ/ε, twice ours"))
+        rows.append(
+            Row(
+                f"Fig. 1 top, Rie-Laplace, k = 30, ε = {eps}",
+                f"{ours:.1f} (Δ/ε); {u23:.1f} ± {u23_sd:.1f} (2Δ/ε)",
+                f"≈ {pub:g} (axis top)",
+                "U23's curve matches 2Δ/ε, twice ours",
+            )
+        )
     for eps in (0.1, 0.4):
         tang = stats[("top", eps, DELTA_SYNTHETIC, "TanG-Analytic", 30)][0]
         ours = stats[("top", eps, DELTA_SYNTHETIC, LAP_OURS, 30)][0] / tang
         u23 = stats[("top", eps, DELTA_SYNTHETIC, LAP_U23, 30)][0] / tang
-        rows.append(Row(f"Fig. 1 top, Rie-Laplace / TanG-Analytic, k = 30, ε = {eps}",
-                        f"{ours:.1f} (Δ/ε); {u23:.1f} (2Δ/ε)", "≈ 10 ('almost ×10')",
-                        "with the sound Δ/ε the gain is about ×6"))
+        rows.append(
+            Row(
+                f"Fig. 1 top, Rie-Laplace / TanG-Analytic, k = 30, ε = {eps}",
+                f"{ours:.1f} (Δ/ε); {u23:.1f} (2Δ/ε)",
+                "≈ 10 ('almost ×10')",
+                "with the sound Δ/ε the gain is about ×6",
+            )
+        )
     for eps in EPS_SYNTHETIC:
         ext = stats[("bottom", eps, DELTA_SYNTHETIC, "ExtG-Analytic (on the Fréchet mean, as published)", 30)][0]
         snd = stats[("bottom", eps, DELTA_SYNTHETIC, "ExtG-Analytic (ambient mean, sound)", 30)][0]
         tang = stats[("bottom", eps, DELTA_SYNTHETIC, "TanG-Analytic", 30)][0]
         pub = published("U23", f"fig1-extg-k30-eps{eps}").value
-        rows.append(Row(f"Fig. 1 bottom, ExtG-Analytic, k = 30, ε = {eps}",
-                        f"{ext:.2f} (as published), {snd:.2f} (sound); TanG {tang:.2f}", f"≈ {pub:g} (axis top)",
-                        "agrees at ε = 0.1; U23's axes at ε ≥ 0.2 are higher than the analytic σ gives" if eps > 0.1 else ""))
+        rows.append(
+            Row(
+                f"Fig. 1 bottom, ExtG-Analytic, k = 30, ε = {eps}",
+                f"{ext:.2f} (as published), {snd:.2f} (sound); TanG {tang:.2f}",
+                f"≈ {pub:g} (axis top)",
+                "agrees at ε = 0.1; U23's axes at ε ≥ 0.2 are higher than the analytic σ gives" if eps > 0.1 else "",
+            )
+        )
     return Result(fig, data, rows)
 
 
@@ -380,16 +453,21 @@ def _photo_sets(patch: int, grey: bool, split: str) -> dict:
             halves = {" left": (slice(0, h), slice(0, w // 2)), " right": (slice(0, h), slice(w // 2, w))}
         elif split == "quadrants":
             hh, hw = (h // (2 * patch)) * patch, (w // (2 * patch)) * patch
-            halves = {" top-left": (slice(0, hh), slice(0, hw)), " top-right": (slice(0, hh), slice(hw, 2 * hw)),
-                      " bottom-left": (slice(hh, 2 * hh), slice(0, hw)),
-                      " bottom-right": (slice(hh, 2 * hh), slice(hw, 2 * hw))}
+            halves = {
+                " top-left": (slice(0, hh), slice(0, hw)),
+                " top-right": (slice(0, hh), slice(hw, 2 * hw)),
+                " bottom-left": (slice(hh, 2 * hh), slice(0, hw)),
+                " bottom-right": (slice(hh, 2 * hh), slice(hw, 2 * hw)),
+            }
         for suffix, (rs, cs) in halves.items():
             part = img[rs, cs]
             ph, pw = part.shape[0] // patch, part.shape[1] // patch
             tiles = part[: ph * patch, : pw * patch].reshape(ph, patch, pw, patch, *part.shape[2:])
             tiles = np.moveaxis(tiles, 2, 1).reshape(ph * pw, patch, patch, *part.shape[2:])
             sets[f"{fname}{suffix} ({patch}×{patch} {'grey' if grey else 'RGB'} patches)"] = (
-                covariance_descriptors(tiles), 1 if grey else 3)
+                covariance_descriptors(tiles),
+                1 if grey else 3,
+            )
     return sets
 
 
@@ -409,9 +487,14 @@ def _stand_in_rows(panels, rng, figure):
         for label, mech in _laplace_pair(space, 0.1, sens).items():
             draws = mech.randomise_coordinates(np.eye(k), rng=rng, size=400)
             errs[label] = float(np.mean(np.linalg.norm(draws - space.to_coordinates(np.eye(k)), axis=-1)))
-        rows.append(Row(f"{figure} panel {i + 1}: {name}, N = {n}, ε = 0.1, at the paper's N",
-                        f"{errs[LAP_OURS]:.2f} (Δ/ε); {errs[LAP_U23]:.2f} (2Δ/ε)", f"≈ {top:g} (axis top)",
-                        "noise law at the paper's N (flat space: data-independent); the axis fits 2Δ/ε, ours is half"))
+        rows.append(
+            Row(
+                f"{figure} panel {i + 1}: {name}, N = {n}, ε = 0.1, at the paper's N",
+                f"{errs[LAP_OURS]:.2f} (Δ/ε); {errs[LAP_U23]:.2f} (2Δ/ε)",
+                f"≈ {top:g} (axis top)",
+                "noise law at the paper's N (flat space: data-independent); the axis fits 2Δ/ε, ours is half",
+            )
+        )
     return rows
 
 
@@ -435,7 +518,9 @@ def _run_real(figure, layout, panels, repetitions, rng, progress):
             for label, mech in mechs.items():
                 errs = np.linalg.norm(mech.randomise_coordinates(M, rng=rng, size=repetitions) - c, axis=-1)
                 for rep, err in enumerate(errs):
-                    data.append(dict(set=name, n=n, k=k, epsilon=eps, mechanism=label, repetition=rep, error=float(err)))
+                    data.append(
+                        dict(set=name, n=n, k=k, epsilon=eps, mechanism=label, repetition=rep, error=float(err))
+                    )
     stats = _summary(data, ("set", "mechanism", "epsilon"))
     plt = agg_pyplot()
     nrows, ncols = len(layout), max(len(r) for r in layout)
@@ -453,15 +538,22 @@ def _run_real(figure, layout, panels, repetitions, rng, progress):
             ax.set_ylabel("ρ_LE(f(D), A(D))")
             ax.grid(alpha=0.3)
     axes[0, 0].legend(fontsize=7)
-    fig.suptitle(f"U23 {figure} on stand-in data (scikit-learn digits and photos): private Fréchet means of "
-                 f"covariance descriptors (η = 1e-6), mean ± 2 sd over {repetitions} repetitions")
+    fig.suptitle(
+        f"U23 {figure} on stand-in data (scikit-learn digits and photos): private Fréchet means of "
+        f"covariance descriptors (η = 1e-6), mean ± 2 sd over {repetitions} repetitions"
+    )
     fig.tight_layout()
     rows = _stand_in_rows(panels, rng, figure)
     first = names[0]
-    rows.append(Row(f"{figure} stand-in '{first}', ε = 0.1",
-                    f"{stats[(first, LAP_OURS, 0.1)][0]:.1f} (Δ/ε); {stats[(first, LAP_U23, 0.1)][0]:.1f} (2Δ/ε); "
-                    f"TanG δ=1e-5 {stats[(first, 'TanG-Analytic (δ = 1e-05)', 0.1)][0]:.1f}",
-                    "—", f"stand-in N = {sets[first][0].shape[0]} is far below the paper's, so errors are larger"))
+    rows.append(
+        Row(
+            f"{figure} stand-in '{first}', ε = 0.1",
+            f"{stats[(first, LAP_OURS, 0.1)][0]:.1f} (Δ/ε); {stats[(first, LAP_U23, 0.1)][0]:.1f} (2Δ/ε); "
+            f"TanG δ=1e-5 {stats[(first, 'TanG-Analytic (δ = 1e-05)', 0.1)][0]:.1f}",
+            "—",
+            f"stand-in N = {sets[first][0].shape[0]} is far below the paper's, so errors are larger",
+        )
+    )
     return Result(fig, data, rows)
 
 
@@ -498,15 +590,31 @@ def _run_fig4(repetitions, rng, progress):
         start = 2.0 * d * sigma_u23  # public: twice the law's mean radius
         single = u23_mcmc_laplace(M, sigma_u23, timed_steps, checkpoints=(timed_steps,), start_radius=start, rng=rng)
         per_step = single["seconds"][timed_steps] / timed_steps
-        chains = u23_mcmc_laplace(M, sigma_u23, BURN_INS[-1], n_chains=repetitions, checkpoints=BURN_INS,
-                                  start_radius=start, matrix_ops=False, rng=rng)
+        chains = u23_mcmc_laplace(
+            M,
+            sigma_u23,
+            BURN_INS[-1],
+            n_chains=repetitions,
+            checkpoints=BURN_INS,
+            start_radius=start,
+            matrix_ops=False,
+            rng=rng,
+        )
         acceptance[k] = chains["acceptance"]
         timing[k] = {b: per_step * b for b in BURN_INS}
         for burn in BURN_INS:
             for rep, err in enumerate(chains["distances"][burn]):
-                data.append(dict(k=k, method=f"Rie-Laplace MCMC (burn-in {burn})", steps_run=timed_steps,
-                                 seconds=per_step * burn, acceptance=chains["acceptance"],
-                                 repetition=rep, error=float(err)))
+                data.append(
+                    dict(
+                        k=k,
+                        method=f"Rie-Laplace MCMC (burn-in {burn})",
+                        steps_run=timed_steps,
+                        seconds=per_step * burn,
+                        acceptance=chains["acceptance"],
+                        repetition=rep,
+                        error=float(err),
+                    )
+                )
         mechs = dict(_laplace_pair(space, eps, sens))
         mechs["TanG-Classical"] = _tang(space, eps, DELTA_SYNTHETIC, sens, "classical")
         mechs["TanG-Analytic"] = _tang(space, eps, DELTA_SYNTHETIC, sens)
@@ -519,8 +627,17 @@ def _run_fig4(repetitions, rng, progress):
             seconds = (time.perf_counter() - t0) / calls
             errs = np.linalg.norm(mech.randomise_coordinates(M, rng=rng, size=repetitions) - c, axis=-1)
             for rep, err in enumerate(errs):
-                data.append(dict(k=k, method=label, steps_run=1, seconds=seconds, acceptance=1.0,
-                                 repetition=rep, error=float(err)))
+                data.append(
+                    dict(
+                        k=k,
+                        method=label,
+                        steps_run=1,
+                        seconds=seconds,
+                        acceptance=1.0,
+                        repetition=rep,
+                        error=float(err),
+                    )
+                )
 
     # Fig. 4c: Thm-5 radius over the largest ‖Log R‖ on the stand-in sets.
     sets = _digit_sets(range(10))
@@ -531,8 +648,17 @@ def _run_fig4(repetitions, rng, progress):
         obtained = float(np.linalg.norm(space.to_coordinates(X), axis=-1).max())
         ratios[name] = descriptor_radius(channels) / obtained
     for name, ratio in ratios.items():
-        data.append(dict(k=sets[name][0].shape[-1], method=f"Thm-5 ratio: {name}", steps_run=0, seconds=0.0,
-                         acceptance=float("nan"), repetition=0, error=ratio))
+        data.append(
+            dict(
+                k=sets[name][0].shape[-1],
+                method=f"Thm-5 ratio: {name}",
+                steps_run=0,
+                seconds=0.0,
+                acceptance=float("nan"),
+                repetition=0,
+                error=ratio,
+            )
+        )
 
     stats = _summary(data, ("method", "k"))
     secs = _summary(data, ("method", "k"), value="seconds")
@@ -543,8 +669,9 @@ def _run_fig4(repetitions, rng, progress):
     for i, m in enumerate(mcmc):
         axes[0].plot(KS, [secs[(m, k)][0] for k in KS], marker="x", ls=":", color=_MCMC_COLOURS[i], label=m + tag)
     for label, marker in ((LAP_OURS, "o"), ("TanG-Analytic", "s")):
-        axes[0].plot(KS, [secs[(label, k)][0] for k in KS], marker=marker, label=label + ", one release",
-                     **_STYLE[label])
+        axes[0].plot(
+            KS, [secs[(label, k)][0] for k in KS], marker=marker, label=label + ", one release", **_STYLE[label]
+        )
     axes[0].set_yscale("log")
     axes[0].set_ylabel("time per release (s)")
     axes[0].set_title("(a) time: U23-style MCMC vs exact samplers")
@@ -572,43 +699,111 @@ def _run_fig4(repetitions, rng, progress):
     rows = []
     for burn in BURN_INS:
         pub = published("U23", f"fig4-mcmc-seconds-k30-burnin{burn}").value
-        rows.append(Row(f"Fig. 4a, U23-style MCMC, k = 30, burn-in {burn}", f"{timing[30][burn]:.1f} s",
-                        f"{pub:g} s", f"{timed_steps} timed steps, extrapolated linearly; under load, 2 cores"))
+        rows.append(
+            Row(
+                f"Fig. 4a, U23-style MCMC, k = 30, burn-in {burn}",
+                f"{timing[30][burn]:.1f} s",
+                f"{pub:g} s",
+                f"{timed_steps} timed steps, extrapolated linearly; under load, 2 cores",
+            )
+        )
     for label in (LAP_OURS, "TanG-Analytic"):
-        rows.append(Row(f"Fig. 4a, {label}, k = 30, one release", f"{secs[(label, 30)][0] * 1e6:.0f} µs",
-                        "1.3 µs (TanG)", "ours includes validation and Exp/Log of the 30×30 matrix; U23's 1.3 µs can only be the noise draw"))
-    rows.append(Row("Fig. 4a, MCMC acceptance, k = 30", f"{acceptance[30]:.2f}", "0.50–0.65",
-                    "log-Gaussian proposal at scale σ, started at twice the law's mean radius (from I it never moves)"))
+        rows.append(
+            Row(
+                f"Fig. 4a, {label}, k = 30, one release",
+                f"{secs[(label, 30)][0] * 1e6:.0f} µs",
+                "1.3 µs (TanG)",
+                "ours includes validation and Exp/Log of the 30×30 matrix; U23's 1.3 µs can only be the noise draw",
+            )
+        )
+    rows.append(
+        Row(
+            "Fig. 4a, MCMC acceptance, k = 30",
+            f"{acceptance[30]:.2f}",
+            "0.50–0.65",
+            "log-Gaussian proposal at scale σ, started at twice the law's mean radius (from I it never moves)",
+        )
+    )
     mc = stats[(mcmc[-1], 30)][0]
-    rows.append(Row("Fig. 4b, k = 30, ε = 0.1", f"MCMC {mc:.1f}; exact {stats[(LAP_U23, 30)][0]:.1f} (2Δ/ε), "
-                    f"{stats[(LAP_OURS, 30)][0]:.1f} (Δ/ε)", "≈ 50 (axis top)", "U23's MCMC matches the exact law at 2Δ/ε"))
+    rows.append(
+        Row(
+            "Fig. 4b, k = 30, ε = 0.1",
+            f"MCMC {mc:.1f}; exact {stats[(LAP_U23, 30)][0]:.1f} (2Δ/ε), {stats[(LAP_OURS, 30)][0]:.1f} (Δ/ε)",
+            "≈ 50 (axis top)",
+            "U23's MCMC matches the exact law at 2Δ/ε",
+        )
+    )
     lo, hi = min(ratios.values()), max(ratios.values())
-    rows.append(Row("Fig. 4c, Thm-5 radius ratio", f"{lo:.2f}–{hi:.2f}", "1.2–1.8 (axis reading)",
-                    "stand-in images (digits, photo patches), not MedMNIST"))
+    rows.append(
+        Row(
+            "Fig. 4c, Thm-5 radius ratio",
+            f"{lo:.2f}–{hi:.2f}",
+            "1.2–1.8 (axis reading)",
+            "stand-in images (digits, photo patches), not MedMNIST",
+        )
+    )
     return Result(fig, data, rows)
 
 
 REPRODUCTIONS = (
-    Reproduction("u23-fig1", "U23", "Fig. 1: synthetic SPD(k) k sweep — Laplace vs tangent Gaussian (top), δ (middle), "
-                 "extrinsic Gaussian (bottom)", "reproduced", (2, 10), _run_fig1,
-                 "U23's Rie-Laplace (σ = 2Δ/ε) drawn beside ours (Δ/ε, enough on the flat log-Euclidean space); "
-                 "both sampled exactly instead of by U23's 50,000-step MCMC."),
-    Reproduction("u23-fig2", "U23", "Fig. 2: private Fréchet means of image descriptors vs ε (MedMNIST)", "stand-in data",
-                 (3, 10), _run_fig2,
-                 "PathMNIST/OctoMNIST are not offline: stand-ins are 16×16 RGB patches of scikit-learn's two photos "
-                 "(left/right halves) and its 8×8 digits 0–3; the table compares the noise law at the paper's N."),
-    Reproduction("u23-fig3", "U23", "Fig. 3: private Fréchet means of image descriptors vs ε (MNIST, KMNIST, CIFAR10, "
-                 "FashionMNIST)", "stand-in data", (3, 10), _run_fig3,
-                 "stand-ins: digits 4–7; digits 8, 9 and grey 16×16 photo patches; 8×8 RGB patches of the photos' "
-                 "quadrants; the table compares the noise law at the paper's N."),
-    Reproduction("u23-fig4", "U23", "Fig. 4: (a) time and (b) utility vs a U23-style MCMC; (c) Thm-5 radius ratio",
-                 "stand-in data", (3, FIG4_FULL), _run_fig4,
-                 "(a, b) a U23-style MH (log-Gaussian proposal, matrix Exp/Log per step) at ε = 0.1 (Fig. 4b's ε is "
-                 "not stated): 2,000 timed steps (quick 500) extrapolated linearly to each burn-in; the utility "
-                 "runs the same chain in the chart for the full burn-ins. (c) on the digits and "
-                 "photo patches instead of MedMNIST."),
-    Reproduction("u23-table1", "U23", "Table 1: differences between R21's and U23's mechanisms (text)", "not reproducible",
-                 (0, 0), None, "a table of text, no numbers to compute"),
-    Reproduction("u23-table2", "U23", "Table 2: operations on SPD(k) (text)", "not reproducible", (0, 0), None,
-                 "a table of formulas; geodp implements them (docs/math.md §1)"),
+    Reproduction(
+        "u23-fig1",
+        "U23",
+        "Fig. 1: synthetic SPD(k) k sweep — Laplace vs tangent Gaussian (top), δ (middle), extrinsic Gaussian (bottom)",
+        "reproduced",
+        (2, 10),
+        _run_fig1,
+        "U23's Rie-Laplace (σ = 2Δ/ε) drawn beside ours (Δ/ε, enough on the flat log-Euclidean space); "
+        "both sampled exactly instead of by U23's 50,000-step MCMC.",
+    ),
+    Reproduction(
+        "u23-fig2",
+        "U23",
+        "Fig. 2: private Fréchet means of image descriptors vs ε (MedMNIST)",
+        "stand-in data",
+        (3, 10),
+        _run_fig2,
+        "PathMNIST/OctoMNIST are not offline: stand-ins are 16×16 RGB patches of scikit-learn's two photos "
+        "(left/right halves) and its 8×8 digits 0–3; the table compares the noise law at the paper's N.",
+    ),
+    Reproduction(
+        "u23-fig3",
+        "U23",
+        "Fig. 3: private Fréchet means of image descriptors vs ε (MNIST, KMNIST, CIFAR10, FashionMNIST)",
+        "stand-in data",
+        (3, 10),
+        _run_fig3,
+        "stand-ins: digits 4–7; digits 8, 9 and grey 16×16 photo patches; 8×8 RGB patches of the photos' "
+        "quadrants; the table compares the noise law at the paper's N.",
+    ),
+    Reproduction(
+        "u23-fig4",
+        "U23",
+        "Fig. 4: (a) time and (b) utility vs a U23-style MCMC; (c) Thm-5 radius ratio",
+        "stand-in data",
+        (3, FIG4_FULL),
+        _run_fig4,
+        "(a, b) a U23-style MH (log-Gaussian proposal, matrix Exp/Log per step) at ε = 0.1 (Fig. 4b's ε is "
+        "not stated): 2,000 timed steps (quick 500) extrapolated linearly to each burn-in; the utility "
+        "runs the same chain in the chart for the full burn-ins. (c) on the digits and "
+        "photo patches instead of MedMNIST.",
+    ),
+    Reproduction(
+        "u23-table1",
+        "U23",
+        "Table 1: differences between R21's and U23's mechanisms (text)",
+        "not reproducible",
+        (0, 0),
+        None,
+        "a table of text, no numbers to compute",
+    ),
+    Reproduction(
+        "u23-table2",
+        "U23",
+        "Table 2: operations on SPD(k) (text)",
+        "not reproducible",
+        (0, 0),
+        None,
+        "a table of formulas; geodp implements them (docs/math.md §1)",
+    ),
 )

@@ -6,13 +6,11 @@ array has shape ``batch + point_shape`` and a single point broadcasts against a 
 
 from __future__ import annotations
 
-import math
-import numbers
 from abc import ABC, abstractmethod
 
 import numpy as np
 
-from geodp.errors import InvalidDataError, InvalidTypeError, NotOnManifoldError
+from geodp.errors import InvalidDataError, NotOnManifoldError
 from geodp.validation import as_real_array, check_finite_array, check_positive
 
 __all__ = ["Manifold"]
@@ -162,7 +160,7 @@ class Manifold(ABC):
     def _checked_vectors(self, v, name: str) -> np.ndarray:
         """Finite float64 array with the trailing shape of a tangent vector."""
         arr = check_finite_array(v, name, min_ndim=len(self.point_shape))
-        if arr.shape[arr.ndim - len(self.point_shape):] != self.point_shape:
+        if arr.shape[arr.ndim - len(self.point_shape) :] != self.point_shape:
             raise InvalidDataError(
                 f"{name} must have trailing shape {self.point_shape} for {self!r}, got shape {arr.shape}."
             )
@@ -174,8 +172,7 @@ class Manifold(ABC):
         ok = np.asarray(self.belongs(arr))
         if not np.all(ok):
             raise NotOnManifoldError(
-                f"{int(np.count_nonzero(~ok))} point(s) of {name} are not on {self!r}. "
-                f"{self._membership_hint}"
+                f"{int(np.count_nonzero(~ok))} point(s) of {name} are not on {self!r}. {self._membership_hint}"
             )
         return arr
 
@@ -229,7 +226,7 @@ class Manifold(ABC):
         if rtol is None:
             dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64
             rtol = float(np.sqrt(np.finfo(dtype).eps))
-        if x.shape[x.ndim - len(self.point_shape):] != self.point_shape:
+        if x.shape[x.ndim - len(self.point_shape) :] != self.point_shape:
             return np.zeros(x.shape[: max(x.ndim - len(self.point_shape), 0)], dtype=bool)
         x = x.astype(np.float64)
         finite = np.all(np.isfinite(x), axis=tuple(range(-len(self.point_shape), 0)))
@@ -241,8 +238,9 @@ class Manifold(ABC):
                 # One record a decomposition cannot handle must not make the whole test raise
                 # (whether a release happens would then depend on it): test record by record.
                 batch = x.reshape((-1,) + self.point_shape)
-                return finite & np.array([self._belongs_or_false(point, rtol) for point in batch],
-                                         dtype=bool).reshape(finite.shape)
+                return finite & np.array([self._belongs_or_false(point, rtol) for point in batch], dtype=bool).reshape(
+                    finite.shape
+                )
 
     def _belongs_or_false(self, point: np.ndarray, rtol: float) -> bool:
         try:
@@ -268,19 +266,17 @@ class Manifold(ABC):
             Some point is off the manifold beyond the dtype-aware tolerance.
         """
         arr = check_finite_array(X, name, min_ndim=len(self.point_shape))
-        trailing = arr.shape[arr.ndim - len(self.point_shape):]
+        trailing = arr.shape[arr.ndim - len(self.point_shape) :]
         if trailing != self.point_shape:
             raise InvalidDataError(
-                f"{name} must have trailing shape {self.point_shape} for {self!r}, got shape "
-                f"{arr.shape}."
+                f"{name} must have trailing shape {self.point_shape} for {self!r}, got shape {arr.shape}."
             )
         ok = np.asarray(self.belongs(np.asarray(X)))
         if not np.all(ok):
             bad = np.argwhere(~ok)
             where = f" (first at batch index {tuple(int(i) for i in bad[0])})" if ok.ndim else ""
             raise NotOnManifoldError(
-                f"{int(np.count_nonzero(~ok))} point(s) of {name} are not on {self!r}"
-                f"{where}. {self._membership_hint}"
+                f"{int(np.count_nonzero(~ok))} point(s) of {name} are not on {self!r}{where}. {self._membership_hint}"
             )
         return self._check_batch_ndim(self._canonical(arr), name, batch_ndim)
 

@@ -65,9 +65,7 @@ def _curvature_bounds(bounds) -> tuple[float, float]:
     try:
         kappa_min, kappa_max = bounds
     except (TypeError, ValueError):
-        raise InvalidTypeError(
-            f"curvature_bounds must be a pair (kappa_min, kappa_max), got {bounds!r}."
-        ) from None
+        raise InvalidTypeError(f"curvature_bounds must be a pair (kappa_min, kappa_max), got {bounds!r}.") from None
     kappa_min, kappa_max = _real(kappa_min, "kappa_min"), _real(kappa_max, "kappa_max")
     if not (math.isfinite(kappa_min) and math.isfinite(kappa_max)):
         raise InvalidParameterError(
@@ -75,9 +73,7 @@ def _curvature_bounds(bounds) -> tuple[float, float]:
             "over the region of your data."
         )
     if kappa_min > kappa_max:
-        raise InvalidParameterError(
-            f"curvature_bounds must satisfy kappa_min <= kappa_max, got {bounds!r}: swap them."
-        )
+        raise InvalidParameterError(f"curvature_bounds must satisfy kappa_min <= kappa_max, got {bounds!r}: swap them.")
     return kappa_min, kappa_max
 
 
@@ -196,18 +192,16 @@ class GeomstatsSpace(Manifold):
     is_homogeneous = False
     is_flat = False
 
-    def __init__(self, space, *, curvature_bounds, injectivity_radius, base_point=None, n_checks: int = 32,
-                 check_radius=None):
+    def __init__(
+        self, space, *, curvature_bounds, injectivity_radius, base_point=None, n_checks: int = 32, check_radius=None
+    ):
         try:
             from geomstats.geometry.manifold import Manifold as GeomstatsManifold
         except ImportError as err:  # pragma: no cover - exercised only without geomstats
-            raise ImportError(
-                "from_geomstats needs geomstats: pip install 'geodp[geomstats]'."
-            ) from err
+            raise ImportError("from_geomstats needs geomstats: pip install 'geodp[geomstats]'.") from err
         if not isinstance(space, GeomstatsManifold):
             raise InvalidTypeError(
-                f"space must be a geomstats Manifold, got {type(space).__name__}; geodp spaces "
-                "need no wrapping."
+                f"space must be a geomstats Manifold, got {type(space).__name__}; geodp spaces need no wrapping."
             )
         metric = getattr(space, "metric", None)
         if metric is None:
@@ -229,8 +223,11 @@ class GeomstatsSpace(Manifold):
         self._length = self._length_scale()
         self.check_radius = _check_radius(check_radius, self.injectivity_radius, self._length)
         self._description = f"{type(space).__name__.lstrip('_')}(dim={self.dim}) with {type(metric).__name__}"
-        self.base_point = np.array(self.check_points(
-            self._default_base_point() if base_point is None else base_point, "base_point", batch_ndim=0))
+        self.base_point = np.array(
+            self.check_points(
+                self._default_base_point() if base_point is None else base_point, "base_point", batch_ndim=0
+            )
+        )
         self.base_point.flags.writeable = False
         self._projection = self._probe_projection()
         # Scale of random points: E|v|² = min(1, inj/8)² for the tangent v that is exponentiated.
@@ -273,7 +270,9 @@ class GeomstatsSpace(Manifold):
     def __eq__(self, other) -> bool:
         """The same geomstats object with the same declarations and base point (geomstats
         spaces have no value equality, so a pickled or deep-copied space compares unequal)."""
-        return type(other) is type(self) and other.geomstats_space is self.geomstats_space and other._key() == self._key()
+        return (
+            type(other) is type(self) and other.geomstats_space is self.geomstats_space and other._key() == self._key()
+        )
 
     def __hash__(self) -> int:
         return hash((id(self.geomstats_space), self._key()))
@@ -342,7 +341,9 @@ class GeomstatsSpace(Manifold):
         return self._call("dist", self._metric.dist, x, y, point_output=False)
 
     def _inner(self, x, u, v):
-        return self._call("inner_product", lambda x, u, v: self._metric.inner_product(u, v, x), x, u, v, point_output=False)
+        return self._call(
+            "inner_product", lambda x, u, v: self._metric.inner_product(u, v, x), x, u, v, point_output=False
+        )
 
     def _transport(self, x, y, v):
         """geomstats' parallel transport along the geodesic from ``x`` to ``y``.
@@ -360,7 +361,9 @@ class GeomstatsSpace(Manifold):
                 "functions that need one (geodesic regression, the tangent-bundle samplers) cannot "
                 "run on this space."
             )
-        return self._call("parallel_transport", lambda x, y, v: self._metric.parallel_transport(v, x, end_point=y), x, y, v)
+        return self._call(
+            "parallel_transport", lambda x, y, v: self._metric.parallel_transport(v, x, end_point=y), x, y, v
+        )
 
     def _belongs(self, x, rtol):
         """geomstats' ``belongs`` with absolute tolerance ``rtol`` (points of geomstats' spaces
@@ -410,7 +413,9 @@ class GeomstatsSpace(Manifold):
         ambient = math.prod(self.point_shape)
         units = np.eye(ambient).reshape((ambient,) + self.point_shape)
         to_tangent = self.geomstats_space.to_tangent
-        spanning = self._call("to_tangent", lambda v, x: to_tangent(v, x), units, x.reshape(batch + (1,) + self.point_shape))
+        spanning = self._call(
+            "to_tangent", lambda v, x: to_tangent(v, x), units, x.reshape(batch + (1,) + self.point_shape)
+        )
         gram = self._inner(
             x.reshape(batch + (1, 1) + self.point_shape),
             spanning.reshape(batch + (ambient, 1) + self.point_shape),
@@ -425,7 +430,9 @@ class GeomstatsSpace(Manifold):
         spanning, gram = self._spanning_gram(x)
         batch = gram.shape[:-2]
         w, u = np.linalg.eigh(gram)
-        coefficients = u[..., -self.dim:] / np.sqrt(np.maximum(w[..., -self.dim:], np.finfo(float).tiny))[..., None, :]
+        coefficients = (
+            u[..., -self.dim :] / np.sqrt(np.maximum(w[..., -self.dim :], np.finfo(float).tiny))[..., None, :]
+        )
         frame = np.einsum("...kj,...ka->...ja", coefficients, spanning.reshape(gram.shape))
         return frame.reshape(batch + (self.dim,) + self.point_shape)
 
@@ -513,12 +520,17 @@ class GeomstatsSpace(Manifold):
             try:
                 with np.errstate(all="ignore"):  # zeros projected onto a sphere: 0/0, skipped
                     point = candidate if projection is None else np.asarray(projection(candidate), dtype=np.float64)
-                    if point.shape == shape and np.all(np.isfinite(point)) and bool(np.all(self.geomstats_space.belongs(point))):
+                    if (
+                        point.shape == shape
+                        and np.all(np.isfinite(point))
+                        and bool(np.all(self.geomstats_space.belongs(point)))
+                    ):
                         return point
             except Exception:  # a projection that does not apply to this candidate
                 continue
         raise InvalidParameterError(
-            f"no default base point found for {self._description}: pass base_point, a public point of the space.")
+            f"no default base point found for {self._description}: pass base_point, a public point of the space."
+        )
 
     def _check_frame(self) -> None:
         """``to_tangent`` must span a space of dimension ``dim`` at the base point."""
@@ -535,7 +547,9 @@ class GeomstatsSpace(Manifold):
         run and preserve the norm along one seeded geodesic from the base point."""
         rng = np.random.default_rng(0)
         u, w = self._random_tangent(self.base_point, size=2, rng=rng)
-        end = self._exp(self.base_point, 0.5 * min(1.0, self.injectivity_radius / 4.0) * w / self._norm(self.base_point, w))
+        end = self._exp(
+            self.base_point, 0.5 * min(1.0, self.injectivity_radius / 4.0) * w / self._norm(self.base_point, w)
+        )
         try:
             moved = np.asarray(self._metric.parallel_transport(u, self.base_point, end_point=end), dtype=np.float64)
         except NotImplementedError:
@@ -559,7 +573,9 @@ class GeomstatsSpace(Manifold):
         ``check_radius · j/(n_checks − 1)``, ``j = 0, …, n_checks − 1``: the base point itself,
         points spread along radii, and points at the edge of the checked region."""
         radii = self.check_radius * np.linspace(0.0, 1.0, n_checks)
-        directions = self._random_unit_tangent(np.broadcast_to(self.base_point, (n_checks,) + self.point_shape), rng=rng)
+        directions = self._random_unit_tangent(
+            np.broadcast_to(self.base_point, (n_checks,) + self.point_shape), rng=rng
+        )
         k = len(self.point_shape)
         return self.project(self._exp(self.base_point, radii.reshape((-1,) + (1,) * k) * directions))
 
@@ -613,7 +629,11 @@ class GeomstatsSpace(Manifold):
             if error() <= 1.0:
                 return {"short_steps": "geomstats' exp"}
             self._detour_short_steps = True
-            failure = None if error() <= 1.0 else f"exp and log of {self._description} disagree, even along a longer geodesic."
+            failure = (
+                None
+                if error() <= 1.0
+                else f"exp and log of {self._description} disagree, even along a longer geodesic."
+            )
         except AssumptionError as err:  # geomstats raised at a short distance
             failure = str(err)
         if failure is not None:
@@ -622,7 +642,10 @@ class GeomstatsSpace(Manifold):
                 f"apart: {failure} The Karcher flow and the MH sampler take such steps, so a release "
                 "could fail or be inaccurate depending on the data: this space cannot be used."
             )
-        return {"short_steps": f"along a geodesic of length {_LONG_STEP * self._length:.3g} below {_SHORT_STEP * self._length:.3g}"}
+        return {
+            "short_steps": f"along a geodesic of length {_LONG_STEP * self._length:.3g} below "
+            "{_SHORT_STEP * self._length:.3g}"
+        }
 
     def _sectional_estimates(self, points, u, v) -> np.ndarray:
         """Estimated sectional curvature of the planes of orthonormal ``u, v`` (shape
@@ -693,11 +716,20 @@ class GeomstatsSpace(Manifold):
             "from the highest plane at each point)"
         )
         if not (np.all(np.isfinite(estimates)) and low >= kappa_min - tolerance and high <= kappa_max + tolerance):
-            outside = ~np.isfinite(estimates) | (estimates < kappa_min - tolerance) | (estimates > kappa_max + tolerance)
+            outside = (
+                ~np.isfinite(estimates) | (estimates < kappa_min - tolerance) | (estimates > kappa_max + tolerance)
+            )
             point, plane = np.unravel_index(np.argmax(outside), outside.shape)
             distance = self.check_radius * (point / (n - 1))
-            kind = ("a random plane" if plane == 0 else "a coordinate plane" if plane <= pairs.shape[1]
-                    else "a plane of the random basis" if plane <= pairs.shape[1] + n_random else "a searched plane")
+            kind = (
+                "a random plane"
+                if plane == 0
+                else "a coordinate plane"
+                if plane <= pairs.shape[1]
+                else "a plane of the random basis"
+                if plane <= pairs.shape[1] + n_random
+                else "a searched plane"
+            )
             raise AssumptionError(
                 f"the sectional curvature of {self._description}, estimated from geodesic "
                 f"triangles of side {step:.3g} on {planes} within geodesic distance "
@@ -727,13 +759,21 @@ class GeomstatsSpace(Manifold):
         rows = np.arange(n)
         flat = coordinates.reshape((n, dim, -1))
         # Coefficients of the starting planes in the orthonormal basis (rows: u and v).
-        starts = np.stack([np.nanargmin(np.where(np.isfinite(estimates), estimates, np.inf), axis=1),
-                           np.nanargmax(np.where(np.isfinite(estimates), estimates, -np.inf), axis=1)], axis=1)
+        starts = np.stack(
+            [
+                np.nanargmin(np.where(np.isfinite(estimates), estimates, np.inf), axis=1),
+                np.nanargmax(np.where(np.isfinite(estimates), estimates, -np.inf), axis=1),
+            ],
+            axis=1,
+        )
         best = np.empty((n, 2, 2, dim))  # (point, min/max, u/v, dim)
         for i, w in enumerate((u, v)):
             chosen = w[rows[:, None], starts].reshape((n, 2, 1, -1))
-            best[:, :, i] = self._inner(points.reshape((n, 1, 1) + self.point_shape), chosen.reshape((n, 2, 1) + self.point_shape),
-                                        coordinates[:, None])
+            best[:, :, i] = self._inner(
+                points.reshape((n, 1, 1) + self.point_shape),
+                chosen.reshape((n, 2, 1) + self.point_shape),
+                coordinates[:, None],
+            )
         best_value = estimates[rows[:, None], starts]  # (n, 2)
         sign = np.array([-1.0, 1.0])  # minimise, then maximise (argmax of sign·value)
         c = _SEARCH_CANDIDATES
@@ -784,8 +824,9 @@ class GeomstatsSpace(Manifold):
         return {"round_trip_lengths": tuple(lengths), "round_trip_error": worst}
 
 
-def from_geomstats(space, *, curvature_bounds, injectivity_radius, base_point=None, n_checks: int = 32,
-                   check_radius=None) -> GeomstatsSpace:
+def from_geomstats(
+    space, *, curvature_bounds, injectivity_radius, base_point=None, n_checks: int = 32, check_radius=None
+) -> GeomstatsSpace:
     """Wrap a geomstats space (with its metric) as a geodp space.
 
     ``exp``, ``log``, ``dist``, ``inner`` and parallel transport go through the geomstats metric,
@@ -796,8 +837,9 @@ def from_geomstats(space, *, curvature_bounds, injectivity_radius, base_point=No
 
     **A wrong declaration silently voids the privacy guarantee**: an understated κ_max gives a
     too small sensitivity (on a product of two unit spheres, declaring κ_max = 0.8 instead of 1
-    would about halve it at r = 0.7) and a too large admissible radius r* (0.878 instead of π/4). The checks below are evidence, not
-    proof: they can miss a plane or a region where the declaration fails, and a release whose
+    would about halve it at r = 0.7) and a too large admissible radius r* (0.878 instead of π/4).
+    The checks below are evidence, not proof: they can miss a plane or a region where the
+    declaration fails, and a release whose
     ball reaches beyond the checked region rests on your declaration alone.
 
     Parameters

@@ -189,7 +189,11 @@ class Hyperbolic(Manifold):
         self.volume_growth_rate = (self.dim - 1) / self.radius
 
     def __repr__(self) -> str:
-        return f"Hyperbolic({self.dim})" if self.curvature == -1.0 else f"Hyperbolic({self.dim}, curvature={self.curvature!r})"
+        return (
+            f"Hyperbolic({self.dim})"
+            if self.curvature == -1.0
+            else f"Hyperbolic({self.dim}, curvature={self.curvature!r})"
+        )
 
     @property
     def origin(self) -> np.ndarray:
@@ -258,9 +262,10 @@ class Hyperbolic(Manifold):
             if np.any(bad):
                 # c·a or sinh θ overflow: u = b/sinh θ − a/tanh θ, b/sinh θ = b'·exp(log m − log sinh θ)
                 log_sinh = theta + np.log1p(-np.exp(-2.0 * theta)) - math.log(2.0)
-                far = b_scaled * np.exp(np.log(m) - log_sinh)[..., None] - (m[..., None] * a_scaled) / np.tanh(
-                    np.where(theta > 0, theta, 1.0)
-                )[..., None]
+                far = (
+                    b_scaled * np.exp(np.log(m) - log_sinh)[..., None]
+                    - (m[..., None] * a_scaled) / np.tanh(np.where(theta > 0, theta, 1.0))[..., None]
+                )
                 u = np.where(bad[..., None], far, u)
         u = np.where((theta > 0)[..., None], u, 0.0)
         return m[..., None] * a_scaled, m[..., None] * b_scaled, theta, c, u

@@ -189,7 +189,9 @@ class KendallShape(Manifold):
         scale = np.maximum(np.max(np.abs(x), axis=_AXES), np.finfo(float).tiny)
         degenerate = ~(size > 1e-12 * scale)
         if np.any(degenerate):
-            where = f"; first at batch index {tuple(int(i) for i in np.argwhere(degenerate)[0])}" if degenerate.ndim else ""
+            where = (
+                f"; first at batch index {tuple(int(i) for i in np.argwhere(degenerate)[0])}" if degenerate.ndim else ""
+            )
             raise NotOnManifoldError(
                 f"{int(np.count_nonzero(degenerate))} configuration(s) are degenerate (all landmarks "
                 f"equal{where}): a shape needs at least two distinct landmarks."

@@ -49,8 +49,8 @@ def _weighted_eig_sum(weights, logw, u):
     m = max(1, _SLICE_VALUES // (k * k))
     total = np.zeros((k, k))
     for start in range(0, n, m):
-        rows = np.swapaxes(u[start:start + m], -1, -2).reshape(-1, k)
-        total += rows.T @ (rows * c[start:start + m].reshape(-1, 1))
+        rows = np.swapaxes(u[start : start + m], -1, -2).reshape(-1, k)
+        total += rows.T @ (rows * c[start : start + m].reshape(-1, 1))
     return total
 
 
@@ -518,6 +518,7 @@ class LogEuclideanSPD(SPD):
 
 
 # Coordinates of symmetric matrices (public helpers; R21 §5.1 and U23 §3 use them).
+
 
 def vecd(s) -> np.ndarray:
     """Isometric coordinates of symmetric matrices: ``[diag(s), √2·strict-upper(s)]``.

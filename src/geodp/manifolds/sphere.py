@@ -18,7 +18,6 @@ from geodp.validation import as_generator, check_positive
 __all__ = ["Sphere"]
 
 
-
 def _norms(x):
     """Euclidean norms over the last axis, without an ``x``-sized temporary."""
     return np.sqrt(np.einsum("...i,...i->...", x, x))

@@ -14,8 +14,15 @@ from geodp.manifolds.base import Manifold
 from geodp.secure import is_secure
 from geodp.validation import as_generator, check_delta, check_epsilon, check_positive
 
-__all__ = ["Guarantee", "Mechanism", "check_space", "combine_sum_parts", "exact_weighted_sum_parts", "require_flat",
-           "sampler_construction"]
+__all__ = [
+    "Guarantee",
+    "Mechanism",
+    "check_space",
+    "combine_sum_parts",
+    "exact_weighted_sum_parts",
+    "require_flat",
+    "sampler_construction",
+]
 
 ADJACENCY = "replace-one (n public)"
 FLOATING_POINT_SAMPLER = (
@@ -277,14 +284,19 @@ class Mechanism(ABC):
             return guarantee
         space = self._chart(value)
         if space is None:
-            return replace(guarantee, **sampler_construction(
-                rng, "no floating-point-safe construction is known on a curved space (the law has no exact lattice analogue)"))
+            return replace(
+                guarantee,
+                **sampler_construction(
+                    rng,
+                    "no floating-point-safe construction is known on a curved space (the law has no exact lattice "
+                    "analogue)",
+                ),
+            )
         return replace(guarantee, **self._grid_noise(space.dim).describe())
 
     def __repr__(self) -> str:
         return (
-            f"{type(self).__name__}(epsilon={self.epsilon!r}, delta={self.delta!r}, "
-            f"sensitivity={self.sensitivity!r})"
+            f"{type(self).__name__}(epsilon={self.epsilon!r}, delta={self.delta!r}, sensitivity={self.sensitivity!r})"
         )
 
 
@@ -324,14 +336,15 @@ def check_space(space) -> Manifold:
     return space
 
 
-
 def require_flat(space: Manifold, what: str) -> None:
     """Refuse a curved space where a flat chart is needed."""
     if not space.is_flat:
         raise InvalidParameterError(
             f"{what} is only available on flat spaces (Euclidean, SPD log-Euclidean) so far; "
             f"got {space!r}."
-            + (f" Use SPD({space.k}, metric='log-euclidean') (spec spd:{space.k}:log-euclidean)."
-               if getattr(space, "metric", None) == "affine" else "")
+            + (
+                f" Use SPD({space.k}, metric='log-euclidean') (spec spd:{space.k}:log-euclidean)."
+                if getattr(space, "metric", None) == "affine"
+                else ""
+            )
         )
-

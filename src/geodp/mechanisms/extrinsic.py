@@ -11,10 +11,8 @@ kept only for reproductions, behind ``as_published=True``.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -99,7 +97,9 @@ class ExtrinsicMeanMechanism(Mechanism):
         if isinstance(self.space, SPD) and not np.allclose(self.center, np.eye(self.space.k), atol=1e-12):
             raise InvalidParameterError("the extrinsic SPD bound r_E = e^r − 1 needs the ball centred at the identity.")
         super().__init__(
-            epsilon=epsilon, delta=0.0, sensitivity=extrinsic_mean_sensitivity(self.space, self.radius, self.n),
+            epsilon=epsilon,
+            delta=0.0,
+            sensitivity=extrinsic_mean_sensitivity(self.space, self.radius, self.n),
             delta_allows_zero=True,
         )
         self.as_published = bool(as_published)
@@ -161,9 +161,14 @@ class ExtrinsicMeanMechanism(Mechanism):
         floating-point safe (nor safe at all): it has no DP proof, whatever the sampler."""
         g = super().guarantee_for(rng, value)
         if self.as_published and g.floating_point_safe:
-            g = replace(g, floating_point_safe=False, construction=(
-                g.construction + "; but AS PUBLISHED the noise is calibrated to a sensitivity that does not bound "
-                "the privatised Fréchet mean: no DP proof, so not floating-point safe either"))
+            g = replace(
+                g,
+                floating_point_safe=False,
+                construction=(
+                    g.construction + "; but AS PUBLISHED the noise is calibrated to a sensitivity that does not bound "
+                    "the privatised Fréchet mean: no DP proof, so not floating-point safe either"
+                ),
+            )
         return g
 
     def randomise(self, value, rng=None, size=None):

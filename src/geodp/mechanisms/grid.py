@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from fractions import Fraction
+from functools import lru_cache
 from math import isqrt
 
 import numpy as np
@@ -59,13 +59,13 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     >>> round(zcdp_delta(0.01, 1.0), 12) < 1e-10
     True
     """
+
     def log_delta(u):  # α = 1 + e^u
         alpha = 1.0 + math.exp(u)
         return (alpha - 1.0) * (alpha * rho - epsilon) - u + alpha * math.log1p(-1.0 / alpha)
 
     guess = math.log(max(epsilon / (2.0 * rho), 1e-9))  # α − 1 ≈ ε/(2ρ) near the optimum
-    best = minimize_scalar(log_delta, bounds=(guess - 20.0, guess + 20.0), method="bounded",
-                           options={"xatol": 1e-10})
+    best = minimize_scalar(log_delta, bounds=(guess - 20.0, guess + 20.0), method="bounded", options={"xatol": 1e-10})
     return min(1.0, math.exp(min(best.fun, log_delta(guess))))
 
 
@@ -197,7 +197,8 @@ class GridLaplace(_GridNoise):
                 f"secure mode, floating-point safe: chart coordinates rounded to the public grid g = {self.grid!r} "
                 "(2^k ≤ (Δ/ε)·2^-10), coordinate-wise exact discrete Laplace calibrated to the ℓ1 sensitivity after "
                 f"rounding; the grid adds d·g = {rounding:.3g} to the ℓ1 sensitivity ({share:.2%} of the noise); "
-                "the ℓ2 law has no exact lattice sampler, so the noise is about √(2d/(d+1)) times the ℓ2 Laplace's in norm"
+                "the ℓ2 law has no exact lattice sampler, so the noise is about √(2d/(d+1)) times the ℓ2 Laplace's "
+                "in norm"
             ),
         )
 

@@ -6,10 +6,9 @@ import numpy as np
 
 from geodp.calibration import laplace_scale
 from geodp.distributions.ball_polar import has_exact_ball_proposal
-from geodp.distributions.kng import KNGDistribution, gradient_norm_bounds, kng_route
-from geodp.distributions.laplace import RiemannianLaplace
-from geodp.distributions.laplace import ACCEPTANCE_FLOOR
 from geodp.distributions.base import check_private_points
+from geodp.distributions.kng import KNGDistribution, gradient_norm_bounds, kng_route
+from geodp.distributions.laplace import ACCEPTANCE_FLOOR, RiemannianLaplace
 from geodp.errors import AssumptionError, InvalidDataError, InvalidParameterError
 from geodp.manifolds.euclidean import Euclidean
 from geodp.mechanisms.base import Guarantee, Mechanism, check_space, combine_sum_parts, exact_weighted_sum_parts
@@ -17,7 +16,6 @@ from geodp.mechanisms.grid import GridLaplace
 from geodp.sensitivity import check_radius
 
 __all__ = ["KNGMechanism"]
-
 
 
 class KNGMechanism(Mechanism):
@@ -96,8 +94,9 @@ class KNGMechanism(Mechanism):
 
     def distribution(self, data) -> KNGDistribution:
         """The KNG law of the dataset ``data`` (shape ``(n, *point_shape)``, inside the ball)."""
-        return KNGDistribution(self.space, data, self._scale, center=self.center, radius=self.radius,
-                               sampler=self.sampler)
+        return KNGDistribution(
+            self.space, data, self._scale, center=self.center, radius=self.radius, sampler=self.sampler
+        )
 
     def _chart(self, value=None):
         return self.space if self.space.is_flat else None
@@ -159,10 +158,16 @@ class KNGMechanism(Mechanism):
         else:
             rule = "σ = 2Δ/ε: the KNG normaliser depends on the data (docs/math.md §4; S22 §2.4.2 used Δ/ε)"
             if self._use_mcmc:
-                sampler = f"MH restricted to the ball (public acceptance bound {self.acceptance_bound:.1e} below {ACCEPTANCE_FLOOR}, or requested)"
+                sampler = (
+                    f"MH restricted to the ball (public acceptance bound {self.acceptance_bound:.1e} below "
+                    f"{ACCEPTANCE_FLOOR}, or requested)"
+                )
             elif self._route == "cap":
-                directions = ("the exact in-ball directions" if has_exact_ball_proposal(self.space, self.radius)
-                              else "the direction caps of the largest curvature (draws outside the ball rejected)")
+                directions = (
+                    "the exact in-ball directions"
+                    if has_exact_ball_proposal(self.space, self.radius)
+                    else "the direction caps of the largest curvature (draws outside the ball rejected)"
+                )
                 sampler = (
                     f"rejection from the Laplace with scale σ/h at the mean, drawn in polar coordinates from "
                     f"{directions}; public acceptance bound {self.acceptance_bound:.3g}"
@@ -189,6 +194,8 @@ class KNGMechanism(Mechanism):
             space=repr(self.space),
             sampler=sampler,
             exact=self.exact,
-            support="the whole space (flat)" if flat else f"geodesic ball of radius {self.radius!r} around the public center",
+            support="the whole space (flat)"
+            if flat
+            else f"geodesic ball of radius {self.radius!r} around the public center",
             assumptions=assumptions,
         )

@@ -95,7 +95,8 @@ class LaplaceMechanism(Mechanism):
         if self.truncated:
             self._scale_rule = f"σ = 2Δ/ε: truncated to the public ball (R21 Thm 3) because {'; '.join(reasons)}"
             self._facts = (
-                "law truncated to the public ball: normalisable; the normaliser depends on the footpoint, paid by the factor 2",
+                "law truncated to the public ball: normalisable; the normaliser depends on the footpoint, paid by "
+                "the factor 2",
                 "released value (the footpoint) checked to lie in the ball",
             )
         else:
@@ -139,7 +140,9 @@ class LaplaceMechanism(Mechanism):
     @property
     def guarantee(self) -> Guarantee:
         """The ε-DP record of one release."""
-        support = f"geodesic ball of radius {self.radius!r} around the public center" if self.truncated else "the whole space"
+        support = (
+            f"geodesic ball of radius {self.radius!r} around the public center" if self.truncated else "the whole space"
+        )
         return Guarantee(
             mechanism="Riemannian Laplace (R21 Def. 3)",
             epsilon=self.epsilon,
@@ -153,5 +156,9 @@ class LaplaceMechanism(Mechanism):
             exact=self._probe.exact,
             support=support,
             assumptions=self._facts
-            + (() if self._probe.exact else ("MCMC sampler: DP holds only approximately (the chain has not exactly converged)",)),
+            + (
+                ()
+                if self._probe.exact
+                else ("MCMC sampler: DP holds only approximately (the chain has not exactly converged)",)
+            ),
         )

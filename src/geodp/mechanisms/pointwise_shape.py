@@ -136,12 +136,15 @@ class PointwiseShapeLaplace:
             mean = aligned.mean(axis=0)
         else:
             clipped, _ = self.space.clip_to_ball(X, self.center, self.radius)
-            aligned = np.clip(self.space.align(self.center, clipped), self.center - self.ranges, self.center + self.ranges)
+            aligned = np.clip(
+                self.space.align(self.center, clipped), self.center - self.ranges, self.center + self.ranges
+            )
             ranges, mean = self.ranges, aligned.mean(axis=0)
         shape = () if size is None else ((size,) if np.isscalar(size) else tuple(size))
         if is_secure(rng) and not self.as_published:
-            columns = [noise.release(m[None], rng, shape)[..., 0]
-                       for noise, m in zip(self._grid_noises(n), mean.ravel())]
+            columns = [
+                noise.release(m[None], rng, shape)[..., 0] for noise, m in zip(self._grid_noises(n), mean.ravel())
+            ]
             noisy = np.stack(columns, axis=-1).reshape(shape + self.space.point_shape)
         else:
             scale = np.maximum(self._budget_scale(ranges, n), np.finfo(float).tiny)
@@ -168,11 +171,16 @@ class PointwiseShapeLaplace:
             widest = max(noises, key=lambda noise: noise.scale)
             fields = {**widest.describe(), "support": "R^(2k) on per-coordinate grids, projected to a preshape"}
             fields["grid"] = min(noise.grid for noise in noises)  # every coordinate's grid is a multiple of it
-            fields["scale_rule"] = "per coordinate, budget ε/(2k) (rounded down): " + fields["scale_rule"] + " (largest shown)"
+            fields["scale_rule"] = (
+                "per coordinate, budget ε/(2k) (rounded down): " + fields["scale_rule"] + " (largest shown)"
+            )
         else:
-            fields |= dict(scale=float(np.max(self.scale(n))),
-                           scale_rule="σ_j = (2·range_j/n)/(ε/2k) per coordinate (largest shown)",
-                           sampler="exact: scalar Laplace per coordinate", support="R^(2k), projected to a preshape")
+            fields |= dict(
+                scale=float(np.max(self.scale(n))),
+                scale_rule="σ_j = (2·range_j/n)/(ε/2k) per coordinate (largest shown)",
+                sampler="exact: scalar Laplace per coordinate",
+                support="R^(2k), projected to a preshape",
+            )
         return Guarantee(
             mechanism="point-wise shape Laplace (S22 §2.5.2)" + (" (as published)" if self.as_published else ""),
             epsilon=self.epsilon,

@@ -106,7 +106,6 @@ class TangentGaussianMechanism(Mechanism):
         space = self._space_for(value)
         return TangentGaussian(space, check_private_points(space, value, "value"), self._sigma)
 
-
     @property
     def guarantee(self) -> Guarantee:
         """The (ε, δ)-DP record of one release."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-
 import warnings
 
 import numpy as np
@@ -19,11 +18,12 @@ from geodp.errors import (
     NumericalWarning,
     PrivacyLeakWarning,
 )
-from geodp.frechet import _InMemoryRecords, _is_dask, _mean_of_records, convexity_bound, karcher_iteration_budget
+from geodp.frechet import _mean_of_records, convexity_bound, karcher_iteration_budget
 from geodp.manifolds.base import Manifold
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMechanism
 from geodp.mechanisms.base import combine_sum_parts, exact_weighted_sum_parts
 from geodp.models.report import CuratorDiagnostics, PrivacyReport
+from geodp.records import DaskRecords, InMemoryRecords, is_dask
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity, max_radius
 from geodp.validation import as_generator, check_delta, check_epsilon
 
@@ -31,7 +31,15 @@ __all__ = ["PrivateFrechetMean"]
 
 _MECHANISMS = ("laplace", "tangent-gaussian", "kng")
 _ON_INVALID = ("raise", "center")
-_FITTED = ("mean_", "mean_coordinates_", "n_samples_", "sensitivity_", "mechanism_", "privacy_report_", "curator_diagnostics_")
+_FITTED = (
+    "mean_",
+    "mean_coordinates_",
+    "n_samples_",
+    "sensitivity_",
+    "mechanism_",
+    "privacy_report_",
+    "curator_diagnostics_",
+)
 # Warnings about public choices only (the sampler, a data-independent configuration): these reach
 # the caller. Every other warning raised while the private data are processed is withheld and
 # kept in the curator diagnostics.
@@ -161,7 +169,9 @@ class PrivateFrechetMean(BaseEstimator):
 
     def _build_mechanism(self, sensitivity: float, center, radius: float):
         if self.mechanism == "laplace":
-            return LaplaceMechanism(self.space, epsilon=self.epsilon, sensitivity=sensitivity, center=center, radius=radius)
+            return LaplaceMechanism(
+                self.space, epsilon=self.epsilon, sensitivity=sensitivity, center=center, radius=radius
+            )
         if self.mechanism == "kng":
             return KNGMechanism(self.space, epsilon=self.epsilon, sensitivity=sensitivity, center=center, radius=radius)
         return TangentGaussianMechanism(
@@ -233,8 +243,8 @@ class PrivateFrechetMean(BaseEstimator):
             raise InvalidTypeError(f"accountant must be a BudgetAccountant, got {type(self.accountant).__name__}.")
         center = space.check_points(self.center, "center", batch_ndim=0)
         radius = check_radius(space, self.radius)
-        data = X if _is_dask(X) else space._dataset_array(X, "X")
-        if _is_dask(data) and self.mechanism == "kng":  # public refusals come before the charge
+        data = X if is_dask(X) else space._dataset_array(X, "X")
+        if is_dask(data) and self.mechanism == "kng":  # public refusals come before the charge
             raise InvalidParameterError("mechanism='kng' needs the records in memory; pass a numpy array.")
         rng = as_generator(self.random_state)
 
@@ -306,15 +316,15 @@ class PrivateFrechetMean(BaseEstimator):
         prepare = functools.partial(_prepared_records, space, center, radius, coordinates=flat)
         refusal = False if self.on_invalid == "center" else _INVALID_MESSAGE.format(space=space)
         info = None
-        if _is_dask(data):  # validated, clipped and averaged chunk by chunk, in every pass
-            from geodp.dask_support import DaskRecords
-
+        if is_dask(data):  # validated, clipped and averaged chunk by chunk, in every pass
             records = DaskRecords(space, data, prepare=prepare, refuse_invalid=refusal)
         else:
             clipped, (n_invalid, n_clipped) = prepare(data)
             if n_invalid and refusal:
                 raise NotOnManifoldError(refusal)
-            records = None if (self.mechanism == "kng" and not flat) else _InMemoryRecords(space, clipped, validated=True)
+            records = (
+                None if (self.mechanism == "kng" and not flat) else InMemoryRecords(space, clipped, validated=True)
+            )
         if flat:  # the records are clipped chart coordinates: their mean, exactly summed
             private_input = _chart_mean(records)
         elif records is None:  # KNG privatises the whole objective, not the mean
@@ -326,7 +336,7 @@ class PrivateFrechetMean(BaseEstimator):
             # computed one a hair outside, where a truncated law would refuse it. Pull it in by
             # at most a relative 1e-6, never to the centre (a statistic must not jump).
             private_input = space._clip_to_ball(mean[None], center, radius, last_resort="keep")[0][0]
-        if _is_dask(data):
+        if is_dask(data):
             n_invalid, n_clipped = records.counts
         if flat:
             release = mechanism.randomise_chart(private_input, rng=rng)
@@ -345,7 +355,9 @@ class PrivateFrechetMean(BaseEstimator):
         )
         return release, diagnostics
 
-    def _report(self, mechanism, center, radius: float, requested_delta: float, bound_value: float, margin: float) -> PrivacyReport:
+    def _report(
+        self, mechanism, center, radius: float, requested_delta: float, bound_value: float, margin: float
+    ) -> PrivacyReport:
         g = mechanism.guarantee_for(self.random_state)  # secure mode: the construction that ran
         domain = (
             f"public geodesic ball of radius {radius!r} around the given center (to_dict()['center']); records "
@@ -363,13 +375,23 @@ class PrivateFrechetMean(BaseEstimator):
             f"data domain : {domain}",
             f"bound       : Δ = {bound}",
         ]
-        extra = [f"radius {radius:.6g} < r* = {max_radius(self.space):.6g} (Assumption 1); records clipped into the ball"]
+        extra = [
+            f"radius {radius:.6g} < r* = {max_radius(self.space):.6g} (Assumption 1); records clipped into the ball"
+        ]
         if self.mechanism != "tangent-gaussian" and requested_delta > 0:
-            extra.append(f"delta={requested_delta!r} was passed, but the {self.mechanism} mechanism is pure ε-DP: delta = 0.0")
+            extra.append(
+                f"delta={requested_delta!r} was passed, but the {self.mechanism} mechanism is pure ε-DP: delta = 0.0"
+            )
         if self.project_to_ball:
-            extra.append("the release is projected onto the public ball (post-processing)" + (
-                f"; the projection, applied after the grid step, moves a release outside the ball off the grid "
-                f"{g.grid!r}: only a release inside the ball is a multiple of it" if g.grid is not None else ""))
+            extra.append(
+                "the release is projected onto the public ball (post-processing)"
+                + (
+                    f"; the projection, applied after the grid step, moves a release outside the ball off the grid "
+                    f"{g.grid!r}: only a release inside the ball is a multiple of it"
+                    if g.grid is not None
+                    else ""
+                )
+            )
         text = (
             "geodp privacy report: PrivateFrechetMean (publishable: nothing in it is computed from "
             "the private data)\n" + g.render(details, extra)
@@ -398,7 +420,9 @@ def _represents_release(space, point, release) -> bool:
         if not space.is_flat:
             return True
         back = space.to_coordinates(point)
-    return bool(np.all(np.isfinite(back))) and float(np.linalg.norm(back - release)) <= 1e-6 * (1.0 + float(np.linalg.norm(release)))
+    return bool(np.all(np.isfinite(back))) and float(np.linalg.norm(back - release)) <= 1e-6 * (
+        1.0 + float(np.linalg.norm(release))
+    )
 
 
 def release_sensitivity(space, radius, n, mechanism):
@@ -495,7 +519,7 @@ def flat_statistic(space, X, *, center, radius) -> np.ndarray:
     center = space.check_points(center, "center", batch_ndim=0)
     radius = check_radius(space, radius)
     clipped, _ = _prepared_records(space, center, radius, space._dataset_array(X, "X"), coordinates=True)
-    return _chart_mean(_InMemoryRecords(space, clipped, validated=True))
+    return _chart_mean(InMemoryRecords(space, clipped, validated=True))
 
 
 def _project_coordinates(release, c0, radius):

@@ -359,7 +359,9 @@ class PrivateGeodesicRegression(BaseEstimator):
         self.n_samples_ = n
         self.sensitivity_ = sensitivity
         self.curator_diagnostics_ = RegressionDiagnostics(**diagnostics, warnings=tuple(withheld))
-        self.privacy_report_ = self._report(epsilon, center, radius, lower, upper, velocity, tau, largest, scale, exact, sampler)
+        self.privacy_report_ = self._report(
+            epsilon, center, radius, lower, upper, velocity, tau, largest, scale, exact, sampler
+        )
         return self
 
     def predict(self, X):
@@ -385,7 +387,9 @@ class PrivateGeodesicRegression(BaseEstimator):
         return geodesic_predict(self.space, self.intercept_, coef, x_arr - self.x_center_)
 
     # -------------------------------------------------------------------- private part
-    def _private_release(self, space, x_arr, data, center, radius, lower, upper, velocity, tau, sensitivity, scale, gradient_bound, rng):
+    def _private_release(
+        self, space, x_arr, data, center, radius, lower, upper, velocity, tau, sensitivity, scale, gradient_bound, rng
+    ):
         """Everything that touches the private records (``gradient_bound`` is None off the exact
         flat route)."""
         invalid = space.invalid_records(data) | ~np.all(np.isfinite(x_arr), axis=1)
@@ -413,8 +417,18 @@ class PrivateGeodesicRegression(BaseEstimator):
         Y, was_clipped = space._clip_to_ball(points, center, radius * (1.0 - 1e-12))
         if self.as_published:
             xs = (clipped_x - lower) / (upper - lower)  # K25: covariates in [0, 1]
-            p, v, info = _published_release(space, xs, Y, center, radius, velocity, tau * (1.0 - 1e-12),
-                                            sensitivity, check_epsilon(self.epsilon) / 2.0, rng)
+            p, v, info = _published_release(
+                space,
+                xs,
+                Y,
+                center,
+                radius,
+                velocity,
+                tau * (1.0 - 1e-12),
+                sensitivity,
+                check_epsilon(self.epsilon) / 2.0,
+                rng,
+            )
         else:
             xs = (clipped_x - lower) / (upper - lower) - 0.5
             if gradient_bound is not None:
@@ -437,8 +451,9 @@ class PrivateGeodesicRegression(BaseEstimator):
     def _mcmc_release(self, space, xs, Y, center, radius, velocity, tau, scale, rng):
         if space.is_flat:  # the chart is an isometry: run the chain on its coordinates (fast)
             chart = Euclidean(space.dim)
-            result = _mcmc_draws(chart, xs, space.to_coordinates(Y), space.to_coordinates(center),
-                                 radius, velocity, tau, scale, rng)
+            result = _mcmc_draws(
+                chart, xs, space.to_coordinates(Y), space.to_coordinates(center), radius, velocity, tau, scale, rng
+            )
             a, theta_v = TangentBundle(chart, xs.shape[1]).split(result.samples[0, 0])
             p, v = _from_chart(space, a, theta_v)
         else:
@@ -450,12 +465,16 @@ class PrivateGeodesicRegression(BaseEstimator):
     # ---------------------------------------------------------------------------- report
     def _sampler_text(self, route, scale):
         if self.as_published:
-            return (f"K25's two-stage random-walk MH (footpoint, then velocity), started at the "
-                    f"non-private fit; burn-in {_BURN_IN // 2}, {_THINNING} further steps per stage")
+            return (
+                f"K25's two-stage random-walk MH (footpoint, then velocity), started at the "
+                f"non-private fit; burn-in {_BURN_IN // 2}, {_THINNING} further steps per stage"
+            )
         if route is not None:
             return f"the gradient is affine in (p, v) on this flat space: {route.sampler}"
-        return (f"Metropolis–Hastings on (p, v), proposal p' = Exp(p, ξ), v' = Γ(v + ζ), started at "
-                f"the public (center, 0); burn-in {_BURN_IN}, then {_THINNING} steps")
+        return (
+            f"Metropolis–Hastings on (p, v), proposal p' = Exp(p, ξ), v' = Γ(v + ζ), started at "
+            f"the public (center, 0); burn-in {_BURN_IN}, then {_THINNING} steps"
+        )
 
     def _report(self, epsilon, center, radius, lower, upper, velocity, tau, largest, scale, exact, sampler):
         s = self.sensitivity_
@@ -465,28 +484,43 @@ class PrivateGeodesicRegression(BaseEstimator):
             rule = f"σ_p = Δ_p/(ε/2) (shown), σ_v = Δ_v/(ε/2) = {s.velocity / half!r} (K25 App. A)"
             bound = f"K25 Thm 3.4 / D.1 as published: Δ_p = {s.footpoint:.6g}, Δ_v = {s.velocity:.6g} (unsound)"
             scale_value = s.footpoint / half
-            header = ("geodp privacy report: PrivateGeodesicRegression, as_published=True — NOT "
-                      "DIFFERENTIALLY PRIVATE AT THE STATED ε (K25's release, for reproductions only)")
+            header = (
+                "geodp privacy report: PrivateGeodesicRegression, as_published=True — NOT "
+                "DIFFERENTIALLY PRIVATE AT THE STATED ε (K25's release, for reproductions only)"
+            )
         else:
             mechanism = "K-norm gradient, joint on (footpoint, velocity)"
             rule = "σ = 2Δ/ε (the KNG normaliser depends on the data)"
-            bound = (f"Δ = √(Δ_p² + Δ_v²) with Δ_p = {s.footpoint:.6g}, Δ_v = {s.velocity:.6g} "
-                     "(docs/math.md §9: adjoint Jacobi fields, residuals clipped to τ)")
+            bound = (
+                f"Δ = √(Δ_p² + Δ_v²) with Δ_p = {s.footpoint:.6g}, Δ_v = {s.velocity:.6g} "
+                "(docs/math.md §9: adjoint Jacobi fields, residuals clipped to τ)"
+            )
             scale_value = scale
-            header = ("geodp privacy report: PrivateGeodesicRegression (publishable: nothing in it is "
-                      "computed from the private data)")
+            header = (
+                "geodp privacy report: PrivateGeodesicRegression (publishable: nothing in it is "
+                "computed from the private data)"
+            )
         guarantee = Guarantee(
-            mechanism=mechanism, epsilon=epsilon, delta=0.0, sensitivity=s.joint,
-            metric="norm of the gradient field (∇_p E, ∇_v E)", scale=scale_value, scale_rule=rule,
-            space=repr(self.space), sampler=sampler, exact=exact,
+            mechanism=mechanism,
+            epsilon=epsilon,
+            delta=0.0,
+            sensitivity=s.joint,
+            metric="norm of the gradient field (∇_p E, ∇_v E)",
+            scale=scale_value,
+            scale_rule=rule,
+            space=repr(self.space),
+            sampler=sampler,
+            exact=exact,
             **sampler_construction(self.random_state, "the regression's KNG law has no exact lattice sampler in geodp"),
             support=f"footpoint in the public ball of radius {radius:.6g} around the center; ‖v‖ ≤ {velocity:.6g}",
         )
         x_range = ", ".join(f"[{lo:.6g}, {hi:.6g}]" for lo, hi in zip(lower, upper))
         assumptions = [
             f"radius {radius:.6g} < r* = {max_radius(self.space):.6g}; responses clipped into the ball",
-            f"covariates clipped into x_bounds {x_range} and mapped to {'[0, 1]' if self.as_published else '[-1/2, 1/2]'}",
-            f"residuals clipped to τ = {tau:.6g}" + (" (no residual on the support exceeds it)" if tau >= largest else ""),
+            f"covariates clipped into x_bounds {x_range} and mapped to "
+            f"{'[0, 1]' if self.as_published else '[-1/2, 1/2]'}",
+            f"residuals clipped to τ = {tau:.6g}"
+            + (" (no residual on the support exceeds it)" if tau >= largest else ""),
             f"velocity bound V = {velocity:.6g}",
         ]
         if self.residual_bound is not None and float(self.residual_bound) > largest:
@@ -496,8 +530,10 @@ class PrivateGeodesicRegression(BaseEstimator):
             )
         if not exact:
             affine = self.space.is_flat and tau >= largest and not self.as_published
-            assumptions.append(f"the sampler is or may finish by MCMC, so DP holds only approximately: "
-                               f"{_mcmc_reason(self.space, self.as_published, affine)}")
+            assumptions.append(
+                f"the sampler is or may finish by MCMC, so DP holds only approximately: "
+                f"{_mcmc_reason(self.space, self.as_published, affine)}"
+            )
         details = [
             f"n           : {self.n_samples_} records (public)",
             "data domain : covariates in x_bounds, responses in the public ball around the center "
@@ -560,17 +596,22 @@ def _recentring(space, center):
             dot = np.sum(ws * a_s, axis=-1, keepdims=True)
             return np.concatenate([a[0] * w0 + dot, ws + a_s * w0 + a_s * (dot / (1.0 + a[0]))], axis=-1)
 
-        return (lambda Y: space.project(boost(Y, -1.0)),
-                lambda p, v: (space.project(boost(p, 1.0)), boost(v, 1.0)),
-                space.origin)
+        return (
+            lambda Y: space.project(boost(Y, -1.0)),
+            lambda p, v: (space.project(boost(p, 1.0)), boost(v, 1.0)),
+            space.origin,
+        )
     if isinstance(space, SPD) and not space.is_flat:
         root, inverse_root = sqrtm_and_invsqrtm(center)
+
         def symmetric(a):
             return 0.5 * (a + np.swapaxes(a, -1, -2))
 
-        return (lambda Y: symmetric(congruence(inverse_root, Y)),
-                lambda p, v: (symmetric(congruence(root, p)), symmetric(congruence(root, v))),
-                np.eye(space.k))
+        return (
+            lambda Y: symmetric(congruence(inverse_root, Y)),
+            lambda p, v: (symmetric(congruence(root, p)), symmetric(congruence(root, v))),
+            np.eye(space.k),
+        )
     return (lambda Y: Y), (lambda p, v: (p, v)), center
 
 
@@ -587,14 +628,17 @@ def _mcmc_reason(space, as_published, affine=False) -> str:
     if as_published:
         return "K25's two-stage release is reproduced with its own random-walk sampler."
     if affine:
-        return ("the exact sampler's acceptance is proven for every dataset only at small n·ε, so it "
-                "runs within a public proposal cap and a fixed-length MH chain finishes the draw if "
-                "that cap is reached (whether it is depends on the data).")
+        return (
+            "the exact sampler's acceptance is proven for every dataset only at small n·ε, so it "
+            "runs within a public proposal cap and a fixed-length MH chain finishes the draw if "
+            "that cap is reached (whether it is depends on the data)."
+        )
     if space.is_flat:
-        return ("residual_bound is below the largest residual on the support, so residuals are "
-                "clipped and the gradient is not affine; leave residual_bound=None for the exact sampler.")
-    return ("on a curved space the gradient field is not affine in (p, v) and no exact sampler "
-            "of this law is known.")
+        return (
+            "residual_bound is below the largest residual on the support, so residuals are "
+            "clipped and the gradient is not affine; leave residual_bound=None for the exact sampler."
+        )
+    return "on a curved space the gradient field is not affine in (p, v) and no exact sampler of this law is known."
 
 
 def _check_bounds(x_bounds):
@@ -659,8 +703,14 @@ def _published_release(space, xs, Y, center, radius, velocity, tau, sensitivity,
         return np.where(np.asarray(space._dist(center, p)) <= radius, value, -np.inf)
 
     first = random_walk_metropolis(
-        space, stage_one, p_hat[None], burn_in=_BURN_IN // 2, thinning=_THINNING,
-        step_size=min(0.5 * radius, sigma_p * space.dim), rng=rng, progress=True,
+        space,
+        stage_one,
+        p_hat[None],
+        burn_in=_BURN_IN // 2,
+        thinning=_THINNING,
+        step_size=min(0.5 * radius, sigma_p * space.dim),
+        rng=rng,
+        progress=True,
     )
     p = first.samples[0, 0]
     bundle = TangentBundle(space, m, footpoint_step=0.0)
@@ -673,17 +723,29 @@ def _published_release(space, xs, Y, center, radius, velocity, tau, sensitivity,
 
     v_start = space._transport(np.expand_dims(p_hat, axis), np.expand_dims(p, axis), v_hat)
     second = random_walk_metropolis(
-        bundle, stage_two, bundle.stack(p, v_start)[None], burn_in=_BURN_IN // 2, thinning=_THINNING,
-        step_size=max(sigma_v * bundle.dim, 1e-8), rng=rng, progress=True,
+        bundle,
+        stage_two,
+        bundle.stack(p, v_start)[None],
+        burn_in=_BURN_IN // 2,
+        thinning=_THINNING,
+        step_size=max(sigma_v * bundle.dim, 1e-8),
+        rng=rng,
+        progress=True,
     )
     _, v = bundle.split(second.samples[0, 0])
     # Report the geodesic at the centre of the covariate range, like the sound release.
     mid = space._exp(p, 0.5 * v.sum(axis=0))
     v_mid = space._transport(np.expand_dims(p, axis), np.expand_dims(mid, axis), v)
-    return mid, v_mid, {
-        "solver_iterations": info.n_iter, "solver_grad_norm": info.grad_norm, "solver_converged": info.converged,
-        "acceptance": 0.5 * (first.diagnostics.acceptance_rate + second.diagnostics.acceptance_rate),
-    }
+    return (
+        mid,
+        v_mid,
+        {
+            "solver_iterations": info.n_iter,
+            "solver_grad_norm": info.grad_norm,
+            "solver_converged": info.converged,
+            "acceptance": 0.5 * (first.diagnostics.acceptance_rate + second.diagnostics.acceptance_rate),
+        },
+    )
 
 
 def _mcmc_draws(space, xs, Y, center, radius, velocity, tau, scale, rng, n_chains=1):
@@ -704,8 +766,15 @@ def _mcmc_draws(space, xs, Y, center, radius, velocity, tau, scale, rng, n_chain
     start = bundle.stack(center, np.zeros((m,) + tuple(space.point_shape)))
     step = min(0.5 * radius, max(scale * bundle.dim, 1e-8 * radius))
     return random_walk_metropolis(
-        bundle, log_density, np.repeat(start[None], n_chains, axis=0), burn_in=_BURN_IN, thinning=_THINNING,
-        step_size=step, in_support=in_support, rng=rng, progress=True,
+        bundle,
+        log_density,
+        np.repeat(start[None], n_chains, axis=0),
+        burn_in=_BURN_IN,
+        thinning=_THINNING,
+        step_size=step,
+        in_support=in_support,
+        rng=rng,
+        progress=True,
     )
 
 
@@ -728,8 +797,12 @@ def _exact_flat_release(space, xs, Y, center, radius, velocity, scale, gradient_
     in_domain = _BallPairDomain(radius, velocity, m + 1, coords.shape[1])
     law = AffineKNG(gram, target, scale, in_domain=in_domain, gradient_bound=gradient_bound)
     if law.singular:  # curator-only: whether the design is singular depends on the data
-        warnings.warn("the design is singular (a covariate is constant on these data): the release "
-                      "was sampled by the singular-design proposals", NumericalWarning, stacklevel=2)
+        warnings.warn(
+            "the design is singular (a covariate is constant on these data): the release "
+            "was sampled by the singular-design proposals",
+            NumericalWarning,
+            stacklevel=2,
+        )
     theta = law.sample(rng=rng)
     p, v = _from_chart(space, theta[0] + c0, theta[1:])
     return p, v, {"acceptance": law.acceptance_rate, "fell_back": law.fell_back}

@@ -145,8 +145,18 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, *, epsilon=1.0, bounds_X=None, bounds_y=None, fit_intercept=True, copy_X=True,
-                 on_invalid="raise", accountant=None, random_state=None):
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        bounds_X=None,
+        bounds_y=None,
+        fit_intercept=True,
+        copy_X=True,
+        on_invalid="raise",
+        accountant=None,
+        random_state=None,
+    ):
         self.epsilon = epsilon
         self.on_invalid = on_invalid
         self.bounds_X = bounds_X
@@ -226,7 +236,9 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 "with X.reshape(-1, 1) for a single covariate."
             )
         if y.ndim not in (1, 2) or y.shape[0] != X.shape[0]:
-            raise InvalidDataError(f"y must have shape (n,) or (n, n_targets) with n = {X.shape[0]}, got shape {y.shape}.")
+            raise InvalidDataError(
+                f"y must have shape (n,) or (n, n_targets) with n = {X.shape[0]}, got shape {y.shape}."
+            )
         n, m = X.shape
         d = 1 if y.ndim == 1 else y.shape[1]
         if m < 1:
@@ -249,8 +261,9 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 PrivacyLeakWarning,
                 stacklevel=2,
             )
-        public = _normalisation(*(bounds_X or (np.zeros(m), np.ones(m))), *(bounds_y or (np.zeros(d), np.ones(d))),
-                                self.fit_intercept)
+        public = _normalisation(
+            *(bounds_X or (np.zeros(m), np.ones(m))), *(bounds_y or (np.zeros(d), np.ones(d))), self.fit_intercept
+        )
         sensitivity = 2.0 * public["x_norm_max"] * float(np.linalg.norm(public["tau"])) / n
         route = affine_kng_route(2.0 * sensitivity / epsilon, _gradient_bound(public))
         if not route.exact:
@@ -271,8 +284,11 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             warnings.simplefilter("always")
             result = self._private_release(X, y, bounds_X, bounds_y, epsilon, rng)
         theta, bounds_X, bounds_y, facts, diagnostics = result
-        withheld = tuple(f"{w.category.__name__}: {w.message}" for w in caught
-                         if not issubclass(w.category, ApproximateSamplerWarning))  # said before the charge
+        withheld = tuple(
+            f"{w.category.__name__}: {w.message}"
+            for w in caught
+            if not issubclass(w.category, ApproximateSamplerWarning)
+        )  # said before the charge
 
         coef, intercept = facts["to_original"](theta)
         if y.ndim == 1:
@@ -289,8 +305,9 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         y = y.reshape(len(X), -1)
         invalid = ~(np.all(np.isfinite(X), axis=1) & np.all(np.isfinite(y), axis=1))
         if np.any(invalid) and self.on_invalid == "raise":  # one text, whichever holds it
-            raise InvalidDataError("X or y holds NaN, infinite or non-numeric values; remove or impute them, "
-                                   "or pass on_invalid='center'.")
+            raise InvalidDataError(
+                "X or y holds NaN, infinite or non-numeric values; remove or impute them, or pass on_invalid='center'."
+            )
         n = len(X)
         if bounds_X is None:
             bounds_X = _data_bounds(X[~invalid], "X")
@@ -315,8 +332,12 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         target = design.T @ response / n
         law = AffineKNG(gram, target, scale, in_domain=facts["in_domain"], gradient_bound=_gradient_bound(facts))
         if law.singular:  # curator-only: whether the design is singular depends on the data
-            warnings.warn("the design is singular (a covariate is constant on these data): the "
-                          "release was sampled by the singular-design proposals", NumericalWarning, stacklevel=2)
+            warnings.warn(
+                "the design is singular (a covariate is constant on these data): the "
+                "release was sampled by the singular-design proposals",
+                NumericalWarning,
+                stacklevel=2,
+            )
         theta = law.sample(rng=rng)
         facts |= {"sensitivity": sensitivity, "scale": scale, "sampler": law.sampler, "exact": law.exact}
         diagnostics = dict(
@@ -352,7 +373,9 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             space=f"R^({q}×{d}) (coefficients{' and intercept' if self.fit_intercept else ''})",
             sampler=facts["sampler"],
             exact=facts["exact"],
-            **sampler_construction(self.random_state, "the KNG law of the least-squares gradient has no exact lattice sampler in geodp"),
+            **sampler_construction(
+                self.random_state, "the KNG law of the least-squares gradient has no exact lattice sampler in geodp"
+            ),
             support=(
                 "public polytope: every prediction over the public box of X lies in the response "
                 f"bounds widened by the factor {DOMAIN_FACTOR!r} about their midpoint"

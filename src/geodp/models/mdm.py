@@ -21,8 +21,7 @@ from geodp.validation import as_generator
 __all__ = ["PrivateMDM"]
 
 _ADJACENCY = (
-    "replace-one: one record's point is replaced, its label kept; n, the labels and the class "
-    "counts are public"
+    "replace-one: one record's point is replaced, its label kept; n, the labels and the class counts are public"
 )
 _COMPOSITION = (
     "parallel: every record is in exactly one class and each class mean is computed from the "
@@ -316,7 +315,8 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             unknown = found[~np.isin(found, classes)]
             if unknown.size:
                 raise InvalidDataError(
-                    f"y holds labels that are not in classes: {unknown.tolist()}. Add them to classes or drop their records."
+                    f"y holds labels that are not in classes: {unknown.tolist()}. Add them to classes or drop their "
+                    "records."
                 )
             empty = classes[~np.isin(classes, found)]
             if empty.size:
@@ -381,8 +381,12 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             "per class   : each mean released at (epsilon, delta) from its own records:",
         ]
         # Facts shared by every class are said once; the others per class.
-        facts = {"bound": "sensitivity_bound", "scale rule": "scale_rule", "sampler": "sampler",
-                 "fp-safe": "construction"}
+        facts = {
+            "bound": "sensitivity_bound",
+            "scale rule": "scale_rule",
+            "sampler": "sampler",
+            "fp-safe": "construction",
+        }
         shared = {name: key for name, key in facts.items() if len({entry[key] for entry in per_class}) == 1}
         for entry in per_class:
             lines.append(
@@ -459,7 +463,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         numpy.ndarray, shape (n, n_classes)
             Rows sum to 1; columns in the order of ``classes_``.
         """
-        return softmax(-self.transform(X) ** 2, axis=1)
+        return softmax(-(self.transform(X) ** 2), axis=1)
 
     def fit_predict(self, X, y, sample_weight=None):
         """Fit, then predict the classes of ``X``.

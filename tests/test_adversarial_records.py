@@ -192,3 +192,29 @@ _ORDINARY_REPORT = str(
     .fit(np.zeros((12, 2)))
     .privacy_report_
 )
+
+
+@pytest.mark.parametrize("odd", ["x", 1j, [0.5], b"1"], ids=repr)
+def test_a_list_with_one_odd_entry_releases_like_its_neighbour(odd):
+    """Audit: numpy picks a list's dtype from its entries, so one text, complex or nested entry made
+    the whole list text, complex or ragged and fit refused it before the charge (a neighbour with
+    a float released). Lists are read entry by entry now: only that record is invalid."""
+    import warnings
+
+    rows = [[float(a), float(b)] for a, b in np.random.default_rng(3).uniform(-0.5, 0.5, (20, 2))]
+    odd_rows = [list(r) for r in rows]
+    odd_rows[4][1] = odd
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reports = [
+            str(
+                PrivateFrechetMean(
+                    Euclidean(2), epsilon=1.0, center=np.zeros(2), radius=1.0, on_invalid="center", random_state=0
+                )
+                .fit(data)
+                .privacy_report_
+            )
+            for data in (rows, odd_rows)
+        ]
+    assert reports[0] == reports[1]
+    assert np.isnan(as_real_array(odd_rows, "X")[4, 1])

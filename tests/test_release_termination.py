@@ -200,3 +200,52 @@ def test_a_domain_without_a_center_still_raises_the_typed_error_for_direct_use()
         warnings.simplefilter("ignore", ApproximateSamplerWarning)
         with pytest.raises(ProposalBudgetExhaustedError, match="no public center"):
             law.sample(rng=0)
+
+
+@pytest.mark.parametrize("side", [-1, 1])
+def test_both_regressions_switch_route_at_the_documented_n_epsilon(side):
+    """G/σ = n·ε/4 for least squares and flat geodesic regression, so both are exact exactly up
+    to proven_n_epsilon() (36.1, the number docs/regression.md and the guide give)."""
+    from geodp.distributions.affine_kng import proven_n_epsilon
+
+    n = 40
+    epsilon = proven_n_epsilon() / n * (1 + side * 1e-3)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (n, 2))
+    y = X.sum(axis=1) / 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        linear = PrivateLinearRegression(epsilon=epsilon, bounds_X=(0, 1), bounds_y=(0, 1), random_state=0).fit(X, y)
+        geodesic = PrivateGeodesicRegression(
+            Euclidean(1), epsilon=epsilon, center=[0.5], radius=0.5, x_bounds=(0, 1), random_state=0
+        ).fit(X[:, 0], y[:, None])
+    exact = side < 0
+    assert linear.privacy_report_.to_dict()["exact"] is exact
+    assert geodesic.privacy_report_.to_dict()["exact"] is exact
+    assert sum(issubclass(w.category, ApproximateSamplerWarning) for w in caught) == (0 if exact else 2)
+    assert ("exact       : yes" in str(linear.privacy_report_)) is exact
+
+
+def test_tiny_designs_release_where_the_anchor_solver_underflows():
+    """Audit: with no intercept and every covariate at 1e-100 (or 1e-140), the anchor's solver
+    underflowed and the hyperbolic envelope's GIG sampler failed after the charge, while the
+    neighbour with one covariate at 1 released. Both release now."""
+    for tiny in (1e-100, 1e-140, 1e-300):
+        X, y = np.full((10, 1), tiny), np.full(10, 0.5)
+        neighbour = X.copy()
+        neighbour[0] = 1.0
+        for data in (X, neighbour):
+            accountant = BudgetAccountant(1.0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ApproximateSamplerWarning)
+                model = PrivateLinearRegression(
+                    epsilon=1.0,
+                    bounds_X=(-1, 1),
+                    bounds_y=(-1, 1),
+                    fit_intercept=False,
+                    on_invalid="center",
+                    accountant=accountant,
+                    random_state=0,
+                )
+                model.fit(data, y)
+            assert np.all(np.isfinite(model.coef_)) and accountant.total_spent[0] == 1.0

@@ -177,8 +177,10 @@ def as_real_array(X, name: str) -> np.ndarray:
     An object array (a pandas object or nullable column, lists holding None, huge ints, …) is
     mapped entry by entry with :func:`finite_real_or_nan`, so a bad entry makes only its own
     record invalid; other real dtypes are cast with numpy's floating-point warnings silenced
-    (a longdouble beyond float64 becomes inf: invalid too). Errors concern the whole container
-    only (sparse, ragged, complex, non-numeric dtype), and quote no value.
+    (a longdouble beyond float64 becomes inf: invalid too). A list or other non-array container
+    whose entries numpy cannot hold as real numbers (one text, complex or nested entry) is read
+    entry by entry the same way. Errors concern the whole container only (sparse input, records of
+    different lengths, an array whose own dtype is complex or not numeric), and quote no value.
 
     Raises
     ------
@@ -198,8 +200,15 @@ def as_real_array(X, name: str) -> np.ndarray:
         warnings.simplefilter("ignore")
         try:
             arr = np.asarray(X)
-        except (TypeError, ValueError, ArithmeticError):  # ragged lists and the like; the text may quote values
-            raise InvalidDataError(f"{name} could not be converted to an array of equal-sized records.") from None
+        except (TypeError, ValueError, ArithmeticError):  # a list with one odd entry (a nested list)
+            arr = None
+        if not isinstance(X, np.ndarray) and (arr is None or not _real_numeric(arr.dtype)):
+            # numpy chose the container's dtype from the entries (one "x", 1j or [0.5] in a list makes
+            # the whole list text, complex or ragged): take the entries one by one instead
+            try:
+                arr = np.asarray(X, dtype=object)
+            except (TypeError, ValueError, ArithmeticError):  # records of different lengths
+                raise InvalidDataError(f"{name} could not be converted to an array of equal-sized records.") from None
         if arr.dtype == object:
             arr = np.vectorize(finite_real_or_nan, otypes=[np.float64])(arr) if arr.size else arr.astype(np.float64)
         if np.iscomplexobj(arr):
@@ -207,6 +216,12 @@ def as_real_array(X, name: str) -> np.ndarray:
         if not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):
             raise InvalidTypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}.")
         return arr.astype(np.float64)
+
+
+def _real_numeric(dtype) -> bool:
+    return (np.issubdtype(dtype, np.number) or np.issubdtype(dtype, np.bool_)) and not np.issubdtype(
+        dtype, np.complexfloating
+    )
 
 
 def check_real_dtype(dtype, name: str) -> None:

@@ -62,7 +62,15 @@ from geodp.errors import (
 from geodp.manifolds.euclidean import Euclidean
 from geodp.validation import as_generator, check_positive
 
-__all__ = ["AffineKNG", "AffineKNGRoute", "CrossPolytopeDomain", "MAX_PROPOSALS", "affine_kng_route"]
+__all__ = [
+    "AffineKNG",
+    "AffineKNGRoute",
+    "CrossPolytopeDomain",
+    "MAX_PROPOSALS",
+    "affine_kng_route",
+    "approximate_route_notice",
+    "proven_n_epsilon",
+]
 
 #: A Gram matrix whose condition number exceeds this is refused as singular: the solve would
 #: lose more than ~4 of float64's 16 digits, and the design does not identify the parameters.
@@ -76,6 +84,8 @@ MAX_PROPOSALS = 10_000_000
 # Most proposal kinds a race holds (Laplace or range-kernel, hyperbolic envelope, uniform): the
 # uniform proposal gets at least 1/_RACE_KINDS of the proposals.
 _RACE_KINDS = 3
+# Smallest rate κ/σ of the hyperbolic envelope's GIG mixing law that scipy samples reliably.
+_GIG_MIN_RATE = 1e-90
 # The Metropolis–Hastings chain that finishes a draw the capped race did not (public settings).
 FALLBACK_BURN_IN = 3_000
 FALLBACK_THINNING = 500
@@ -326,6 +336,35 @@ class CrossPolytopeDomain:
         return self.project(out)
 
 
+def proven_n_epsilon(max_proposals: int | None = None) -> float:
+    """Largest n·ε at which one least-squares release (linear, or geodesic on a flat space) is
+    proven exact within the public cap: their gradient bound and scale give ``G/σ = n·ε/4``, and
+    :func:`affine_kng_route` is exact while ``3·402·exp(G/σ) ≤ max_proposals``.
+
+    Examples
+    --------
+    >>> round(proven_n_epsilon(), 1)          # with the default cap of 10⁷ proposals
+    36.1
+    """
+    cap = MAX_PROPOSALS if max_proposals is None else max_proposals
+    return 4.0 * math.log(cap / (_RACE_KINDS * 402))
+
+
+def approximate_route_notice(n_epsilon: float, route: AffineKNGRoute) -> str:
+    """The :class:`~geodp.errors.ApproximateSamplerWarning` of a least-squares release whose
+    route is not proven exact (public: n, ε and the cap only)."""
+    return (
+        f"This release may finish by Metropolis–Hastings: its exact sampler is proven to end within "
+        f"the public cap of {route.max_proposals:,} proposals only for "
+        f"n·ε <= {proven_n_epsilon(route.max_proposals):.1f} "
+        f"(here n·ε = {n_epsilon:.6g}); past the cap, a Metropolis–Hastings chain of "
+        f"{FALLBACK_BURN_IN + FALLBACK_THINNING:,} steps finishes the draw, so DP holds only approximately "
+        "and the report says exact: no. On ordinary data the exact race finishes well within the cap "
+        "(curator_diagnostics_.sampler_fell_back says whether it did; never publish it). See docs/guide.md, "
+        "'Nothing fails after the charge'."
+    )
+
+
 class AffineKNG(Distribution):
     """KNG law of an affine gradient field, ``∝ exp(−‖Aθ − B‖_F / σ)`` on a public convex domain.
 
@@ -436,6 +475,7 @@ class AffineKNG(Distribution):
         self.in_domain = in_domain
         self.acceptance_rate = None
         self.fell_back = None
+        self.chain_diagnostics = None  # MCMCDiagnostics of the last fallback chain (curator-only)
         self._best_inside = None  # (objective, θ) of the best proposal inside the domain, curator-only
         first = self.route(1)
         self.exact, self.sampler = first.exact, first.sampler
@@ -566,7 +606,7 @@ class AffineKNG(Distribution):
             dual = (support - float(np.sum(residual * self.target))) / rho
             lower = max(kappa, dual * (1.0 - 1e-9) if dual > 0 else 0.0)
 
-        if kappa > 0:
+        if kappa / sigma > _GIG_MIN_RATE:  # scipy's GIG generator fails below (audit: b < 1e-105)
 
             def hyperbolic(m, rng):
                 w = kappa * sigma * stats.geninvgauss.rvs((k + 1) / 2.0, kappa / sigma, size=m, random_state=rng)
@@ -588,8 +628,12 @@ class AffineKNG(Distribution):
             return proposals
         proposals = [self._laplace_proposal]
         if isinstance(self.in_domain, CrossPolytopeDomain) and need > 0:
-            proposals += self._structured_proposals()
-        elif self._samplable:
+            try:  # optional helpers: their construction must never decide whether a release happens
+                with np.errstate(all="ignore"):
+                    return proposals + self._structured_proposals()
+            except (ArithmeticError, ValueError, RuntimeError, IndexError, np.linalg.LinAlgError):
+                pass  # (audit: tiny designs underflowed the anchor's solver) the plain race below
+        if self._samplable:
             proposals.append(self._uniform_proposal)
         return proposals
 
@@ -670,6 +714,7 @@ class AffineKNG(Distribution):
             step_size=1.0 / math.sqrt(k),
             rng=rng,
         )
+        self.chain_diagnostics = chains.diagnostics
         return to_theta(chains.samples[0])
 
     def log_density(self, theta):

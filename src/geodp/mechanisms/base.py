@@ -123,6 +123,12 @@ class Guarantee:
             f"noise scale : {self.scale:.6g}  [{self.scale_rule}]",
             f"support     : {self.support}",
             f"sampler     : {self.sampler}",
+            "exact       : "
+            + (
+                "yes (the release is drawn from the mechanism's law)"
+                if self.exact
+                else "no: MCMC draws (or may draw) the release, so the guarantee above holds only approximately"
+            ),
             f"fp-safe     : {'yes' if self.floating_point_safe else 'no'}: {self.construction}",
             "assumptions checked:",
         ]

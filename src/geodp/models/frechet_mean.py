@@ -346,12 +346,13 @@ class PrivateFrechetMean(BaseEstimator):
             release = mechanism.randomise(private_input, rng=rng)
             if self.project_to_ball:
                 release = space._clip_to_ball(release[None], center, radius)[0][0]
+        closed_form = info is None and self.mechanism != "kng"  # the chart mean of a flat space
         diagnostics = dict(
             n_clipped=int(n_clipped),
             n_invalid=int(n_invalid),
-            mean_iterations=None if info is None else info.n_iter,
-            mean_grad_norm=None if info is None else info.grad_norm,
-            mean_converged=None if info is None else info.converged,
+            mean_iterations=0 if closed_form else None if info is None else info.n_iter,
+            mean_grad_norm=0.0 if closed_form else None if info is None else info.grad_norm,
+            mean_converged=True if closed_form else None if info is None else info.converged,
         )
         return release, diagnostics
 

@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from geodp.accountant import BudgetAccountant
-from geodp.distributions.affine_kng import AffineKNG, affine_kng_route
+from geodp.distributions.affine_kng import AffineKNG, affine_kng_route, approximate_route_notice
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.tangent_bundle import TangentBundle
 from geodp.errors import (
@@ -324,12 +324,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         exact = affine and route.exact
         sampler = self._sampler_text(route, scale)
         if affine and not exact:
-            warnings.warn(
-                f"This release may finish by Metropolis–Hastings: {_mcmc_reason(space, False, True)} "
-                "DP then holds only approximately (the report says exact=False).",
-                ApproximateSamplerWarning,
-                stacklevel=2,
-            )
+            warnings.warn(approximate_route_notice(n * epsilon, route), ApproximateSamplerWarning, stacklevel=2)
         elif not exact:
             warnings.warn(
                 f"This release samples by Metropolis–Hastings ({sampler}): DP then holds only "
@@ -805,7 +800,8 @@ def _exact_flat_release(space, xs, Y, center, radius, velocity, scale, gradient_
         )
     theta = law.sample(rng=rng)
     p, v = _from_chart(space, theta[0] + c0, theta[1:])
-    return p, v, {"acceptance": law.acceptance_rate, "fell_back": law.fell_back}
+    ess = law.chain_diagnostics.effective_sample_size if law.fell_back else None
+    return p, v, {"acceptance": law.acceptance_rate, "fell_back": law.fell_back, "ess": ess}
 
 
 class _BallPairDomain:

@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import NotFittedError
 
 from geodp.accountant import BudgetAccountant
-from geodp.distributions.affine_kng import AffineKNG, CrossPolytopeDomain, affine_kng_route
+from geodp.distributions.affine_kng import AffineKNG, CrossPolytopeDomain, affine_kng_route, approximate_route_notice
 from geodp.errors import (
     ApproximateSamplerWarning,
     InvalidDataError,
@@ -267,14 +267,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         sensitivity = 2.0 * public["x_norm_max"] * float(np.linalg.norm(public["tau"])) / n
         route = affine_kng_route(2.0 * sensitivity / epsilon, _gradient_bound(public))
         if not route.exact:
-            warnings.warn(
-                f"This release may finish by Metropolis–Hastings: the exact sampler is proven to end "
-                f"within its public cap only at small n·ε (here n·ε = {n * epsilon:.6g}), so past "
-                f"{route.max_proposals:,} proposals an MH chain of fixed length finishes the draw "
-                "and DP holds only approximately (the report says exact=False).",
-                ApproximateSamplerWarning,
-                stacklevel=2,
-            )
+            warnings.warn(approximate_route_notice(n * epsilon, route), ApproximateSamplerWarning, stacklevel=2)
         if self.accountant is not None:
             # Charged before the data are touched: an error raised by the data does not refund it.
             self.accountant.spend(epsilon, 0.0)
@@ -290,7 +283,8 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             if not issubclass(w.category, ApproximateSamplerWarning)
         )  # said before the charge
 
-        coef, intercept = facts["to_original"](theta)
+        with np.errstate(all="ignore"):  # extreme public bounds may overflow: the release says so by itself
+            coef, intercept = facts["to_original"](theta)
         if y.ndim == 1:
             coef, intercept = coef[0], float(intercept[0])
         self.coef_, self.intercept_ = coef, intercept
@@ -347,7 +341,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             solver_grad_norm=None,
             solver_converged=None,
             sampler_acceptance=law.acceptance_rate,
-            sampler_ess=None,
+            sampler_ess=law.chain_diagnostics.effective_sample_size if law.fell_back else None,
             sampler_fell_back=law.fell_back,
         )
         return theta, bounds_X, bounds_y, facts, diagnostics
@@ -480,7 +474,8 @@ def _check_bounds(bounds, width: int, name: str):
     if not np.all(lower < upper):
         bad = int(np.flatnonzero(~(lower < upper))[0])
         raise InvalidParameterError(
-            f"{name} needs lower < upper in every column; column {bad} has lower={lower[bad]!r}, upper={upper[bad]!r}."
+            f"{name} needs lower < upper in every column; column {bad} has lower={float(lower[bad])!r}, "
+            f"upper={float(upper[bad])!r}."
         )
     return lower, upper
 

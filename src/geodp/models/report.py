@@ -172,12 +172,15 @@ class RegressionDiagnostics(_CuratorFacts):
                 f"solver: {self.solver_iterations} iterations, gradient norm {self.solver_grad_norm:.3g}, "
                 f"converged: {self.solver_converged}"
             )
-        if self.sampler_acceptance is not None:
+        if self.sampler_fell_back:
+            lines.append(
+                f"the exact race did not finish within its public cap (acceptance {self.sampler_acceptance:.3g}): "
+                "the fixed-length MH chain drew the release"
+            )
+        elif self.sampler_acceptance is not None:
             lines.append(f"sampler acceptance rate: {self.sampler_acceptance:.3g}")
         if self.sampler_ess is not None:
             lines.append(f"MH effective sample size: {self.sampler_ess:.1f}")
-        if self.sampler_fell_back:
-            lines.append("the capped exact race did not finish: the fixed-length MH chain drew the release")
         lines += [f"warning withheld from the caller: {w}" for w in self.warnings]
         return "\n".join(lines)
 

@@ -36,8 +36,8 @@ from geodp.audit.exact_loss import (
 )
 from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.manifolds import Euclidean, Manifold
-from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMechanism
-from geodp.sensitivity import check_radius
+from geodp.mechanisms import TangentGaussianMechanism
+from geodp.sensitivity import check_radius, frechet_mean_sensitivity
 from geodp.validation import as_generator, check_delta, check_epsilon, check_sample_size
 
 __all__ = ["EpsilonAudit", "EventBound", "MECHANISMS", "MUTANTS", "audit_epsilon", "clopper_pearson_epsilon"]
@@ -270,21 +270,19 @@ class _Pair:
 
 
 def _mechanism(space, mechanism, epsilon, delta, n, radius, center):
-    """The mechanism of ``PrivateFrechetMean`` for n records in the ball, built from the public
-    ``n`` without writing records out: the estimator's own sensitivity (the bound of
-    :func:`~geodp.sensitivity.frechet_mean_sensitivity` plus its solver margin ``2·tol/μ``) and its
-    own ``_build_mechanism``, through :func:`~geodp.models.frechet_mean.release_sensitivity`.
+    """The mechanism of ``PrivateFrechetMean`` for n records in the ball, read from its public
+    :meth:`~geodp.models.PrivateFrechetMean.plan` (the estimator's own sensitivity: the bound of
+    :func:`~geodp.sensitivity.frechet_mean_sensitivity` plus its solver margin ``2·tol/μ``).
     ``tests/test_audit_epsilon.py`` checks it against ``fit(X).mechanism_``."""
-    from geodp.models.frechet_mean import PrivateFrechetMean, release_sensitivity
+    from geodp.models import PrivateFrechetMean
 
     model = PrivateFrechetMean(space, epsilon=epsilon, delta=delta, center=center, radius=radius, mechanism=mechanism)
-    bound, margin, _ = release_sensitivity(space, radius, n, mechanism)
-    _check_resolved(space, center, radius, n, bound)
-    with np.errstate(all="ignore"):  # public computations, as in fit
-        mech = model._build_mechanism(bound + margin, center, radius)
-    if not mech.guarantee.exact:
+    shape_only = np.broadcast_to(center, (n, *space.point_shape))  # the plan reads the shape only
+    plan = model.plan(shape_only)
+    _check_resolved(space, center, radius, n, frechet_mean_sensitivity(space, radius, n, mechanism=mechanism))
+    if not plan.exact:
         raise AssumptionError(_MCMC_REFUSAL)
-    return mech
+    return plan.mechanism
 
 
 def _check_resolved(space, center, radius, n, separation):
@@ -309,27 +307,10 @@ _MCMC_REFUSAL = (
 
 
 def _rebuilt(mech, space, center, factor):
-    """The same mechanism class on ``space`` (the original, or the isometric chart of a flat one)
-    with ``factor`` times the sensitivity, hence ``factor`` times the noise scale."""
-    sensitivity = mech.sensitivity * factor
-    if isinstance(mech, LaplaceMechanism):
-        ball = {"center": center, "radius": mech.radius} if mech.truncated else {}
-        rebuilt = LaplaceMechanism(
-            space, epsilon=mech.epsilon, sensitivity=sensitivity, truncate=mech.truncated, **ball
-        )
-    elif isinstance(mech, KNGMechanism):
-        rebuilt = KNGMechanism(
-            space,
-            epsilon=mech.epsilon,
-            sensitivity=sensitivity,
-            center=center,
-            radius=mech.radius,
-            sampler=mech.sampler,
-        )
-    else:
-        rebuilt = TangentGaussianMechanism(
-            epsilon=mech.epsilon, delta=mech.delta, sensitivity=sensitivity, calibration=mech.calibration, space=space
-        )
+    """The same mechanism on ``space`` (the original, or the isometric chart of a flat one) with
+    ``factor`` times the sensitivity, hence ``factor`` times the noise scale (its public
+    ``rescaled``)."""
+    rebuilt = mech.rescaled(factor, space=space, center=center)
     if not math.isclose(rebuilt.scale, mech.scale * factor, rel_tol=1e-6):  # pragma: no cover
         raise AssertionError("the rebuilt mechanism does not have the intended scale")
     return rebuilt

@@ -87,6 +87,28 @@ class KNGMechanism(Mechanism):
                 "Use sampler='auto' to accept an approximate (MH) release, or a smaller radius or a larger epsilon."
             )
 
+    def rescaled(self, factor: float, *, space=None, center=None) -> KNGMechanism:
+        """The same mechanism with ``factor`` times the sensitivity (so ``factor`` times the noise
+        scale), on ``space`` with the public ball at ``center`` if given (the isometric chart of a
+        flat space): the audit's mutants and chart copies.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from geodp.manifolds import Euclidean
+        >>> mech = KNGMechanism(Euclidean(2), epsilon=1.0, sensitivity=0.3, center=np.zeros(2), radius=1.0)
+        >>> round(mech.rescaled(2.0).scale / mech.scale, 12)
+        2.0
+        """
+        return KNGMechanism(
+            self.space if space is None else space,
+            epsilon=self.epsilon,
+            sensitivity=self.sensitivity * factor,
+            center=self.center if center is None else center,
+            radius=self.radius,
+            sampler=self.sampler,
+        )
+
     @property
     def scale(self) -> float:
         """σ (2Δ/ε; Δ/ε on flat spaces)."""

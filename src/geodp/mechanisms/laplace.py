@@ -110,6 +110,28 @@ class LaplaceMechanism(Mechanism):
         probe = self.center if has_ball else self.space.random_point(rng=0)
         self._probe = self.distribution(probe)
 
+    def rescaled(self, factor: float, *, space=None, center=None) -> LaplaceMechanism:
+        """The same mechanism with ``factor`` times the sensitivity (so ``factor`` times the noise
+        scale), on ``space`` with the public ball at ``center`` if given (the isometric chart of a
+        flat space): the audit's mutants and chart copies.
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Euclidean
+        >>> LaplaceMechanism(Euclidean(2), epsilon=1.0, sensitivity=0.3).rescaled(0.5).scale
+        0.15
+        """
+        ball = {}
+        if self.truncated:
+            ball = {"center": self.center if center is None else center, "radius": self.radius}
+        return LaplaceMechanism(
+            self.space if space is None else space,
+            epsilon=self.epsilon,
+            sensitivity=self.sensitivity * factor,
+            truncate=self.truncated,
+            **ball,
+        )
+
     @property
     def scale(self) -> float:
         """σ (Δ/ε, or 2Δ/ε when truncated)."""

@@ -67,6 +67,25 @@ class TangentGaussianMechanism(Mechanism):
         self.space = space
         self._sigma = gaussian_sigma(self.epsilon, self.delta, self.sensitivity, method=calibration)
 
+    def rescaled(self, factor: float, *, space=None, center=None) -> TangentGaussianMechanism:
+        """The same mechanism with ``factor`` times the sensitivity (so ``factor`` times the noise
+        scale), on ``space`` with the public ball at ``center`` if given (the isometric chart of a
+        flat space): the audit's mutants and chart copies.
+
+        Examples
+        --------
+        >>> mech = TangentGaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=0.3)
+        >>> round(mech.rescaled(0.5).scale / mech.scale, 12)
+        0.5
+        """
+        return TangentGaussianMechanism(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            sensitivity=self.sensitivity * factor,
+            calibration=self.calibration,
+            space=self.space if space is None else space,
+        )
+
     @property
     def scale(self) -> float:
         """σ, the standard deviation per log-Euclidean coordinate."""

@@ -16,7 +16,6 @@ from geodp.errors import (
     InvalidTypeError,
     NotOnManifoldError,
     NumericalWarning,
-    PrivacyLeakWarning,
 )
 from geodp.frechet import _mean_of_records, convexity_bound, karcher_iteration_budget
 from geodp.manifolds.base import Manifold
@@ -24,6 +23,7 @@ from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMech
 from geodp.mechanisms.base import combine_sum_parts, exact_weighted_sum_parts
 from geodp.models.report import CuratorDiagnostics, PrivacyReport
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
+from geodp.release import ReleasePlan, execute
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity, max_radius
 from geodp.validation import as_generator, check_delta, check_epsilon
 
@@ -40,10 +40,6 @@ _FITTED = (
     "privacy_report_",
     "curator_diagnostics_",
 )
-# Warnings about public choices only (the sampler, a data-independent configuration): these reach
-# the caller. Every other warning raised while the private data are processed is withheld and
-# kept in the curator diagnostics.
-_PUBLIC_WARNINGS = (ApproximateSamplerWarning, PrivacyLeakWarning)
 # Karcher-flow tolerance of private fits, relative to max(1, radius).
 _MEAN_TOL = 1e-10
 
@@ -223,9 +219,62 @@ class PrivateFrechetMean(BaseEstimator):
             Before sampling, when the release falls back to MCMC (decided from public
             quantities: space, scale, ball).
         """
+        data = self._public_input(X)
+        plan = self._plan(data)
+        facts = plan.facts
+        rng = as_generator(self.random_state)
+        release, withheld = execute(
+            plan,
+            self.accountant,
+            lambda: self._private_release(
+                self.space, data, facts["center"], facts["radius"], facts["tol"], plan.mechanism, rng
+            ),
+        )
+        self._finish(release, plan, withheld)
+        return self
+
+    def plan(self, X, y=None) -> ReleasePlan:
+        """What :meth:`fit` will do on ``X``, without reading a record: the mechanism and its
+        sampler route, ε and δ to charge, the sensitivity and the publishable report.
+
+        Parameters
+        ----------
+        X : array_like or dask.array.Array, shape (n, *space.point_shape)
+            Only its type, shape and dtype are read.
+        y : ignored
+
+        Returns
+        -------
+        ReleasePlan
+
+        Raises
+        ------
+        InvalidParameterError, InvalidTypeError, AssumptionError, InvalidDataError
+            As :meth:`fit` does before charging.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from geodp.manifolds import SPD
+        >>> plan = PrivateFrechetMean(SPD(3), epsilon=0.5, center=np.eye(3), radius=1.0).plan(np.zeros((50, 3, 3)))
+        >>> plan.epsilon, plan.exact, round(plan.sensitivity, 4)
+        (0.5, True, 0.04)
+        """
+        return self._plan(self._public_input(X))
+
+    def _public_input(self, X):
+        """``X`` as the release will read it (a Dask array stays lazy); its shape and dtype are
+        checked here, its values only in the private part."""
+        self._check_space()
+        return X if is_dask(X) else self.space._dataset_array(X, "X")
+
+    def _check_space(self):
+        if not isinstance(self.space, Manifold):
+            raise InvalidTypeError(f"space must be a geodp Manifold, got {type(self.space).__name__}.")
+
+    def _plan(self, data) -> ReleasePlan:
         space = self.space
-        if not isinstance(space, Manifold):
-            raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
+        self._check_space()
         if self.mechanism not in _MECHANISMS:
             raise InvalidParameterError(f"mechanism must be one of {_MECHANISMS}, got {self.mechanism!r}.")
         if self.on_invalid not in _ON_INVALID:
@@ -243,43 +292,45 @@ class PrivateFrechetMean(BaseEstimator):
             raise InvalidTypeError(f"accountant must be a BudgetAccountant, got {type(self.accountant).__name__}.")
         center = space.check_points(self.center, "center", batch_ndim=0)
         radius = check_radius(space, self.radius)
-        data = X if is_dask(X) else space._dataset_array(X, "X")
         if is_dask(data) and self.mechanism == "kng":  # public refusals come before the charge
             raise InvalidParameterError("mechanism='kng' needs the records in memory; pass a numpy array.")
-        rng = as_generator(self.random_state)
+        as_generator(self.random_state)  # a bad random_state is refused before the charge
 
         n = int(data.shape[0])
         bound, margin, tol = release_sensitivity(space, radius, n, self.mechanism)
         sensitivity = bound + margin
         with np.errstate(all="ignore"):  # public computations; an underflow there is harmless
             mechanism = self._build_mechanism(sensitivity, center, radius)
-        approximate = not mechanism.guarantee.exact
-        if approximate:  # decided from public quantities: say so before the (long) sampling
-            warnings.warn(
-                f"This release samples by MCMC ({mechanism.guarantee.sampler}): DP then holds "
-                "only approximately, and the run can take a while. The reason is in the privacy "
-                "report.",
-                ApproximateSamplerWarning,
-                stacklevel=2,
+        guarantee = mechanism.guarantee
+        notices = ()
+        if not guarantee.exact:  # decided from public quantities: say so before the (long) sampling
+            notices = (
+                (
+                    ApproximateSamplerWarning,
+                    f"This release samples by MCMC ({guarantee.sampler}): DP then holds "
+                    "only approximately, and the run can take a while. The reason is in the privacy "
+                    "report.",
+                ),
             )
-        if self.accountant is not None:
-            # Charged before the data are touched: an error raised by the data does not refund it.
-            self.accountant.spend(epsilon, mechanism.delta)
+        return ReleasePlan(
+            estimator=type(self).__name__,
+            n_samples=n,
+            epsilon=epsilon,
+            delta=mechanism.delta,
+            sensitivity=sensitivity,
+            scale=mechanism.scale,
+            exact=guarantee.exact,
+            sampler=guarantee.sampler,
+            report=self._report(mechanism, n, center, radius, delta, bound, margin),
+            notices=notices,
+            mechanism=mechanism,
+            facts={"center": center, "radius": radius, "tol": tol},
+        )
 
-        # numpy's error state is the caller's: under np.seterr(all="raise") or "print", an
-        # overflow on one record would raise or print. Fix it for the private computation.
-        with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
-            warnings.simplefilter("always")
-            release, diagnostics = self._private_release(space, data, center, radius, tol, mechanism, rng)
-        withheld = []
-        for w in caught:
-            if issubclass(w.category, ApproximateSamplerWarning) and approximate:
-                continue  # already said, before sampling
-            if issubclass(w.category, _PUBLIC_WARNINGS):
-                warnings.warn(w.message, w.category, stacklevel=2)
-            else:
-                withheld.append(f"{w.category.__name__}: {w.message}")
-
+    def _finish(self, release, plan, withheld):
+        """The fitted attributes from the release (post-processing: free)."""
+        space = self.space
+        release, diagnostics = release
         if space.is_flat:
             self.mean_coordinates_ = release
             with np.errstate(over="ignore", invalid="ignore"):
@@ -293,14 +344,13 @@ class PrivateFrechetMean(BaseEstimator):
                 "float64 represents). Use mean_coordinates_ (exact on flat spaces), "
                 "project_to_ball=True or a smaller public radius.",
                 NumericalWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-        self.n_samples_ = n
-        self.sensitivity_ = sensitivity
-        self.mechanism_ = mechanism
-        self.curator_diagnostics_ = CuratorDiagnostics(**diagnostics, warnings=tuple(withheld))
-        self.privacy_report_ = self._report(mechanism, center, radius, delta, bound, margin)
-        return self
+        self.n_samples_ = plan.n_samples
+        self.sensitivity_ = plan.sensitivity
+        self.mechanism_ = plan.mechanism
+        self.curator_diagnostics_ = CuratorDiagnostics(**diagnostics, warnings=withheld)
+        self.privacy_report_ = plan.report
 
     def _private_release(self, space, data, center, radius, tol, mechanism, rng):
         """Everything that touches the private records. Returns the release (coordinates on
@@ -357,7 +407,7 @@ class PrivateFrechetMean(BaseEstimator):
         return release, diagnostics
 
     def _report(
-        self, mechanism, center, radius: float, requested_delta: float, bound_value: float, margin: float
+        self, mechanism, n: int, center, radius: float, requested_delta: float, bound_value: float, margin: float
     ) -> PrivacyReport:
         g = mechanism.guarantee_for(self.random_state)  # secure mode: the construction that ran
         domain = (
@@ -372,7 +422,7 @@ class PrivateFrechetMean(BaseEstimator):
         else:
             bound = f"2r(2-h)/(n h) (R21 Thm 2) + 2·tol/μ = {bound_value!r} + {margin!r} (Karcher-flow tolerance)"
         details = [
-            f"n           : {self.n_samples_} records (public)",
+            f"n           : {n} records (public)",
             f"data domain : {domain}",
             f"bound       : Δ = {bound}",
         ]
@@ -400,7 +450,7 @@ class PrivateFrechetMean(BaseEstimator):
         data = g.to_dict()
         data["assumptions"] = list(data.get("assumptions", ())) + extra
         data |= {
-            "n_samples": self.n_samples_,
+            "n_samples": n,
             "center": np.asarray(center).tolist(),
             "radius": radius,
             "sensitivity_bound": bound,

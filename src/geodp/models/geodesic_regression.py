@@ -41,6 +41,7 @@ from geodp.manifolds.spd import SPD
 from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.models.report import PrivacyReport, RegressionDiagnostics
 from geodp.regression import _regression_gradient, geodesic_predict, geodesic_regression
+from geodp.release import ReleasePlan, execute
 from geodp.sensitivity import check_radius, geodesic_regression_sensitivity, k25_published_sensitivity, max_radius
 from geodp.validation import as_generator, check_epsilon, check_positive
 
@@ -288,28 +289,72 @@ class PrivateGeodesicRegression(BaseEstimator):
         PrivacyLeakWarning
             With ``as_published=True``.
         """
+        x_arr, data = self._public_input(X, y)
+        if self.as_published and _filtered_out(PrivacyLeakWarning, _PUBLISHED_WARNING):
+            raise InvalidParameterError(
+                "as_published=True reproduces K25's release, which is not ε-DP at the stated "
+                "epsilon; it runs only where its PrivacyLeakWarning can be seen, and a warnings "
+                "filter ignores it here. Remove the filter (or use as_published=False, the "
+                "sound release)."
+            )
+        plan = self._plan(x_arr, data)
+        rng = as_generator(self.random_state)
+        (p, v, diagnostics), withheld = execute(
+            plan, self.accountant, lambda: self._private_release(x_arr, data, plan, rng)
+        )
+        f = plan.facts
+        width = f["upper"] - f["lower"]
+        coef = v / width.reshape((-1,) + (1,) * len(self.space.point_shape))
+        self.x_center_ = (f["lower"] + f["upper"]) / 2.0
+        self.intercept_ = p
+        self.coef_ = coef[0] if np.ndim(X) == 1 else coef
+        self.n_samples_ = plan.n_samples
+        self.sensitivity_ = f["sensitivity"]
+        self.curator_diagnostics_ = RegressionDiagnostics(**diagnostics, warnings=withheld)
+        self.privacy_report_ = plan.report
+        return self
+
+    def plan(self, X, y) -> ReleasePlan:
+        """What :meth:`fit` will do on ``(X, y)``, without reading a value: the sampler route
+        (exact, proven-exact race finished by MCMC, or MCMC), ε to charge, Δ, σ and the report.
+
+        Parameters
+        ----------
+        X : array_like, shape (n,) or (n, m)
+        y : array_like, shape (n, *space.point_shape)
+            Only their shapes and dtypes are read.
+
+        Returns
+        -------
+        ReleasePlan
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from geodp.manifolds import Sphere
+        >>> model = PrivateGeodesicRegression(Sphere(2), epsilon=1.0, center=np.array([0.0, 0.0, 1.0]),
+        ...                                   radius=0.5, x_bounds=(0, 1))
+        >>> plan = model.plan(np.zeros(100), np.zeros((100, 3)))
+        >>> plan.exact, "Metropolis" in plan.sampler               # curved: MH, said before the charge
+        (False, True)
+        """
+        return self._plan(*self._public_input(X, y))
+
+    def _public_input(self, X, y):
+        space, *_, lower, _upper, _x_max, _velocity, _tau, _largest = self._check_settings()
+        return _covariate_array(X, lower.size), space._dataset_array(y, "y")
+
+    def _plan(self, x_arr, data) -> ReleasePlan:
         space, epsilon, center, radius, lower, upper, x_max, velocity, tau, largest = self._check_settings()
-        x_arr = _covariate_array(X, lower.size)
-        data = space._dataset_array(y, "y")
         n, m = x_arr.shape
         if data.shape[0] != n:
             raise InvalidDataError(f"X and y must hold the same number of records, got {n} and {data.shape[0]}.")
         if n < m + 2:
             raise InvalidDataError(f"n = {n} records are too few for {m} covariate(s): need n >= m + 2.")
-        rng = as_generator(self.random_state)
+        as_generator(self.random_state)  # a bad random_state is refused before the charge
+        notices = []
         if self.as_published:
-            if _filtered_out(PrivacyLeakWarning, _PUBLISHED_WARNING):
-                raise InvalidParameterError(
-                    "as_published=True reproduces K25's release, which is not ε-DP at the stated "
-                    "epsilon; it runs only where its PrivacyLeakWarning can be seen, and a warnings "
-                    "filter ignores it here. Remove the filter (or use as_published=False, the "
-                    "sound release)."
-                )
-            warnings.warn(
-                _PUBLISHED_WARNING,
-                PrivacyLeakWarning,
-                stacklevel=2,
-            )
+            notices.append((PrivacyLeakWarning, _PUBLISHED_WARNING))
             sensitivity = k25_published_sensitivity(space, n, residual_bound=tau)
             scale = None
         else:
@@ -324,40 +369,42 @@ class PrivateGeodesicRegression(BaseEstimator):
         exact = affine and route.exact
         sampler = self._sampler_text(route, scale)
         if affine and not exact:
-            warnings.warn(approximate_route_notice(n * epsilon, route), ApproximateSamplerWarning, stacklevel=2)
+            notices.append((ApproximateSamplerWarning, approximate_route_notice(n * epsilon, route)))
         elif not exact:
-            warnings.warn(
-                f"This release samples by Metropolis–Hastings ({sampler}): DP then holds only "
-                f"approximately, and the run can take a while. Why: {_mcmc_reason(space, self.as_published)}",
-                ApproximateSamplerWarning,
-                stacklevel=2,
+            notices.append(
+                (
+                    ApproximateSamplerWarning,
+                    f"This release samples by Metropolis–Hastings ({sampler}): DP then holds only "
+                    f"approximately, and the run can take a while. Why: {_mcmc_reason(space, self.as_published)}",
+                )
             )
-        if self.accountant is not None:
-            self.accountant.spend(epsilon, 0.0)
-
-        with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
-            warnings.simplefilter("always")
-            p, v, diagnostics = self._private_release(
-                space, x_arr, data, center, radius, lower, upper, velocity, tau, sensitivity, scale, gradient_bound, rng
-            )
-        withheld = []
-        for w in caught:
-            if issubclass(w.category, (ApproximateSamplerWarning, PrivacyLeakWarning)):
-                continue  # said before the data were touched
-            withheld.append(f"{w.category.__name__}: {w.message}")
-
-        width = upper - lower
-        coef = v / width.reshape((-1,) + (1,) * len(space.point_shape))
-        self.x_center_ = (lower + upper) / 2.0
-        self.intercept_ = p
-        self.coef_ = coef[0] if np.ndim(X) == 1 else coef
-        self.n_samples_ = n
-        self.sensitivity_ = sensitivity
-        self.curator_diagnostics_ = RegressionDiagnostics(**diagnostics, warnings=tuple(withheld))
-        self.privacy_report_ = self._report(
-            epsilon, center, radius, lower, upper, velocity, tau, largest, scale, exact, sampler
+        facts = dict(
+            center=center,
+            radius=radius,
+            lower=lower,
+            upper=upper,
+            velocity=velocity,
+            tau=tau,
+            largest=largest,
+            sensitivity=sensitivity,
+            scale=scale,
+            gradient_bound=gradient_bound,
+            epsilon=epsilon,
+            n=n,
         )
-        return self
+        return ReleasePlan(
+            estimator=type(self).__name__,
+            n_samples=n,
+            epsilon=epsilon,
+            delta=0.0,
+            sensitivity=sensitivity.joint,
+            scale=scale,
+            exact=exact,
+            sampler=sampler,
+            report=self._report(facts, exact, sampler),
+            notices=tuple(notices),
+            facts=facts,
+        )
 
     def predict(self, X):
         """Fitted points ``Exp(intercept_, Σ_j (x_j − x_center_j) coef_j)`` (post-processing of
@@ -382,11 +429,17 @@ class PrivateGeodesicRegression(BaseEstimator):
         return geodesic_predict(self.space, self.intercept_, coef, x_arr - self.x_center_)
 
     # -------------------------------------------------------------------- private part
-    def _private_release(
-        self, space, x_arr, data, center, radius, lower, upper, velocity, tau, sensitivity, scale, gradient_bound, rng
-    ):
-        """Everything that touches the private records (``gradient_bound`` is None off the exact
-        flat route)."""
+    def _private_release(self, x_arr, data, plan, rng):
+        """Everything that touches the private records."""
+        space, f = self.space, plan.facts
+        center, radius, lower, upper = f["center"], f["radius"], f["lower"], f["upper"]
+        velocity, tau, sensitivity, scale, gradient_bound = (
+            f["velocity"],
+            f["tau"],
+            f["sensitivity"],
+            f["scale"],
+            f["gradient_bound"],
+        )
         invalid = space.invalid_records(data) | ~np.all(np.isfinite(x_arr), axis=1)
         if np.any(invalid):
             if self.on_invalid == "raise":
@@ -471,8 +524,10 @@ class PrivateGeodesicRegression(BaseEstimator):
             f"the public (center, 0); burn-in {_BURN_IN}, then {_THINNING} steps"
         )
 
-    def _report(self, epsilon, center, radius, lower, upper, velocity, tau, largest, scale, exact, sampler):
-        s = self.sensitivity_
+    def _report(self, facts, exact, sampler):
+        s, n, epsilon, scale = facts["sensitivity"], facts["n"], facts["epsilon"], facts["scale"]
+        center, radius, lower, upper = facts["center"], facts["radius"], facts["lower"], facts["upper"]
+        velocity, tau, largest = facts["velocity"], facts["tau"], facts["largest"]
         if self.as_published:
             half = epsilon / 2.0
             mechanism = "K25 two-stage KNG (as published: NOT ε-DP at the stated ε)"
@@ -530,7 +585,7 @@ class PrivateGeodesicRegression(BaseEstimator):
                 f"{_mcmc_reason(self.space, self.as_published, affine)}"
             )
         details = [
-            f"n           : {self.n_samples_} records (public)",
+            f"n           : {n} records (public)",
             "data domain : covariates in x_bounds, responses in the public ball around the center "
             "(to_dict()['center'], ['x_bounds'])",
             f"bound       : {bound}",
@@ -540,7 +595,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         data["assumptions"] = assumptions
         data |= {
             "differentially_private": not self.as_published,
-            "n_samples": self.n_samples_,
+            "n_samples": n,
             "center": np.asarray(center).tolist(),
             "radius": radius,
             "x_bounds": [lower.tolist(), upper.tolist()],

@@ -22,6 +22,7 @@ from geodp.errors import (
 )
 from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.models.report import PrivacyReport, RegressionDiagnostics
+from geodp.release import ReleasePlan, execute
 from geodp.validation import as_generator, as_real_array, check_epsilon, check_finite_array
 
 __all__ = ["PrivateLinearRegression", "DOMAIN_FACTOR"]
@@ -218,6 +219,52 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 "sample_weight is not supported: weighted records change the sensitivity of the "
                 "release. Drop sample_weight (diffprivlib ignores it with a warning)."
             )
+        X, y = _as_numeric(X, "X"), _as_numeric(y, "y")
+        plan = self._plan(X, y)
+        rng = as_generator(self.random_state)
+        (theta, facts, diagnostics), withheld = execute(
+            plan, self.accountant, lambda: self._private_release(X, y, plan, rng)
+        )
+        with np.errstate(all="ignore"):  # extreme public bounds may overflow: the release says so by itself
+            coef, intercept = facts["to_original"](theta)
+        if y.ndim == 1:
+            coef, intercept = coef[0], float(intercept[0])
+        self.coef_, self.intercept_ = coef, intercept
+        self.n_features_in_ = X.shape[1]
+        self.sensitivity_, self.scale_ = facts["sensitivity"], facts["scale"]  # the plan's, unless leaked
+        self.curator_diagnostics_ = RegressionDiagnostics(**diagnostics, warnings=withheld)
+        leaked = plan.facts["leaked"]  # bounds from the data: the report shows what was used
+        self.privacy_report_ = self._report_from({**plan.facts, **facts}) if leaked else plan.report
+        return self
+
+    def plan(self, X, y, sample_weight=None) -> ReleasePlan:
+        """What :meth:`fit` will do on ``(X, y)``, without reading a value: the exact sampler's
+        route (proven exact or finished by MCMC), ε to charge, Δ, σ and the publishable report.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, n_features)
+        y : array_like, shape (n,) or (n, n_targets)
+            Only their shapes and dtypes are read.
+        sample_weight : None
+
+        Returns
+        -------
+        ReleasePlan
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> model = PrivateLinearRegression(epsilon=0.1, bounds_X=(0, 1), bounds_y=(0, 1))
+        >>> plan = model.plan(np.zeros((300, 2)), np.zeros(300))
+        >>> plan.exact, plan.epsilon                      # n·ε = 30: the exact race is proven to end
+        (True, 0.1)
+        """
+        if sample_weight is not None:
+            raise InvalidParameterError("sample_weight is not supported: weighted records change the sensitivity.")
+        return self._plan(_as_numeric(X, "X"), _as_numeric(y, "y"))
+
+    def _plan(self, X, y) -> ReleasePlan:
         epsilon = check_epsilon(self.epsilon)
         if self.on_invalid not in ("raise", "center"):
             raise InvalidParameterError(f"on_invalid must be 'raise' or 'center', got {self.on_invalid!r}.")
@@ -228,8 +275,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             raise InvalidTypeError(
                 f"accountant must be a geodp.accountant.BudgetAccountant, got {kind.__module__}.{kind.__qualname__}."
             )
-        rng = as_generator(self.random_state)
-        X, y = _as_numeric(X, "X"), _as_numeric(y, "y")
+        as_generator(self.random_state)  # a bad random_state is refused before the charge
         if X.ndim != 2:
             raise InvalidDataError(
                 f"X must be a 2-D array (n_samples, n_features), got shape {X.shape}. Reshape your data "
@@ -253,49 +299,52 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         leaked = self.bounds_X is None or self.bounds_y is None
         bounds_X = None if self.bounds_X is None else _check_bounds(self.bounds_X, m, "bounds_X")
         bounds_y = None if self.bounds_y is None else _check_bounds(self.bounds_y, d, "bounds_y")
+        notices = []
         if leaked:
-            warnings.warn(
-                "bounds_X or bounds_y is None, so the missing bounds are taken from the private "
-                "data: the release is NOT differentially private. Pass public bounds (from a "
-                "codebook or the measurement's range, never from these data).",
-                PrivacyLeakWarning,
-                stacklevel=2,
+            notices.append(
+                (
+                    PrivacyLeakWarning,
+                    "bounds_X or bounds_y is None, so the missing bounds are taken from the private "
+                    "data: the release is NOT differentially private. Pass public bounds (from a "
+                    "codebook or the measurement's range, never from these data).",
+                )
             )
-        public = _normalisation(
-            *(bounds_X or (np.zeros(m), np.ones(m))), *(bounds_y or (np.zeros(d), np.ones(d))), self.fit_intercept
+        facts = _release_facts(
+            *(bounds_X or (np.zeros(m), np.ones(m))),
+            *(bounds_y or (np.zeros(d), np.ones(d))),
+            self.fit_intercept,
+            n,
+            epsilon,
         )
-        sensitivity = 2.0 * public["x_norm_max"] * float(np.linalg.norm(public["tau"])) / n
-        route = affine_kng_route(2.0 * sensitivity / epsilon, _gradient_bound(public))
+        route = facts["route"]
         if not route.exact:
-            warnings.warn(approximate_route_notice(n * epsilon, route), ApproximateSamplerWarning, stacklevel=2)
-        if self.accountant is not None:
-            # Charged before the data are touched: an error raised by the data does not refund it.
-            self.accountant.spend(epsilon, 0.0)
+            notices.append((ApproximateSamplerWarning, approximate_route_notice(n * epsilon, route)))
+        facts |= {
+            "n": n,
+            "m": m,
+            "d": d,
+            "epsilon": epsilon,
+            "leaked": leaked,
+            "bounds_X": bounds_X,
+            "bounds_y": bounds_y,
+        }
+        return ReleasePlan(
+            estimator=type(self).__name__,
+            n_samples=n,
+            epsilon=epsilon,
+            delta=0.0,
+            sensitivity=facts["sensitivity"],
+            scale=facts["scale"],
+            exact=route.exact,
+            sampler=route.sampler,
+            report=self._report_from(facts),
+            notices=tuple(notices),
+            facts=facts,
+        )
 
-        # numpy's error state and warning filters are the caller's: fix them for the private part.
-        with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
-            warnings.simplefilter("always")
-            result = self._private_release(X, y, bounds_X, bounds_y, epsilon, rng)
-        theta, bounds_X, bounds_y, facts, diagnostics = result
-        withheld = tuple(
-            f"{w.category.__name__}: {w.message}"
-            for w in caught
-            if not issubclass(w.category, ApproximateSamplerWarning)
-        )  # said before the charge
-
-        with np.errstate(all="ignore"):  # extreme public bounds may overflow: the release says so by itself
-            coef, intercept = facts["to_original"](theta)
-        if y.ndim == 1:
-            coef, intercept = coef[0], float(intercept[0])
-        self.coef_, self.intercept_ = coef, intercept
-        self.n_features_in_ = m
-        self.sensitivity_, self.scale_ = facts["sensitivity"], facts["scale"]
-        self.curator_diagnostics_ = RegressionDiagnostics(**diagnostics, warnings=withheld)
-        self.privacy_report_ = self._report(n, m, d, epsilon, bounds_X, bounds_y, leaked, facts)
-        return self
-
-    def _private_release(self, X, y, bounds_X, bounds_y, epsilon, rng):
+    def _private_release(self, X, y, plan, rng):
         """Everything that touches the private records."""
+        bounds_X, bounds_y = plan.facts["bounds_X"], plan.facts["bounds_y"]
         y = y.reshape(len(X), -1)
         invalid = ~(np.all(np.isfinite(X), axis=1) & np.all(np.isfinite(y), axis=1))
         if np.any(invalid) and self.on_invalid == "raise":  # one text, whichever holds it
@@ -317,14 +366,14 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         X = np.clip(X, x_lo, x_hi)
         y = np.clip(y, y_lo, y_hi)
 
-        facts = _normalisation(x_lo, x_hi, y_lo, y_hi, self.fit_intercept)
+        facts = _release_facts(x_lo, x_hi, y_lo, y_hi, self.fit_intercept, n, plan.epsilon)
         design = facts["to_design"](X)
         response = facts["to_response"](y)
-        sensitivity = 2.0 * facts["x_norm_max"] * float(np.linalg.norm(facts["tau"])) / n
-        scale = 2.0 * sensitivity / epsilon
         gram = design.T @ design / n
         target = design.T @ response / n
-        law = AffineKNG(gram, target, scale, in_domain=facts["in_domain"], gradient_bound=_gradient_bound(facts))
+        law = AffineKNG(
+            gram, target, facts["scale"], in_domain=facts["in_domain"], gradient_bound=_gradient_bound(facts)
+        )
         if law.singular:  # curator-only: whether the design is singular depends on the data
             warnings.warn(
                 "the design is singular (a covariate is constant on these data): the "
@@ -333,7 +382,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 stacklevel=2,
             )
         theta = law.sample(rng=rng)
-        facts |= {"sensitivity": sensitivity, "scale": scale, "sampler": law.sampler, "exact": law.exact}
+        facts |= {"bounds_X": bounds_X, "bounds_y": bounds_y}
         diagnostics = dict(
             n_clipped_x=int(np.count_nonzero(clipped_x)),
             n_clipped_y=int(np.count_nonzero(clipped_y)),
@@ -344,9 +393,11 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             sampler_ess=law.chain_diagnostics.effective_sample_size if law.fell_back else None,
             sampler_fell_back=law.fell_back,
         )
-        return theta, bounds_X, bounds_y, facts, diagnostics
+        return theta, facts, diagnostics
 
-    def _report(self, n, m, d, epsilon, bounds_X, bounds_y, leaked, facts) -> PrivacyReport:
+    def _report_from(self, facts) -> PrivacyReport:
+        n, m, d, epsilon, leaked = facts["n"], facts["m"], facts["d"], facts["epsilon"], facts["leaked"]
+        bounds_X, bounds_y = facts["bounds_X"], facts["bounds_y"]
         q = m + 1 if self.fit_intercept else m
         normalisation = (
             "covariates mapped to [-1/2, 1/2] through their bounds' midpoints and widths"
@@ -365,8 +416,8 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             scale=facts["scale"],
             scale_rule="σ = 2Δ/ε (KNG's normaliser depends on the data)",
             space=f"R^({q}×{d}) (coefficients{' and intercept' if self.fit_intercept else ''})",
-            sampler=facts["sampler"],
-            exact=facts["exact"],
+            sampler=facts["route"].sampler,
+            exact=facts["route"].exact,
             **sampler_construction(
                 self.random_state, "the KNG law of the least-squares gradient has no exact lattice sampler in geodp"
             ),
@@ -429,6 +480,19 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 f"{self.n_features_in_} features as input."
             )
         return X @ np.asarray(coef).T + self.intercept_
+
+
+def _release_facts(x_lo, x_hi, y_lo, y_hi, fit_intercept: bool, n: int, epsilon: float) -> dict:
+    """The public facts of a release from the bounds: the normalisation, Δ, σ = 2Δ/ε and the
+    sampler's route (:func:`~geodp.distributions.affine_kng.affine_kng_route`)."""
+    facts = _normalisation(x_lo, x_hi, y_lo, y_hi, fit_intercept)
+    sensitivity = 2.0 * facts["x_norm_max"] * float(np.linalg.norm(facts["tau"])) / n
+    scale = 2.0 * sensitivity / epsilon
+    return facts | {
+        "sensitivity": sensitivity,
+        "scale": scale,
+        "route": affine_kng_route(scale, _gradient_bound(facts)),
+    }
 
 
 def _gradient_bound(facts) -> float:

@@ -15,6 +15,7 @@ from geodp.errors import ApproximateSamplerWarning, InvalidDataError, InvalidPar
 from geodp.manifolds.base import Manifold
 from geodp.models.frechet_mean import PrivateFrechetMean
 from geodp.models.report import PerClassDiagnostics, PrivacyReport
+from geodp.release import ReleasePlan, announce_and_charge
 from geodp.secure import SECURE, is_secure
 from geodp.validation import as_generator
 
@@ -33,23 +34,6 @@ _LABELS = (
     "subject is set by the protocol. If they were private, replacing one record could move it "
     "between classes, change two means and the class counts; this guarantee does not cover that"
 )
-
-
-class _ReachedCharge(Exception):
-    """Raised by :class:`_Rehearsal` at the point where a fit would charge its budget."""
-
-    def __init__(self, epsilon: float, delta: float):
-        super().__init__(epsilon, delta)
-        self.epsilon, self.delta = epsilon, delta
-
-
-class _Rehearsal(BudgetAccountant):
-    """An accountant that stops a fit where it would charge its budget: after every check of the
-    public parameters and before the data are touched (PrivateFrechetMean's documented order).
-    It tells what the release would cost, and which warnings it gives before sampling."""
-
-    def spend(self, epsilon: float, delta: float = 0.0) -> None:
-        raise _ReachedCharge(epsilon, delta)
 
 
 class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
@@ -231,15 +215,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
                 "sample_weight is not supported: non-uniform weights change the sensitivity of "
                 "the class means. Drop sample_weight (or repeat records in the data instead)."
             )
-        if not isinstance(self.space, Manifold):
-            raise InvalidTypeError(f"space must be a geodp Manifold, got {type(self.space).__name__}.")
-        if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
-            kind = type(self.accountant)
-            raise InvalidTypeError(
-                f"accountant must be a geodp.accountant.BudgetAccountant, got {kind.__module__}.{kind.__qualname__}."
-            )
-        data = self.space._dataset_array(X, "X")
-        labels, classes = self._check_labels(y, data.shape[0])
+        data, labels, classes = self._public_input(X, y)
         rng = as_generator(self.random_state)
         # One independent stream per class, in the order of classes_: a class's release depends
         # on its own records and on the seed only.
@@ -250,13 +226,8 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             models = [self._class_model(np.random.default_rng(s)) for s in streams]
         subsets = [data[labels == c] for c in classes]
 
-        costs = self._rehearse(models, subsets, classes)
-        epsilon = costs[0][0]
-        delta = max(d for _, d in costs)
-        if self.accountant is not None:
-            # Charged before the data are touched: an error raised by the data does not refund it.
-            self.accountant.spend(epsilon, delta)
-
+        plan = self._compose(models, subsets, classes)
+        announce_and_charge(plan, self.accountant)
         released = []
         for label, model, subset in zip(classes, models, subsets):
             with warnings.catch_warnings(record=True) as caught:
@@ -279,7 +250,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             classes=tuple(_plain(c) for c in classes),
             per_class=tuple(model.curator_diagnostics_ for model in models),
         )
-        self.privacy_report_ = self._report(models, classes, epsilon, delta)
+        self.privacy_report_ = plan.report
         return self
 
     def _class_model(self, rng) -> PrivateFrechetMean:
@@ -330,41 +301,80 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             )
         return labels, classes
 
-    def _rehearse(self, models, subsets, classes) -> list[tuple[float, float]]:
-        """Run each class's fit up to its charge: every public check, no record touched.
+    def plan(self, X, y, sample_weight=None) -> ReleasePlan:
+        """What :meth:`fit` will do on ``(X, y)``: the class plans composed (parallel composition:
+        the classes' records are disjoint and the labels public, so the fit costs one class's ε
+        and the largest δ). Reads the shape of ``X`` and the public labels only.
 
-        Returns each release's ``(epsilon, delta)``; emits the sampler warning once (for all
-        classes) and any other warning once."""
-        costs, approximate, said = [], [], set()
-        for label, model, subset in zip(classes, models, subsets):
-            model.set_params(accountant=_Rehearsal())
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    model.fit(subset)
-                except _ReachedCharge as charge:
-                    costs.append((charge.epsilon, charge.delta))
-                finally:
-                    model.set_params(accountant=None)
-            for w in caught:
-                if issubclass(w.category, ApproximateSamplerWarning):
-                    approximate.append(_plain(label))
-                elif (w.category, str(w.message)) not in said:
-                    said.add((w.category, str(w.message)))
-                    warnings.warn(w.message, w.category, stacklevel=3)
-        if approximate:
-            warnings.warn(
-                f"The means of classes {approximate} (of {len(classes)}) are sampled by MCMC: DP "
-                "then holds only approximately, and the run can take a while. The reason is in "
-                "the privacy report.",
-                ApproximateSamplerWarning,
-                stacklevel=3,
+        Returns
+        -------
+        ReleasePlan
+            ``facts["classes"]`` holds the class plans, in the order of the classes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from geodp.manifolds import SPD
+        >>> clf = PrivateMDM(SPD(2), epsilon=1.0, center=np.eye(2), radius=2.0)
+        >>> plan = clf.plan(np.tile(np.eye(2), (6, 1, 1)), [0, 0, 0, 1, 1, 1])
+        >>> plan.epsilon, len(plan.facts["classes"])
+        (1.0, 2)
+        """
+        if sample_weight is not None:
+            raise InvalidParameterError("sample_weight is not supported: non-uniform weights change the sensitivity.")
+        data, labels, classes = self._public_input(X, y)
+        secure = is_secure(as_generator(self.random_state))  # the report names the construction
+        models = [self._class_model(SECURE if secure else None) for _ in classes]
+        return self._compose(models, [data[labels == c] for c in classes], classes)
+
+    def _public_input(self, X, y):
+        if not isinstance(self.space, Manifold):
+            raise InvalidTypeError(f"space must be a geodp Manifold, got {type(self.space).__name__}.")
+        if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
+            kind = type(self.accountant)
+            raise InvalidTypeError(
+                f"accountant must be a geodp.accountant.BudgetAccountant, got {kind.__module__}.{kind.__qualname__}."
             )
-        return costs
+        data = self.space._dataset_array(X, "X")
+        labels, classes = self._check_labels(y, data.shape[0])
+        return data, labels, classes
 
-    def _report(self, models, classes, epsilon: float, delta: float) -> PrivacyReport:
-        first = models[0].privacy_report_.to_dict()
-        per_class = [dict(model.privacy_report_.to_dict(), label=_plain(c)) for c, model in zip(classes, models)]
+    def _compose(self, models, subsets, classes) -> ReleasePlan:
+        """The class plans composed into the fit's plan: the sampler notice once for all
+        classes, any other notice once."""
+        plans = [model.plan(subset) for model, subset in zip(models, subsets)]
+        notices, approximate = [], [_plain(c) for c, p in zip(classes, plans) if not p.exact]
+        for p in plans:
+            for category, text in p.notices:
+                if not issubclass(category, ApproximateSamplerWarning) and (category, text) not in notices:
+                    notices.append((category, text))
+        if approximate:
+            notices.append(
+                (
+                    ApproximateSamplerWarning,
+                    f"The means of classes {approximate} (of {len(classes)}) are sampled by MCMC: DP "
+                    "then holds only approximately, and the run can take a while. The reason is in "
+                    "the privacy report.",
+                )
+            )
+        epsilon, delta = plans[0].epsilon, max(p.delta for p in plans)
+        return ReleasePlan(
+            estimator=type(self).__name__,
+            n_samples=sum(p.n_samples for p in plans),
+            epsilon=epsilon,
+            delta=delta,
+            sensitivity=max(p.sensitivity for p in plans),
+            scale=max(p.scale for p in plans),
+            exact=all(p.exact for p in plans),
+            sampler="; ".join(dict.fromkeys(p.sampler for p in plans)),
+            report=self._report([p.report for p in plans], classes, epsilon, delta),
+            notices=tuple(notices),
+            facts={"classes": tuple(plans)},
+        )
+
+    def _report(self, reports, classes, epsilon: float, delta: float) -> PrivacyReport:
+        first = reports[0].to_dict()
+        per_class = [dict(report.to_dict(), label=_plain(c)) for c, report in zip(classes, reports)]
         assumptions = list(dict.fromkeys(a for entry in per_class for a in entry["assumptions"]))
         n = sum(entry["n_samples"] for entry in per_class)
         kind = "ε-DP" if delta == 0.0 else "(ε, δ)-DP"

@@ -1,0 +1,163 @@
+"""The release path every private estimator shares: a public plan, the charge, the private part.
+
+Each estimator in :mod:`geodp.models` splits ``fit`` in two:
+
+1. ``plan(X, y)`` reads only what is public — the settings, the number and shape of the records —
+   and returns a frozen :class:`ReleasePlan`: the mechanism, the sampler route and whether it is
+   exact, the (ε, δ) to charge, the sensitivity and scale, the warnings to give before the charge,
+   and the publishable report. Anything that can refuse a release from public information raises
+   here, before anything is charged.
+2. :func:`execute` says the plan's notices, charges the accountant, and runs the private part in a
+   :func:`private_section`: numpy's floating-point errors ignored, every warning captured and
+   withheld from the caller (its text or presence may depend on the data).
+
+Callers that need to know what a release would cost or do (``PrivateMDM`` composing its class
+releases, the audit rebuilding a mechanism) read the plan instead of running ``fit``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ReleasePlan", "announce_and_charge", "execute", "private_section"]
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """What a private estimator's ``fit`` will do, decided from public quantities only.
+
+    Attributes
+    ----------
+    estimator : str
+        The estimator's class name.
+    n_samples : int
+        Number of records (public under replace-one adjacency).
+    epsilon, delta : float
+        What ``fit`` charges to the accountant.
+    sensitivity : float
+        Δ of the released statistic, in the mechanism's metric.
+    scale : float or None
+        Noise scale σ (None where the release has no single scale, e.g. K25's reproduction).
+    exact : bool
+        Whether the sampler is exact (False: MCMC draws, or may draw, the release).
+    sampler : str
+        Public description of the sampler route.
+    report : PrivacyReport
+        The publishable report the fit will carry (built here: nothing in it depends on the data).
+    notices : tuple of (Warning subclass, str)
+        Warnings said before the charge (decided from public quantities).
+    mechanism : Mechanism or None
+        The mechanism object, for estimators that release through one.
+    facts : Mapping
+        Further public values the estimator's private part uses (centre, radius, bounds, …).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geodp.manifolds import Sphere
+    >>> from geodp.models import PrivateFrechetMean
+    >>> model = PrivateFrechetMean(Sphere(2), epsilon=1.0, center=np.array([0.0, 0.0, 1.0]), radius=0.5)
+    >>> plan = model.plan(np.zeros((100, 3)))            # reads the shape only
+    >>> plan.epsilon, plan.delta, plan.exact, plan.n_samples
+    (1.0, 0.0, True, 100)
+    >>> "epsilon = 1.0" in str(plan.report)
+    True
+    """
+
+    estimator: str
+    n_samples: int
+    epsilon: float
+    delta: float
+    sensitivity: float
+    scale: float | None
+    exact: bool
+    sampler: str
+    report: Any
+    notices: tuple = ()
+    mechanism: Any = None
+    facts: Mapping = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
+
+
+@contextmanager
+def private_section():
+    """Run code on private records: numpy's error state fixed to "ignore" (the caller's
+    ``np.seterr`` must not let one record raise or print), and every warning captured into the
+    yielded list instead of reaching the caller.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with private_section() as caught:
+    ...     _ = np.log(np.zeros(1))               # no RuntimeWarning reaches the caller
+    ...     warnings.warn("depends on the data")
+    >>> [str(w.message) for w in caught]
+    ['depends on the data']
+    """
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+        warnings.simplefilter("always")
+        yield caught
+
+
+def announce_and_charge(plan: ReleasePlan, accountant, *, stacklevel: int = 3) -> None:
+    """The public half of :func:`execute`: say the plan's notices, then charge the accountant
+    (it raises :class:`~geodp.errors.BudgetExceededError`, charging nothing, if it cannot pay).
+    For estimators whose private part is a sequence of other estimators' fits (``PrivateMDM``).
+
+    Examples
+    --------
+    >>> from geodp.accountant import BudgetAccountant
+    >>> budget = BudgetAccountant(epsilon=1.0)
+    >>> announce_and_charge(ReleasePlan("Demo", 10, 0.25, 0.0, 0.1, 0.1, True, "exact", report=""), budget)
+    >>> budget.total_spent
+    (0.25, 0.0)
+    """
+    for category, text in plan.notices:
+        warnings.warn(text, category, stacklevel=stacklevel)
+    if accountant is not None:
+        accountant.spend(plan.epsilon, plan.delta)
+
+
+def execute(plan: ReleasePlan, accountant, private_part: Callable[[], Any], *, stacklevel: int = 3):
+    """The shared skeleton of ``fit``: say the plan's notices, charge, run the private part.
+
+    Parameters
+    ----------
+    plan : ReleasePlan
+    accountant : BudgetAccountant or None
+        Charged ``(plan.epsilon, plan.delta)`` before any record is read; it raises
+        :class:`~geodp.errors.BudgetExceededError` (nothing charged) if it cannot pay.
+    private_part : callable
+        Everything that reads the records, run in a :func:`private_section`.
+    stacklevel : int
+        Of the notices, so that they point at the caller of ``fit``.
+
+    Returns
+    -------
+    result
+        What ``private_part`` returned.
+    withheld : tuple of str
+        ``"Category: message"`` of each warning the private part raised, except those of a
+        category the plan's notices already said: for the curator diagnostics only.
+
+    Examples
+    --------
+    >>> plan = ReleasePlan("Demo", 10, 1.0, 0.0, 0.1, 0.1, True, "exact", report="")
+    >>> execute(plan, None, lambda: 42)
+    (42, ())
+    """
+    announce_and_charge(plan, accountant, stacklevel=stacklevel + 1)
+    with private_section() as caught:
+        result = private_part()
+    said = tuple(category for category, _ in plan.notices)
+    withheld = tuple(f"{w.category.__name__}: {w.message}" for w in caught if not issubclass(w.category, said))
+    return result, withheld

@@ -24,7 +24,7 @@ import numpy as np
 
 from geodp import frechet_mean
 from geodp.manifolds import SPD, Hyperbolic, Sphere
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 
 
 def timed(fn):

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from geodp.manifolds import SPD
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 from geodp.mechanisms import LaplaceMechanism
 from geodp.sensitivity import frechet_mean_sensitivity
 

@@ -27,7 +27,7 @@ import numpy as np
 from geodp.distributions.laplace import RiemannianLaplace
 from geodp.errors import ApproximateSamplerWarning
 from geodp.manifolds import SPD
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 from geodp.models import PrivateFrechetMean
 
 CONFIGS = [(k, s) for k in (3, 8, 16, 32) for s in (0.02, 0.002)]

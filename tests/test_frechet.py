@@ -10,7 +10,7 @@ from geodp.errors import (
     NotOnManifoldError,
 )
 from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 
 
 def spread_spd(k, n, seed, scale=1.0):

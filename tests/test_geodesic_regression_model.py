@@ -24,7 +24,7 @@ from geodp.errors import (
 )
 from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
 from geodp.models import PrivateGeodesicRegression
-from geodp.models.geodesic_regression import _exact_flat_release, _mcmc_draws
+from geodp.models.geodesic_regression import _exact_flat_release, mcmc_draws
 from geodp.regression import geodesic_regression
 from geodp.sensitivity import geodesic_regression_sensitivity
 
@@ -112,7 +112,7 @@ def test_mh_sampler_agrees_with_the_exact_law_on_a_flat_space():
     releases = [_exact_flat_release(space, xs, Y, np.zeros(1), radius, velocity, scale, None, rng) for _ in range(800)]
     assert not any(info["fell_back"] for *_, info in releases)
     exact = np.array([np.concatenate([p, v.ravel()]) for p, v, _ in releases])
-    mh = _mcmc_draws(space, xs, Y, np.zeros(1), radius, velocity, tau, scale, rng, n_chains=800).samples[0]
+    mh = mcmc_draws(space, xs, Y, np.zeros(1), radius, velocity, tau, scale, rng, n_chains=800).samples[0]
     mh = mh.reshape(800, -1)
     for j in range(2):
         assert stats.ks_2samp(exact[:, j], mh[:, j]).pvalue > 0.01, j

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from geodp.distributions import KNGDistribution
-from geodp.distributions.ball_polar import _KendallProposal
+from geodp.distributions.ball_polar import KendallProposal
 from geodp.distributions.kng import kng_acceptance_lower_bound, kng_cap_acceptance_bound, kng_route
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.manifolds import KendallShape
@@ -42,7 +42,7 @@ def test_share_against_uniform_directions_and_the_space_distance(k, delta, t, or
     space, radius = KendallShape(k), 0.2
     assert bool(np.cos(delta) * np.cos(t) < np.cos(radius)) is origin_excluded
     center, anchor, axis = _frame(space, delta, seed=k)
-    law = _KendallProposal(space, anchor, center, 10.0, radius)
+    law = KendallProposal(space, anchor, center, 10.0, radius)
     u = space.random_unit_tangent(anchor, size=40_000, rng=1)
     inside = space.dist(center, space._polar_exp(anchor, u, np.full(len(u), t))) <= radius
     turned = np.stack([-axis[:, 1], axis[:, 0]], axis=-1)  # i·v0
@@ -76,7 +76,7 @@ def test_released_law_matches_long_mh_and_fails_with_scale_times_1_5(k, radius, 
     X = _one_point(space, center, distance, 10, seed=k + 1)
     scale = 2 * frechet_mean_sensitivity(space, radius, 100, "kng")
     law = KNGDistribution(space, X, scale, center=center, radius=radius)
-    assert law.exact and law.route == "cap" and isinstance(law._cap, _KendallProposal)
+    assert law.exact and law.route == "cap" and isinstance(law._cap, KendallProposal)
     x = law.sample(draws, rng=2)
     mh = random_walk_metropolis(
         space,

@@ -17,7 +17,7 @@ import pytest
 
 from geodp.errors import InvalidDataError, NotOnManifoldError, NumericalWarning
 from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 
 mp = pytest.importorskip("mpmath")
 

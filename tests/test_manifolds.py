@@ -3,7 +3,7 @@ import pytest
 
 from geodp.errors import InvalidDataError, InvalidParameterError, NotOnManifoldError
 from geodp.manifolds import SPD, AffineInvariantSPD, Euclidean, Hyperbolic, KendallShape, LogEuclideanSPD, Sphere
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 from manifold_contract import ManifoldContract
 
 

@@ -14,7 +14,7 @@ from geodp.distributions.laplace import RiemannianLaplace
 from geodp.distributions.mcmc import batch_means_ess, effective_sample_size, random_walk_metropolis, split_rhat
 from geodp.errors import ApproximateSamplerWarning
 from geodp.manifolds import SPD
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 
 
 def ar1(phi, n, m, seed):

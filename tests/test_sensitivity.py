@@ -9,7 +9,7 @@ from scipy import optimize
 from geodp import frechet_mean
 from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.manifolds import SPD, Euclidean
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 from geodp.sensitivity import (
     curvature_factor,
     extrinsic_mean_sensitivity,

@@ -187,7 +187,7 @@ def test_ball_bound_is_below_the_observed_in_ball_share_at_adversarial_footpoint
     # direction (where the law's direction is least uniform); the bound is public: (k, σ, r).
     from geodp.distributions.laplace import _eigenvalue_law
     from geodp.distributions.spd_affine import spd_ball_acceptance_bound
-    from geodp.manifolds import _matrix as mf
+    from geodp.manifolds import matrix_functions as mf
 
     bound = spd_ball_acceptance_bound(k, scale, radius)
     assert bound > 0.02

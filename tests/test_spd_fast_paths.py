@@ -14,7 +14,7 @@ import pytest
 import scipy.linalg
 
 from geodp.manifolds import SPD
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.spd import _SLICE_VALUES, AffineInvariantSPD, _weighted_eig_sum
 from geodp.models import PrivateFrechetMean
 

@@ -227,7 +227,7 @@ def frechet_mean(
     else:
         records = InMemoryRecords(space, X, weights)
     start = None if init is None else space.check_points(init, "init", batch_ndim=0)
-    mean, info = _mean_of_records(space, records, start, tol=tol, max_iter=max_iter, step=step, adaptive=adaptive)
+    mean, info = mean_of_records(space, records, start, tol=tol, max_iter=max_iter, step=step, adaptive=adaptive)
     return (mean, info) if return_info else mean
 
 
@@ -258,7 +258,7 @@ def _direction(space, records, x):
     return direction, float(space._norm(x, direction)), sum(p[1] for p in parts), max(p[2] for p in parts), state
 
 
-def _mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
+def mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
     """The Fréchet mean of validated records (blocks in memory or chunks of a Dask array)."""
     if space.is_flat:
         parts = records.map(_coordinates_part, space)

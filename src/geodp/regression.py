@@ -31,11 +31,11 @@ from geodp.errors import (
     InvalidParameterError,
     InvalidTypeError,
 )
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.euclidean import Euclidean
-from geodp.manifolds.hyperbolic import Hyperbolic, _sinhc
-from geodp.manifolds.kendall import KendallShape, _complex, _real
+from geodp.manifolds.hyperbolic import Hyperbolic, sinhc
+from geodp.manifolds.kendall import KendallShape, to_complex, to_real
 from geodp.manifolds.spd import SPD, AffineInvariantSPD, LogEuclideanSPD
 from geodp.manifolds.sphere import Sphere
 from geodp.validation import check_finite_array, check_positive
@@ -234,7 +234,7 @@ def _adjoints_constant_curvature(space, p, u, w, y):
     if kappa > 0:
         cos, sinc, minus_kappa_sn = np.cos(s), np.sinc(s / np.pi), -math.sqrt(kappa) * np.sin(s)
     else:
-        cos, sinc, minus_kappa_sn = np.cosh(s), _sinhc(s), math.sqrt(-kappa) * np.sinh(s)
+        cos, sinc, minus_kappa_sn = np.cosh(s), sinhc(s), math.sqrt(-kappa) * np.sinh(s)
     velocity = _expand(minus_kappa_sn, 1) * p + _expand(cos, 1) * unit
     alpha = _expand(space._inner(y, w, velocity), 1)
     rest = w - alpha * velocity
@@ -251,7 +251,7 @@ def _adjoints_kendall(p, u, w):
     eigenvalue 0), ``Im(c) iû`` (eigenvalue 4: ``cos 2L``, ``sin 2L/2L``) and ``r`` (eigenvalue 1:
     ``cos L``, ``sin L/L``). See docs/math.md §9.
     """
-    z, uc, wc = _complex(p), _complex(u), _complex(w)
+    z, uc, wc = to_complex(p), to_complex(u), to_complex(w)
     length = np.sqrt(np.sum(np.abs(uc) ** 2, axis=-1))
     unit = np.where(length[..., None] > 0, uc / np.where(length > 0, length, 1.0)[..., None], 0.0)
     lc = length[..., None]
@@ -261,7 +261,7 @@ def _adjoints_kendall(p, u, w):
     along, across = c.real * unit, c.imag * (1j * unit)
     dp = along + np.cos(2.0 * lc) * across + np.cos(lc) * rest
     du = along + np.sinc(2.0 * lc / np.pi) * across + np.sinc(lc / np.pi) * rest
-    return _real(dp), _real(du)
+    return to_real(dp), to_real(du)
 
 
 def _adjoints_affine_spd(p, u, w):
@@ -277,7 +277,7 @@ def _adjoints_affine_spd(p, u, w):
     coeffs = coeffs * half[..., :, None] * half[..., None, :]  # transported back to I
     delta = 0.5 * (mu[..., :, None] - mu[..., None, :])
     dp = mf.congruence(root, frame @ (coeffs * np.cosh(delta)) @ frame_t)
-    du = mf.congruence(root, frame @ (coeffs * _sinhc(delta)) @ frame_t)
+    du = mf.congruence(root, frame @ (coeffs * sinhc(delta)) @ frame_t)
     return mf.sym(dp), mf.sym(du)
 
 
@@ -403,7 +403,7 @@ def _accumulate(space, p, v, x, Y, residual_bound, block, grad_p, grad_v, sq):
     grad_v[b0:b1] -= np.einsum("rm,br...->bm...", xr, du)
 
 
-def _regression_gradient(space, p, v, x, Y, residual_bound=None):
+def unchecked_regression_gradient(space, p, v, x, Y, residual_bound=None):
     """Unvalidated fast path of :func:`regression_gradient`, batched over parameter points.
 
     Parameters
@@ -431,7 +431,7 @@ def _regression_gradient(space, p, v, x, Y, residual_bound=None):
 
 
 def _regression_objective(space, p, v, x, Y):
-    """Unvalidated ``E(p, v)`` batched like :func:`_regression_gradient`; shape ``batch``."""
+    """Unvalidated ``E(p, v)`` batched like :func:`unchecked_regression_gradient`; shape ``batch``."""
     p, v = np.asarray(p, dtype=float), np.asarray(v, dtype=float)
     ps = space.point_shape
     batch_shape = p.shape[: p.ndim - len(ps)]
@@ -512,7 +512,7 @@ def regression_gradient(space, p, v, x, Y, *, residual_bound=None):
 
     Notes
     -----
-    ``_regression_gradient(space, p, v, x, Y, residual_bound=None)`` is the unvalidated fast path
+    ``unchecked_regression_gradient(space, p, v, x, Y, residual_bound=None)`` is the unvalidated fast path
     (``x`` always of shape ``(n, m)``, ``v`` always ``(*batch, m, *point_shape)``), chunked over
     parameter points × records to about 2e6 floats at a time.
 
@@ -533,7 +533,7 @@ def regression_gradient(space, p, v, x, Y, *, residual_bound=None):
     if residual_bound is not None:
         residual_bound = check_positive(residual_bound, "residual_bound")
     p, v, batch_shape = _parameters(space, p, v, x2.shape[1], squeeze, batch=True)
-    grad_p, grad_v = _regression_gradient(space, p, v, x2, Y, residual_bound)
+    grad_p, grad_v = unchecked_regression_gradient(space, p, v, x2, Y, residual_bound)
     if squeeze:
         grad_v = grad_v.reshape(batch_shape + space.point_shape)
     return grad_p, grad_v

@@ -30,7 +30,7 @@ import numpy as np
 
 from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError, missing_extra
 from geodp.manifolds import SPD
-from geodp.manifolds._matrix import rounding_level
+from geodp.manifolds.matrix_functions import rounding_level
 
 __all__ = [
     "Cities",
@@ -49,7 +49,7 @@ _EMG_SHRINKAGE_ESTIMATORS = ("ledoit-wolf", "oas")
 _EMG_CHUNK_ROWS = 1 << 18  # rows gathered at once when windows are cut (16 MB as float64)
 
 
-def _geomstats_datasets(caller: str):
+def geomstats_datasets(caller: str):
     """``geomstats.datasets.utils``, or an ImportError naming ``caller`` and how to install the extra.
 
     Covers both failures: geomstats missing, and an installed geomstats that does not import
@@ -185,7 +185,7 @@ def load_connectomes(shrinkage: float = 0.0) -> Connectomes:
     14.15
     """
     alpha = _check_shrinkage_coefficient(shrinkage)
-    vectors, subject_ids, labels = _geomstats_datasets("load_connectomes").load_connectomes(as_vectors=True)
+    vectors, subject_ids, labels = geomstats_datasets("load_connectomes").load_connectomes(as_vectors=True)
     vectors = np.asarray(vectors, dtype=float)
     k = _CONNECTOME_SIZE
     rows, cols = np.triu_indices(k, 1)
@@ -248,7 +248,7 @@ class EMGCovariances:
 def _emg_recording():
     """The EMG table as read-only arrays: readings (int16), then label and experiment codes with
     their names (``names[codes]`` is the column)."""
-    table = _geomstats_datasets("load_emg_covariances").load_emg()
+    table = geomstats_datasets("load_emg_covariances").load_emg()
     readings = table[[f"c{i}" for i in range(_EMG_CHANNELS)]].to_numpy(dtype=np.int16)
     label_codes, label_names = table["label"].factorize()
     experiment_codes, experiment_names = table["exp"].factorize()
@@ -469,7 +469,7 @@ def load_cities() -> Cities:
     >>> bool(Sphere(2).belongs(cities.points).all())
     True
     """
-    points, names = _geomstats_datasets("load_cities").load_cities()
+    points, names = geomstats_datasets("load_cities").load_cities()
     points = np.asarray(points, dtype=float) * np.array([-1.0, -1.0, 1.0])
     latitudes = np.degrees(np.arctan2(points[:, 2], np.hypot(points[:, 0], points[:, 1])))
     longitudes = np.degrees(np.arctan2(points[:, 1], points[:, 0]))
@@ -535,7 +535,7 @@ def load_optical_nerves() -> OpticalNerves:
     >>> nerves.landmarks.shape, np.bincount(nerves.labels).tolist(), nerves.landmark_names
     ((22, 5, 3), [11, 11], ('S', 'T', 'N', 'I', 'V'))
     """
-    landmarks, labels, monkeys = _geomstats_datasets("load_optical_nerves").load_optical_nerves()
+    landmarks, labels, monkeys = geomstats_datasets("load_optical_nerves").load_optical_nerves()
     return OpticalNerves(
         np.asarray(landmarks, dtype=float),
         np.asarray(labels, dtype=int),

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from geodp.datasets.geomstats_sets import _geomstats_datasets
+from geodp.datasets.geomstats_sets import geomstats_datasets
 from geodp.errors import InvalidDataError, InvalidParameterError
 from geodp.validation import check_finite_array
 
@@ -105,7 +105,7 @@ def load_cell_shapes(n_landmarks: int = 8, *, cell_line=None, treatment=None) ->
     >>> cells.landmarks.shape
     (204, 8, 2)
     """
-    cells, lines, treatments = _geomstats_datasets("load_cell_shapes").load_cells()
+    cells, lines, treatments = geomstats_datasets("load_cell_shapes").load_cells()
     lines, treatments = np.asarray(lines), np.asarray(treatments)
     for name, value, options in (("cell_line", cell_line, lines), ("treatment", treatment, treatments)):
         if value is not None and value not in set(options):

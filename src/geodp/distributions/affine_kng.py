@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg, stats
 
-from geodp.distributions.base import Distribution, _size_tuple, approximate_sampler_notice, rejection_sample
+from geodp.distributions.base import Distribution, approximate_sampler_notice, rejection_sample, size_tuple
 from geodp.distributions.laplace import l2_laplace_noise
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.errors import (
@@ -657,7 +657,7 @@ class AffineKNG(Distribution):
         ApproximateSamplerWarning
             When the route of this call is not exact (decided from public quantities).
         """
-        shape = _size_tuple(size)
+        shape = size_tuple(size)
         rng = as_generator(rng)
         need = math.prod(shape)
         route = self.route(need)

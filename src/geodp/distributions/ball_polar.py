@@ -22,14 +22,14 @@ from scipy import special
 from scipy.special import logsumexp
 
 from geodp.distributions.piecewise_hat import PiecewiseExponentialHat
-from geodp.distributions.radial import _SecantHat, is_isotropic
+from geodp.distributions.radial import SecantHat, is_isotropic
 from geodp.errors import AssumptionError
 from geodp.manifolds.kendall import KendallShape
 
 __all__ = ["direction_share", "log_direction_share", "exact_ball_proposal", "has_exact_ball_proposal"]
 
 
-def _log_sn(x, kappa):
+def log_sn(x, kappa):
     """``log sn_κ(x)`` for ``x > 0`` without the ``1/√|κ|`` factor (it cancels in ratios)."""
     if kappa > 0:
         return np.log(np.sin(math.sqrt(kappa) * x))
@@ -45,7 +45,7 @@ def _cap_log_threshold(t, s, radius, kappa):
     t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
     alpha, beta = (radius + t - s) / 2.0, (radius - t + s) / 2.0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        log_q = _log_sn(alpha, kappa) + _log_sn(np.abs(beta), kappa) - _log_sn(t, kappa) - _log_sn(s, kappa)
+        log_q = log_sn(alpha, kappa) + log_sn(np.abs(beta), kappa) - log_sn(t, kappa) - log_sn(s, kappa)
     log_q = np.where(beta > 0, np.minimum(log_q, 0.0), -np.inf)
     return np.where(np.isnan(log_q), -np.inf, log_q)
 
@@ -169,14 +169,14 @@ def log_direction_share(t, s, radius, kappa, dim):
     return np.where(t == 0, 0.0, log_share)
 
 
-def _exact_shape_directions(space, radius):
-    """Does the cap route draw from the exact in-ball directions (:class:`_KendallProposal`)?
+def exact_shape_directions(space, radius):
+    """Does the cap route draw from the exact in-ball directions (:class:`KendallProposal`)?
     On Kendall's shape space with ``k ≥ 4`` and ``r < π/4`` (the ball is strongly convex, so each
     ray from the anchor leaves it once, and rays of length ``r + δ < π/2`` stay injective)."""
     return isinstance(space, KendallShape) and space.dim >= 4 and radius < math.pi / 4
 
 
-class _CapProposal:
+class CapProposal:
     """Exact draws of ``∝ e^{−hρ(a, x)/σ}`` on the region swept by the model-space direction caps
     around the anchor ``a`` (docs/math.md §5): the ball itself on spaces of constant curvature,
     a superset (κ_max caps) on the others, where draws outside the ball are rejected.
@@ -230,7 +230,7 @@ class _CapProposal:
                 return self._g(t) - shift + log_right[interval]
 
             with np.errstate(invalid="ignore", over="ignore"):
-                hat = _SecantHat(nodes, g - shift, self.length)  # its own masses may overflow: unused
+                hat = SecantHat(nodes, g - shift, self.length)  # its own masses may overflow: unused
                 capped = _SecantHatShifted(hat, np.repeat(log_upper, 2))
                 efficiency = float(np.nansum(hat.piece_integrals(lower_density)) / capped.mass.sum())
             if efficiency >= 0.5:
@@ -320,8 +320,8 @@ def _kendall_excluded(t, phi, delta, radius):
     return lo * lo, np.maximum(hi, lo) ** 2
 
 
-class _KendallProposal(_CapProposal):
-    """:class:`_CapProposal` with the exact in-ball direction sets of Kendall's shape space
+class KendallProposal(CapProposal):
+    """:class:`CapProposal` with the exact in-ball direction sets of Kendall's shape space
     (``CP^{k−2}``; docs/math.md §5): draws land in the ball, and the radial law carries the true
     share ``S(t)``.
 
@@ -349,7 +349,7 @@ class _KendallProposal(_CapProposal):
             return np.logaddexp(np.log(-np.expm1(self.b * np.log1p(-x1))), self.b * np.log1p(-x2))
 
     def _log_share_bounds(self, t, level):
-        """As :meth:`_CapProposal._log_share_bounds`, from the angle step hat of each row, which
+        """As :meth:`CapProposal._log_share_bounds`, from the angle step hat of each row, which
         is kept (``phi``, ``width``, ``log_step``, ``cdf``) for :meth:`_direction_weight`."""
         if self.axis is None:
             return super()._log_share_bounds(t, level)
@@ -443,9 +443,9 @@ def exact_ball_proposal(space, anchor, center, rate, radius):
     """
     if not has_exact_ball_proposal(space, radius):
         return None
-    if _exact_shape_directions(space, radius):
-        return _KendallProposal(space, anchor, center, rate, radius)
-    return _CapProposal(space, anchor, center, rate, radius, float(space.curvature_bounds[1]))
+    if exact_shape_directions(space, radius):
+        return KendallProposal(space, anchor, center, rate, radius)
+    return CapProposal(space, anchor, center, rate, radius, float(space.curvature_bounds[1]))
 
 
 def has_exact_ball_proposal(space, radius) -> bool:
@@ -460,7 +460,7 @@ def has_exact_ball_proposal(space, radius) -> bool:
     >>> has_exact_ball_proposal(SPD(3), 1.0)  # not of constant curvature
     False
     """
-    if _exact_shape_directions(space, radius):
+    if exact_shape_directions(space, radius):
         return True
     low, high = (float(k) for k in space.curvature_bounds)
     if space.is_flat or space.dim < 2 or low != high or not is_isotropic(space):

@@ -171,7 +171,7 @@ def rejection_sample(
     return out, (accepted / proposed if proposed else None)
 
 
-def _size_tuple(size) -> tuple[int, ...]:
+def size_tuple(size) -> tuple[int, ...]:
     if size is None:
         return ()
     if np.isscalar(size):
@@ -250,4 +250,4 @@ class FlatChartDistribution(Distribution):
 
     def _batch(self, size) -> tuple[int, ...]:
         base = self.footpoint_coordinates.shape[:-1]
-        return np.broadcast_shapes(_size_tuple(size), base) if size is not None else base
+        return np.broadcast_shapes(size_tuple(size), base) if size is not None else base

@@ -25,18 +25,18 @@ import numpy as np
 from scipy.special import logsumexp
 
 from geodp.distributions.ball_polar import (
-    _CapProposal,
-    _exact_shape_directions,
-    _KendallProposal,
-    _log_sn,
+    CapProposal,
+    KendallProposal,
+    exact_shape_directions,
     log_direction_share,
+    log_sn,
 )
 from geodp.distributions.base import (
     Distribution,
-    _size_tuple,
     approximate_sampler_notice,
     check_private_points,
     rejection_sample,
+    size_tuple,
 )
 from geodp.distributions.laplace import (
     ACCEPTANCE_FLOOR,
@@ -52,7 +52,7 @@ from geodp.errors import (
     InvalidTypeError,
 )
 from geodp.frechet import frechet_mean, karcher_iteration_budget
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.kendall import KendallShape
 from geodp.manifolds.spd import AffineInvariantSPD
@@ -202,7 +202,7 @@ def kng_acceptance_lower_bound(space, scale: float, radius: float) -> float:
         if is_isotropic(space):
             log_jacobian = space.radial_log_jacobian(ts)
         else:  # Bishop–Gromov: the model space of curvature κ_min has stochastically longer rays
-            log_jacobian = (space.dim - 1) * _log_sn(ts, space.curvature_bounds[0])
+            log_jacobian = (space.dim - 1) * log_sn(ts, space.curvature_bounds[0])
         log_mass = logsumexp(-h * ts / scale + log_jacobian, b=weights * (hi - lo) / 2, axis=1)
         log_ratio = logsumexp(log_mass - (U[1:] - h * t[1:]) / scale) - logsumexp(log_mass)
         worst = max(worst, -log_ratio)
@@ -240,7 +240,7 @@ def kng_cap_acceptance_bound(space, scale: float, radius: float) -> float:
     right-end values bound the numerator and left-end ones the denominator on each grid step.
 
     On Kendall's shape space (``k ≥ 4``, ``r < π/4``) the route draws from the exact in-ball
-    directions instead (:class:`_KendallProposal`): its acceptance ``∫ e^{−ht/σ} J S F / ∫ e^{−ht/σ} J S``
+    directions instead (:class:`KendallProposal`): its acceptance ``∫ e^{−ht/σ} J S F / ∫ e^{−ht/σ} J S``
     is at least both the κ_max-cap bound above (whose denominator carries the larger cap share)
     and, by Chebyshev's association inequality (F and the true share S both fall with t), the
     share-free mean :func:`kng_acceptance_lower_bound`; the larger is returned.
@@ -278,7 +278,7 @@ def kng_cap_acceptance_bound(space, scale: float, radius: float) -> float:
             log_high = log_direction_share(tf[:-1], d0, radius + (d1 - d0), kappa_cap, dim)
             log_ratio = logsumexp(log_mass + log_f + log_low) - logsumexp(log_mass + log_high)
             worst = max(worst, -log_ratio)
-    if _exact_shape_directions(space, radius):
+    if exact_shape_directions(space, radius):
         return max(math.exp(-worst), kng_acceptance_lower_bound(space, scale, radius))
     return math.exp(-worst)
 
@@ -437,10 +437,10 @@ class KNGDistribution(Distribution):
         use_mcmc = self.route == "mcmc"
         self.acceptance_rate, self.diagnostics = None, None
         self._cap = None
-        if self.route == "cap" and _exact_shape_directions(space, self.radius):
-            self._cap = _KendallProposal(space, self.frechet_mean, self.center, self.h / self.scale, self.radius)
+        if self.route == "cap" and exact_shape_directions(space, self.radius):
+            self._cap = KendallProposal(space, self.frechet_mean, self.center, self.h / self.scale, self.radius)
         elif self.route == "cap":
-            self._cap = _CapProposal(
+            self._cap = CapProposal(
                 space,
                 self.frechet_mean,
                 self.center,
@@ -462,7 +462,7 @@ class KNGDistribution(Distribution):
         elif self._cap is not None:
             where = (
                 "the exact in-ball directions of the complex-projective law of cosines"
-                if _exact_shape_directions(space, self.radius)
+                if exact_shape_directions(space, self.radius)
                 else "the ball's direction caps"
             )
             self.sampler = (
@@ -582,7 +582,7 @@ class KNGDistribution(Distribution):
         (:class:`~geodp.errors.ApproximateSamplerWarning`, once per call) when not exact."""
         self._warn_if_approximate()
         rng = as_generator(rng)
-        shape = _size_tuple(size)
+        shape = size_tuple(size)
         m = int(np.prod(shape, dtype=int))
         if self.space.is_flat:
             return self._proposal._sample(size, rng=rng)

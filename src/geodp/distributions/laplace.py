@@ -11,16 +11,16 @@ import numpy as np
 from geodp.distributions.ball_polar import direction_share, exact_ball_proposal, has_exact_ball_proposal
 from geodp.distributions.base import (
     Distribution,
-    _size_tuple,
     approximate_sampler_notice,
     check_private_points,
     rejection_sample,
+    size_tuple,
 )
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.radial import RadialLaw, is_isotropic
 from geodp.distributions.spd_affine import SPDEigenvalueLaw, spd_ball_acceptance_bound, spd_laplace_scale_limit
 from geodp.errors import InvalidDataError, InvalidTypeError
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.euclidean import Euclidean
 from geodp.manifolds.spd import AffineInvariantSPD
@@ -430,7 +430,7 @@ class RiemannianLaplace(Distribution):
     def _sample(self, size=None, rng=None):
         """:meth:`sample` without the warning (for laws that use this one as a proposal)."""
         rng = as_generator(rng)
-        shape = _size_tuple(size)
+        shape = size_tuple(size)
         m = int(np.prod(shape, dtype=int))
         if self._method == "mcmc":
             x = self._mcmc(m, rng)
@@ -456,7 +456,7 @@ class RiemannianLaplace(Distribution):
         if self._method != "chart":
             raise InvalidTypeError(f"sample_coordinates needs a flat space, got {self.space!r}.")
         rng = as_generator(rng)
-        shape = _size_tuple(size)
+        shape = size_tuple(size)
         m = int(np.prod(shape, dtype=int))
         if not self.truncated:
             y = self._draw_coordinates(m, rng)

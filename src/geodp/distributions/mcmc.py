@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from geodp.errors import InvalidParameterError
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 from geodp.validation import as_generator, check_positive
 
 __all__ = [

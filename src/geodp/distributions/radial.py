@@ -70,7 +70,7 @@ def is_isotropic(space) -> bool:
     return all(hasattr(space, a) for a in ("radial_log_jacobian", "cut_radius", "volume_growth_rate"))
 
 
-class _SecantHat(PiecewiseExponentialHat):
+class SecantHat(PiecewiseExponentialHat):
     """``exp`` of the lower envelope of the secant extensions of a concave ``g`` (module docstring).
 
     Pieces are ordered left to right, two per interval between nodes (split where the two
@@ -151,7 +151,7 @@ def _build_hat(raw, magnitude, upper, unit, name):
         nodes = np.append(nodes, 2.0 * nodes[-1] - nodes[-2] + nodes[-1])
     while True:
         values = g(nodes)
-        hat = _SecantHat(nodes, values, upper)
+        hat = SecantHat(nodes, values, upper)
         bad = _concavity_violation(hat, magnitude(nodes))
         if bad is not None:
             raise AssumptionError(

@@ -34,7 +34,7 @@ from geodp.distributions.base import rejection_sample
 from geodp.distributions.mcmc import MCMCResult, random_walk_metropolis
 from geodp.distributions.piecewise_hat import PiecewiseExponentialHat
 from geodp.errors import AssumptionError
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.euclidean import Euclidean
 from geodp.validation import as_generator, check_positive
 

@@ -25,8 +25,8 @@ from geodp.experiments.published import published
 from geodp.experiments.reproduce import Reproduction, Result, Row
 from geodp.manifolds import Euclidean, Sphere
 from geodp.models import PrivateGeodesicRegression
-from geodp.models.geodesic_regression import _mcmc_draws
-from geodp.regression import _regression_gradient, geodesic_regression
+from geodp.models.geodesic_regression import mcmc_draws
+from geodp.regression import geodesic_regression, unchecked_regression_gradient
 from geodp.sensitivity import geodesic_regression_sensitivity, k25_published_sensitivity
 from geodp.validation import as_generator
 
@@ -103,7 +103,7 @@ def _k25_two_stage(space, t, Y, center, n_chains, rng):
 
     def stage_one(p):
         v = space._transport(p_hat[None], p[:, None], v_hat)
-        grad_p, _ = _regression_gradient(space, p, v, x, Y)
+        grad_p, _ = unchecked_regression_gradient(space, p, v, x, Y)
         return -np.linalg.norm(grad_p, axis=-1) / sigma_p
 
     first = random_walk_metropolis(
@@ -121,7 +121,7 @@ def _k25_two_stage(space, t, Y, center, n_chains, rng):
 
     def stage_two(state):
         q, v = bundle.split(state)
-        _, grad_v = _regression_gradient(space, q, v, x, Y)
+        _, grad_v = unchecked_regression_gradient(space, q, v, x, Y)
         return -np.linalg.norm(grad_v[:, 0], axis=-1) / sigma_v
 
     start = bundle.stack(p_tilde, space._transport(p_hat[None], p_tilde[:, None], v_hat))
@@ -147,7 +147,7 @@ def _sound_releases(space, t, Y, center, n_chains, rng):
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ApproximateSamplerWarning)
-        result = _mcmc_draws(
+        result = mcmc_draws(
             space,
             xs,
             Y,
@@ -440,8 +440,8 @@ def _run_fig5(repetitions, rng, progress):
         j = int(rng.integers(n))
         x_adj, Y_adj = x.copy(), Y.copy()
         x_adj[j], Y_adj[j] = t2[j], Y2[j]
-        gp, gv = _regression_gradient(space, p, v, x, Y)
-        gp2, gv2 = _regression_gradient(space, p, v, x_adj, Y_adj)
+        gp, gv = unchecked_regression_gradient(space, p, v, x, Y)
+        gp2, gv2 = unchecked_regression_gradient(space, p, v, x_adj, Y_adj)
         fitted = space.exp(np.broadcast_to(p, Y.shape), x * v)
         fitted2 = space.exp(np.broadcast_to(p, Y.shape), x_adj * v)
         tau = max(float(space.dist(fitted, Y).max()), float(space.dist(fitted2, Y_adj).max()))
@@ -468,8 +468,8 @@ def _run_fig5(repetitions, rng, progress):
     x_a, x_b, Y_a, Y_b = x.copy(), x.copy(), Y.copy(), Y.copy()
     x_a[0] = x_b[0] = 0.0
     Y_a[0], Y_b[0] = space.exp(p, tau * u), space.exp(p, -tau * u)
-    gp_a, gv_a = _regression_gradient(space, p, v, x_a, Y_a, residual_bound=tau)
-    gp_b, gv_b = _regression_gradient(space, p, v, x_b, Y_b, residual_bound=tau)
+    gp_a, gv_a = unchecked_regression_gradient(space, p, v, x_a, Y_a, residual_bound=tau)
+    gp_b, gv_b = unchecked_regression_gradient(space, p, v, x_b, Y_b, residual_bound=tau)
     exp_p = float(np.linalg.norm(gp_a - gp_b))
     k25 = k25_published_sensitivity(space, n, residual_bound=tau)
     sound = geodesic_regression_sensitivity(space, n, residual_bound=tau, x_bound=1.0)

@@ -139,7 +139,7 @@ def r21_b1_sensitivity(radius: float, n: int, *, as_published: bool = False) -> 
     return b1_empirical_bound(radius) / (int(n) * curvature_factor(radius, 1.0))
 
 
-def _mean_se(values) -> tuple[float, float]:
+def mean_se(values) -> tuple[float, float]:
     values = np.asarray(values, dtype=float)
     return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else 0.0
 
@@ -183,7 +183,7 @@ def batched_frechet_means(space, X, *, tol: float = 1e-10, max_iter: int = 200) 
     return mu
 
 
-def _laplace_at(mech, space, center, means, rng) -> np.ndarray:
+def laplace_at(mech, space, center, means, rng) -> np.ndarray:
     """One Riemannian Laplace release at each footpoint in ``means``: draws at ``center`` moved
     by the transvection ``exp_x̄ ∘ Γ_{center→x̄} ∘ log_center`` (an isometry on these symmetric
     spaces, so the law is the Laplace at ``x̄``)."""
@@ -219,9 +219,7 @@ def _simulate_fig1(repetitions: int, rng, progress) -> list[dict]:
                 )
             errors = {}
             for key, mech in laplace.items():
-                errors[key] = np.linalg.norm(
-                    coords(_laplace_at(mech, space, center, xbar, rng)) - coords(xbar), axis=-1
-                )
+                errors[key] = np.linalg.norm(coords(laplace_at(mech, space, center, xbar, rng)) - coords(xbar), axis=-1)
             # As published: noise with Δ_E added to the Fréchet mean, in vech (SPD) or R³ coordinates.
             sigma_e = extrinsic_mean_sensitivity(space, radius, n) / EPSILON
             noise = l2_laplace_noise(3, sigma_e, size=(B,), rng=rng)
@@ -231,7 +229,7 @@ def _simulate_fig1(repetitions: int, rng, progress) -> list[dict]:
             sound = ExtrinsicMeanMechanism(space, epsilon=EPSILON, center=center, radius=radius, n=n)
             ambient = D.mean(axis=1) + (sound.randomise(center, rng=rng, size=B) - center)
             errors["ambient-sound"] = np.linalg.norm(coords(ambient) - coords(xbar), axis=-1)
-            sens_mean, sens_se = _mean_se(sens)
+            sens_mean, sens_se = mean_se(sens)
             row = {
                 "space": space_name,
                 "n": n,
@@ -244,7 +242,7 @@ def _simulate_fig1(repetitions: int, rng, progress) -> list[dict]:
             }
             row["bound_b1"] = laplace["laplace-b1"].sensitivity if space_name == "sphere" else float("nan")
             for key in ("laplace-thm2", "laplace-b1", "ambient-published", "ambient-sound"):
-                mean, se = _mean_se(errors[key]) if key in errors else (float("nan"), float("nan"))
+                mean, se = mean_se(errors[key]) if key in errors else (float("nan"), float("nan"))
                 row[f"{key}_error"], row[f"{key}_se"] = mean, se
             if space_name == "spd":
                 published_release = invvech(coords(xbar) + noise, 2)

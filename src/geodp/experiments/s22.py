@@ -36,7 +36,7 @@ import numpy as np
 from geodp.datasets.synthetic import polar_cap, wishart_in_ball
 from geodp.errors import InvalidParameterError, PrivacyLeakWarning
 from geodp.experiments.published import published
-from geodp.experiments.r21 import _laplace_at, _mean_se, batched_frechet_means
+from geodp.experiments.r21 import batched_frechet_means, laplace_at, mean_se
 from geodp.experiments.reproduce import Reproduction, Result, Row
 from geodp.manifolds import SPD, Sphere
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism
@@ -131,7 +131,7 @@ def run_sims(repetitions: int, rng, progress) -> Result:
                 for key, mech in mechs.items()
             }
             laplace = LaplaceMechanism(space, epsilon=EPSILON, sensitivity=frechet_mean_sensitivity(space, radius, n))
-            errors["laplace"] = np.asarray(space.dist(xbar, _laplace_at(laplace, space, center, xbar, rng)))
+            errors["laplace"] = np.asarray(space.dist(xbar, laplace_at(laplace, space, center, xbar, rng)))
             row = {
                 "space": name,
                 "n": n,
@@ -143,7 +143,7 @@ def run_sims(repetitions: int, rng, progress) -> Result:
                 "exact": all(m.exact for m in mechs.values()),
             }
             for key in _SIM_KEYS:
-                mean, se = _mean_se(errors[key]) if key in errors else (float("nan"), float("nan"))
+                mean, se = mean_se(errors[key]) if key in errors else (float("nan"), float("nan"))
                 row[f"{key}_error"], row[f"{key}_se"] = mean, se
             data.append({key: row[key] for key in sorted(row)})
     from matplotlib.figure import Figure

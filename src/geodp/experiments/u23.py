@@ -35,7 +35,7 @@ from geodp.experiments.published import published
 from geodp.experiments.published.u23 import FIG2_PANELS, FIG3_PANELS
 from geodp.experiments.reproduce import Reproduction, Result, Row
 from geodp.manifolds import SPD
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.spd import invvecd, vecd
 from geodp.mechanisms import LaplaceMechanism, TangentGaussianMechanism
 from geodp.sensitivity import extrinsic_mean_sensitivity

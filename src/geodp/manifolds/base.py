@@ -16,7 +16,7 @@ from geodp.validation import as_real_array, check_finite_array, check_positive
 __all__ = ["Manifold"]
 
 
-_RTOL = float(np.sqrt(np.finfo(np.float64).eps))
+RTOL = float(np.sqrt(np.finfo(np.float64).eps))
 
 
 class Manifold(ABC):
@@ -504,7 +504,7 @@ class Manifold(ABC):
             trial = self._exp(center, unit[pending] * (radius * (1.0 - shrink)))
             finite = np.all(np.isfinite(trial), axis=tuple(range(-len(self.point_shape), 0)))
             safe = np.where(finite.reshape(finite.shape + (1,) * len(self.point_shape)), trial, center)
-            inside = finite & self._belongs(safe, _RTOL) & (np.asarray(self._dist(center, safe)) <= radius)
+            inside = finite & self._belongs(safe, RTOL) & (np.asarray(self._dist(center, safe)) <= radius)
             if last_resort == "keep":
                 inside = inside | (shrink == 1e-6)
             index = np.flatnonzero(pending)

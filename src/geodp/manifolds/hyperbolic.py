@@ -26,7 +26,7 @@ def minkowski(a, b):
     return np.einsum("...i,...i->...", a[..., 1:], b[..., 1:]) - a[..., 0] * b[..., 0]
 
 
-def _sinhc(z):
+def sinhc(z):
     z = np.asarray(z, dtype=float)
     safe = np.where(z == 0, 1.0, z)
     return np.where(z == 0, 1.0, np.sinh(safe) / safe)
@@ -308,7 +308,7 @@ class Hyperbolic(Manifold):
         coordinate of the result is the lift of its spatial part."""
         x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
         n = np.sqrt(np.maximum(self._tangent_sq(x, v, v), 0.0)) / self.radius
-        out = np.cosh(n)[..., None] * x + _sinhc(n)[..., None] * v
+        out = np.cosh(n)[..., None] * x + sinhc(n)[..., None] * v
         return self._lifted(out)
 
     def _polar_exp(self, x, direction, t):

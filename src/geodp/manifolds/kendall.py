@@ -24,12 +24,12 @@ __all__ = ["KendallShape"]
 _AXES = (-2, -1)
 
 
-def _complex(x):
+def to_complex(x):
     x = np.asarray(x, dtype=float)
     return x[..., 0] + 1j * x[..., 1]
 
 
-def _real(z):
+def to_real(z):
     return np.stack([z.real, z.imag], axis=-1)
 
 
@@ -105,20 +105,20 @@ class KendallShape(Manifold):
     # ----------------------------------------------------------------- geometry
     def align(self, x, y):
         """Rotate preshape ``y`` onto ``x`` (optimal Procrustes rotation; ``⟨x, y'⟩`` real ≥ 0)."""
-        z, w = _complex(x), _complex(y)
-        return _real(w * np.conj(_unit_phase(_hermitian(z, w)))[..., None])
+        z, w = to_complex(x), to_complex(y)
+        return to_real(w * np.conj(_unit_phase(_hermitian(z, w)))[..., None])
 
     def _aligned_parts(self, x, y):
         """``(y' − x, y' + x)`` for ``y' = align(x, y) = e^{−iφ} y``, formed as
         ``e^{−iφ}((y − x) − (e^{iφ} − 1) x)``: when ``y`` is already nearly aligned the small
         difference is not swamped by the rounding of the rotation."""
-        z, w = _complex(x), _complex(y)
+        z, w = to_complex(x), to_complex(y)
         h = _hermitian(z, w)
         back = np.conj(_unit_phase(h))[..., None]
         pm1 = _unit_phase_minus_one(h)[..., None]
         diff = back * ((w - z) - pm1 * z)
         total = back * ((w + z) + pm1 * z)
-        return _real(diff), _real(total)
+        return to_real(diff), to_real(total)
 
     def _dist(self, x, y):
         """``arccos |⟨x, y⟩|``, computed as the sphere angle ``2·atan2(|y' − x|, |y' + x|)``
@@ -153,20 +153,20 @@ class KendallShape(Manifold):
         representative (``CP^n`` has parallel complex structure).
         """
         x, y, v = (np.asarray(a, dtype=float) for a in (x, y, v))
-        z, vc = _complex(x), _complex(v)
-        phase = _unit_phase(_hermitian(z, _complex(y)))
-        log = _complex(self._log(x, y))
+        z, vc = to_complex(x), to_complex(v)
+        phase = _unit_phase(_hermitian(z, to_complex(y)))
+        log = to_complex(self._log(x, y))
         rho = np.sqrt(np.sum(np.abs(log) ** 2, axis=-1))[..., None]
         u = np.where(rho > 0, log / np.where(rho > 0, rho, 1.0), 0.0)
         moved = vc + _hermitian(u, vc)[..., None] * ((np.cos(rho) - 1.0) * u - np.sin(rho) * z)
-        return _real(moved * phase[..., None])
+        return to_real(moved * phase[..., None])
 
     def to_tangent(self, x, v):
         """Horizontal projection of a configuration-space vector: centre it, remove ``⟨x, v⟩ x``."""
-        vc = _complex(v)
+        vc = to_complex(v)
         vc = vc - vc.mean(axis=-1, keepdims=True)
-        z = _complex(x)
-        return _real(vc - _hermitian(z, vc)[..., None] * z)
+        z = to_complex(x)
+        return to_real(vc - _hermitian(z, vc)[..., None] * z)
 
     # --------------------------------------------------------------- membership
     def _belongs(self, x, rtol):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from geodp.errors import InvalidParameterError
-from geodp.manifolds import _matrix as mf
-from geodp.manifolds.base import _RTOL, Manifold
+from geodp.manifolds import matrix_functions as mf
+from geodp.manifolds.base import RTOL, Manifold
 from geodp.validation import as_generator
 
 __all__ = ["SPD", "AffineInvariantSPD", "LogEuclideanSPD"]
@@ -236,7 +236,7 @@ class SPD(Manifold):
                 asym = X - Xt
                 asym2 = np.einsum("nij,nij->n", asym, asym)
                 del asym
-                symmetric = asym2 <= _RTOL**2 * norm2
+                symmetric = asym2 <= RTOL**2 * norm2
                 # A rounding-level asymmetry (matrix products) is below eigh's own backward
                 # error: decompose the triangle eigh reads as given; only the other records
                 # (invalid, or asymmetric beyond rounding) through their symmetric part.
@@ -335,7 +335,7 @@ class AffineInvariantSPD(SPD):
         try:
             with np.errstate(all="ignore"):
                 finite = np.all(np.isfinite(X), axis=(-2, -1))
-                _, representable, symmetric = _scaled_symmetry(np.where(finite[:, None, None], X, 0.0), _RTOL)
+                _, representable, symmetric = _scaled_symmetry(np.where(finite[:, None, None], X, 0.0), RTOL)
                 usable = finite & representable
                 S = mf.sym(np.where(usable[:, None, None], X, 0.0))
                 w = np.linalg.eigvalsh(S)

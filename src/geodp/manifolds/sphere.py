@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from geodp.errors import InvalidParameterError
-from geodp.manifolds.base import _RTOL, Manifold
+from geodp.manifolds.base import RTOL, Manifold
 from geodp.validation import as_generator, check_positive
 
 __all__ = ["Sphere"]
@@ -165,7 +165,7 @@ class Sphere(Manifold):
         normalised block comes back as it is, without a copy."""
         norm = _norms(X)
         deviation = np.abs(norm - self.radius)
-        if not np.all(deviation <= _RTOL * self.radius):  # NaN/inf fail here as well
+        if not np.all(deviation <= RTOL * self.radius):  # NaN/inf fail here as well
             return super()._checked_records(X)  # the usual error
         if np.all(deviation <= 4.0 * np.finfo(float).eps * self.radius):
             return X

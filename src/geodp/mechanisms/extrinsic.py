@@ -21,7 +21,7 @@ from geodp.distributions.base import check_private_points
 from geodp.distributions.laplace import RiemannianLaplace
 from geodp.errors import InvalidDataError, InvalidParameterError, PrivacyLeakWarning
 from geodp.frechet import frechet_mean
-from geodp.manifolds import _matrix as mf
+from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.euclidean import Euclidean
 from geodp.manifolds.spd import SPD
 from geodp.mechanisms.base import Guarantee, Mechanism, check_space

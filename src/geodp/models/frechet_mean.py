@@ -17,7 +17,7 @@ from geodp.errors import (
     NotOnManifoldError,
     NumericalWarning,
 )
-from geodp.frechet import _mean_of_records, convexity_bound, karcher_iteration_budget
+from geodp.frechet import convexity_bound, karcher_iteration_budget, mean_of_records
 from geodp.manifolds.base import Manifold
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMechanism
 from geodp.mechanisms.base import combine_sum_parts, exact_weighted_sum_parts
@@ -381,7 +381,7 @@ class PrivateFrechetMean(BaseEstimator):
             private_input = clipped
         else:
             budget = karcher_iteration_budget(space, radius, tol)
-            mean, info = _mean_of_records(space, records, center, tol=tol, max_iter=budget, step=1.0, adaptive=True)
+            mean, info = mean_of_records(space, records, center, tol=tol, max_iter=budget, step=1.0, adaptive=True)
             # The mean of records in the (convex) ball lies in it; rounding far out can put the
             # computed one a hair outside, where a truncated law would refuse it. Pull it in by
             # at most a relative 1e-6, never to the centre (a statistic must not jump).

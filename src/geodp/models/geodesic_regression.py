@@ -26,7 +26,10 @@ from geodp.errors import (
     NumericalWarning,
     PrivacyLeakWarning,
 )
-from geodp.manifolds._matrix import (
+from geodp.manifolds.base import Manifold
+from geodp.manifolds.euclidean import Euclidean
+from geodp.manifolds.hyperbolic import Hyperbolic
+from geodp.manifolds.matrix_functions import (
     congruence,
     differential_log_inverse,
     eigh,
@@ -34,13 +37,10 @@ from geodp.manifolds._matrix import (
     positive_eigenvalues,
     sqrtm_and_invsqrtm,
 )
-from geodp.manifolds.base import Manifold
-from geodp.manifolds.euclidean import Euclidean
-from geodp.manifolds.hyperbolic import Hyperbolic
 from geodp.manifolds.spd import SPD
 from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.models.report import PrivacyReport, RegressionDiagnostics
-from geodp.regression import _regression_gradient, geodesic_predict, geodesic_regression
+from geodp.regression import geodesic_predict, geodesic_regression, unchecked_regression_gradient
 from geodp.release import ReleasePlan, execute
 from geodp.sensitivity import check_radius, geodesic_regression_sensitivity, k25_published_sensitivity, max_radius
 from geodp.validation import as_generator, check_epsilon, check_positive
@@ -499,13 +499,13 @@ class PrivateGeodesicRegression(BaseEstimator):
     def _mcmc_release(self, space, xs, Y, center, radius, velocity, tau, scale, rng):
         if space.is_flat:  # the chart is an isometry: run the chain on its coordinates (fast)
             chart = Euclidean(space.dim)
-            result = _mcmc_draws(
+            result = mcmc_draws(
                 chart, xs, space.to_coordinates(Y), space.to_coordinates(center), radius, velocity, tau, scale, rng
             )
             a, theta_v = TangentBundle(chart, xs.shape[1]).split(result.samples[0, 0])
             p, v = _from_chart(space, a, theta_v)
         else:
-            result = _mcmc_draws(space, xs, Y, center, radius, velocity, tau, scale, rng)
+            result = mcmc_draws(space, xs, Y, center, radius, velocity, tau, scale, rng)
             p, v = TangentBundle(space, xs.shape[1]).split(result.samples[0, 0])
         d = result.diagnostics
         return p, v, {"acceptance": d.acceptance_rate, "ess": d.effective_sample_size}
@@ -732,7 +732,7 @@ def _velocity_norm(space, p, v):
 
 
 def _joint_gradient_norm(space, p, v, xs, Y, tau):
-    grad_p, grad_v = _regression_gradient(space, p, v, xs, Y, residual_bound=tau)
+    grad_p, grad_v = unchecked_regression_gradient(space, p, v, xs, Y, residual_bound=tau)
     return np.hypot(np.asarray(space._norm(p, grad_p)), _velocity_norm(space, p, grad_v))
 
 
@@ -748,7 +748,7 @@ def _published_release(space, xs, Y, center, radius, velocity, tau, sensitivity,
 
     def stage_one(p):
         v = space._transport(np.expand_dims(p_hat, axis), np.expand_dims(p, axis), v_hat)
-        grad_p, _ = _regression_gradient(space, p, v, xs, Y, residual_bound=tau)
+        grad_p, _ = unchecked_regression_gradient(space, p, v, xs, Y, residual_bound=tau)
         value = -np.asarray(space._norm(p, grad_p)) / sigma_p
         return np.where(np.asarray(space._dist(center, p)) <= radius, value, -np.inf)
 
@@ -767,7 +767,7 @@ def _published_release(space, xs, Y, center, radius, velocity, tau, sensitivity,
 
     def stage_two(state):
         q, v = bundle.split(state)
-        _, grad_v = _regression_gradient(space, q, v, xs, Y, residual_bound=tau)
+        _, grad_v = unchecked_regression_gradient(space, q, v, xs, Y, residual_bound=tau)
         value = -_velocity_norm(space, q, grad_v) / sigma_v
         return np.where(_velocity_norm(space, q, v) <= velocity, value, -np.inf)
 
@@ -798,7 +798,7 @@ def _published_release(space, xs, Y, center, radius, velocity, tau, sensitivity,
     )
 
 
-def _mcmc_draws(space, xs, Y, center, radius, velocity, tau, scale, rng, n_chains=1):
+def mcmc_draws(space, xs, Y, center, radius, velocity, tau, scale, rng, n_chains=1):
     """Run ``n_chains`` MH chains on the joint KNG law of ``(p, v)`` from the public
     ``(center, 0)``; returns the :class:`~geodp.distributions.mcmc.MCMCResult` (one state per
     chain, stacked as :class:`TangentBundle` points)."""

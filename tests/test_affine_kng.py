@@ -4,13 +4,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from geodp.distributions.affine_kng import (
-    AffineKNG,
-    CrossPolytopeDomain,
+from geodp.distributions.affine_kng import AffineKNG, CrossPolytopeDomain
+from geodp.distributions.polytope import _lasso_path_to_radius
+from geodp.errors import (
+    GeodpError,
+    InvalidDataError,
+    InvalidParameterError,
+    InvalidTypeError,
     ProposalBudgetExhaustedError,
-    _lasso_path_to_radius,
 )
-from geodp.errors import GeodpError, InvalidDataError, InvalidParameterError, InvalidTypeError
 
 
 def everywhere(theta):

@@ -22,10 +22,10 @@ def _load(name):
 def short_chains(monkeypatch):
     """Short MH runs: this test checks that the script runs and its numbers are sane, not the
     sampler's law (tests/test_geodesic_regression_model.py does that with the full chains)."""
-    import geodp.models.geodesic_regression as module
+    import geodp.models.geodesic_sampling as module
 
-    monkeypatch.setattr(module, "_BURN_IN", 1500)
-    monkeypatch.setattr(module, "_THINNING", 300)
+    monkeypatch.setattr(module, "BURN_IN", 1500)
+    monkeypatch.setattr(module, "THINNING", 300)
 
 
 def test_sphere_regression_quick(tmp_path, short_chains):

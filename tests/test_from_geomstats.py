@@ -34,7 +34,7 @@ from geodp.manifolds import (  # noqa: E402
     GeomstatsSpace,
     Sphere,
     from_geomstats,
-    geomstats_adapter,  # noqa: E402
+    geomstats_checks,  # noqa: E402
 )
 from geodp.models import PrivateFrechetMean  # noqa: E402
 from geodp.sensitivity import frechet_mean_sensitivity, max_radius  # noqa: E402
@@ -160,7 +160,7 @@ def test_product_of_spheres_with_understated_kappa_max_is_refused(kappa_max):
 )
 def test_coordinate_planes_catch_an_understated_kappa_max_without_the_product_rule(monkeypatch, factors, kappa_max):
     # the sampled probes alone, as on a product whose factors are not recognised
-    monkeypatch.setattr(geomstats_adapter, "_product_curvatures", lambda metric: None)
+    monkeypatch.setattr(geomstats_checks, "_product_curvatures", lambda metric: None)
     with pytest.raises(AssumptionError, match=r"outside the declared curvature_bounds .* first on a coordinate plane"):
         from_geomstats(ProductManifold(factors), curvature_bounds=(0.0, kappa_max), injectivity_radius=np.pi)
 
@@ -389,7 +389,7 @@ def test_plane_search_finds_the_most_negative_curvature_of_spd():
 
 def test_without_the_plane_search_spd_understatement_is_missed(monkeypatch):
     # The fixed planes alone accept kappa_min = -0.4 on SPDMatrices(3): the search is what refuses it.
-    monkeypatch.setattr(geomstats_adapter, "_SEARCH_STEPS", ())
+    monkeypatch.setattr(geomstats_checks, "SEARCH_STEPS", ())
     space = from_geomstats(SPDMatrices(3), curvature_bounds=(-0.4, 0.0), injectivity_radius=math.inf)
     assert space.checks["curvature_searched"][0] > -0.4  # the fixed planes never reach the true -1/2
 

@@ -24,7 +24,7 @@ from geodp.errors import (
 )
 from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
 from geodp.models import PrivateGeodesicRegression
-from geodp.models.geodesic_regression import _exact_flat_release, mcmc_draws
+from geodp.models.geodesic_sampling import exact_flat_release, mcmc_draws
 from geodp.regression import geodesic_regression
 from geodp.sensitivity import geodesic_regression_sensitivity
 
@@ -46,8 +46,8 @@ def short_chains(monkeypatch):
     full settings in the tests that do not use this fixture)."""
     import geodp.models.geodesic_regression as module
 
-    monkeypatch.setattr(module, "_BURN_IN", 600)
-    monkeypatch.setattr(module, "_THINNING", 200)
+    monkeypatch.setattr(module, "BURN_IN", 600)
+    monkeypatch.setattr(module, "THINNING", 200)
 
 
 def _quiet_fit(model, x, Y):
@@ -88,7 +88,7 @@ def test_flat_release_follows_the_exact_kng_law():
     radius, velocity = 100.0, 200.0
     scale = 0.05
     rng = np.random.default_rng(7)
-    releases = [_exact_flat_release(space, xs, Y, np.zeros(2), radius, velocity, scale, None, rng) for _ in range(3000)]
+    releases = [exact_flat_release(space, xs, Y, np.zeros(2), radius, velocity, scale, None, rng) for _ in range(3000)]
     assert not any(info["fell_back"] for *_, info in releases)  # every draw came from the exact race
     draws = np.array([np.concatenate([p, v.ravel()]) for p, v, _ in releases])
     design = np.column_stack([np.ones(n), xs[:, 0]])
@@ -109,7 +109,7 @@ def test_mh_sampler_agrees_with_the_exact_law_on_a_flat_space():
     radius, velocity, scale = 0.5, 1.0, 0.02
     tau = 2 * radius + 0.5 * velocity  # no residual is clipped: the field is affine
     rng = np.random.default_rng(11)
-    releases = [_exact_flat_release(space, xs, Y, np.zeros(1), radius, velocity, scale, None, rng) for _ in range(800)]
+    releases = [exact_flat_release(space, xs, Y, np.zeros(1), radius, velocity, scale, None, rng) for _ in range(800)]
     assert not any(info["fell_back"] for *_, info in releases)
     exact = np.array([np.concatenate([p, v.ravel()]) for p, v, _ in releases])
     mh = mcmc_draws(space, xs, Y, np.zeros(1), radius, velocity, tau, scale, rng, n_chains=800).samples[0]
@@ -341,7 +341,8 @@ def test_far_hyperbolic_centre_keeps_the_sensitivity_bound():
     """Neighbours far out (distance 37 from the origin): computed there, the gradient norms lose
     all precision and their gap exceeds Δ; the model recentres them at the public centre first,
     after which the gap stays within the bound."""
-    from geodp.models.geodesic_regression import _joint_gradient_norm, _recentring
+    from geodp.models.geodesic_regression import _recentring
+    from geodp.models.geodesic_sampling import joint_gradient_norm
 
     H = Hyperbolic(2)
     o = H.origin
@@ -365,10 +366,10 @@ def test_far_hyperbolic_centre_keeps_the_sensitivity_bound():
         p = H._exp(o, H.boost(o, rng.normal(size=2)) * 0.5 * rng.random())
         v = H.boost(p, rng.normal(size=2))
         v = (v * V * rng.random() / math.sqrt(float(H._inner(p, v, v))))[None]
-        a, b = (float(_joint_gradient_norm(H, p, v, x, Z, tau)) for Z in (near, near2))
+        a, b = (float(joint_gradient_norm(H, p, v, x, Z, tau)) for Z in (near, near2))
         gaps.append(abs(a - b))
         pb, vb = H.project(B @ p), v @ B.T
-        a, b = (float(_joint_gradient_norm(H, pb, vb, x, Z, tau)) for Z in (far, far2))
+        a, b = (float(joint_gradient_norm(H, pb, vb, x, Z, tau)) for Z in (far, far2))
         raw_gaps.append(abs(a - b) if np.isfinite(a - b) else np.inf)
     assert max(gaps) <= delta * (1 + 1e-9)
     assert max(raw_gaps) > delta  # the test has power: without recentring the bound breaks

@@ -54,7 +54,7 @@ def test_sound_law_flat_beyond_the_clip_explains_the_gap():
     # few nats below the fit's, over a support far larger than the fit's neighbourhood
     # (docs/reproduction.md, K25 Figs. 2–3).
     from geodp.manifolds import Sphere
-    from geodp.models.geodesic_regression import _joint_gradient_norm
+    from geodp.models.geodesic_sampling import joint_gradient_norm
 
     space = Sphere(2)
     t, Y, c = k25.k25_sphere_data(rng=np.random.default_rng(2))
@@ -64,7 +64,7 @@ def test_sound_law_flat_beyond_the_clip_explains_the_gap():
     far_v *= 1.3 / np.linalg.norm(far_v)
     residuals = space.dist(space.exp(np.broadcast_to(far_p, Y.shape), xs * far_v[0]), Y)
     assert residuals.min() > k25.TAU  # every residual clipped: the plateau of the sound law
-    g = float(_joint_gradient_norm(space, far_p, far_v, xs, Y, k25.TAU))
+    g = float(joint_gradient_norm(space, far_p, far_v, xs, Y, k25.TAU))
     assert g <= k25.TAU * math.sqrt(1.25) + 1e-12
     sigma = 2 * k25.TAU * 2 / 20 * math.sqrt(1.25) / k25.EPSILON  # 2Δ/ε
     assert g / sigma < 0.25 * 20 * k25.EPSILON + 1e-9  # ≤ 10 nats below the fit (where ∇E = 0)

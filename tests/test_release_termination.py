@@ -13,7 +13,7 @@ from geodp.distributions.affine_kng import AffineKNG, CrossPolytopeDomain, affin
 from geodp.errors import ApproximateSamplerWarning, ProposalBudgetExhaustedError
 from geodp.manifolds import Euclidean
 from geodp.models import PrivateGeodesicRegression, PrivateLinearRegression
-from geodp.models.geodesic_regression import _BallPairDomain, _flat_gradient_bound
+from geodp.models.geodesic_sampling import BallPairDomain, flat_gradient_bound
 from geodp.models.linear_regression import _gradient_bound, _normalisation
 
 
@@ -74,7 +74,7 @@ def test_the_fallback_chain_lands_where_the_exact_law_is(monkeypatch):
     xs = x0[:, None] - 0.5
     design = np.column_stack([np.ones(len(xs)), xs])
     gram, target = design.T @ design / len(xs), design.T @ y0 / len(xs)
-    domain = _BallPairDomain(1.0, 2.0, 2, 1)
+    domain = BallPairDomain(1.0, 2.0, 2, 1)
     exact = AffineKNG(gram, target, 2e-4, in_domain=domain)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ApproximateSamplerWarning)
@@ -164,7 +164,7 @@ def test_flat_regression_gradient_bound_is_reached_up_to_a_small_factor():
     """G = √(1 + m/4)·(2r + x_max·V): a dataset at x̃ = (1, ½) with responses at −r and θ at
     (r, V) reaches ‖Aθ − B‖ = √(1.25)·(2r + V/2) in one dimension: equality."""
     radius, velocity = 1.0, 2.0
-    bound = _flat_gradient_bound(1, 2 * radius + 0.5 * velocity)
+    bound = flat_gradient_bound(1, 2 * radius + 0.5 * velocity)
     x_tilde = np.array([[1.0, 0.5]])
     theta = np.array([[radius], [velocity]])
     gradient = x_tilde.T @ (x_tilde @ theta - (-radius))

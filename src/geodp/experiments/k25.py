@@ -25,7 +25,7 @@ from geodp.experiments.published import published
 from geodp.experiments.reproduce import Reproduction, Result, Row
 from geodp.manifolds import Euclidean, Sphere
 from geodp.models import PrivateGeodesicRegression
-from geodp.models.geodesic_regression import mcmc_draws
+from geodp.models.geodesic_sampling import mcmc_draws
 from geodp.regression import geodesic_regression, unchecked_regression_gradient
 from geodp.sensitivity import geodesic_regression_sensitivity, k25_published_sensitivity
 from geodp.validation import as_generator

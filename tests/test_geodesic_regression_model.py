@@ -18,7 +18,6 @@ from geodp.errors import (
     BudgetExceededError,
     InvalidDataError,
     InvalidParameterError,
-    InvalidTypeError,
     NotOnManifoldError,
     PrivacyLeakWarning,
 )
@@ -275,7 +274,7 @@ def test_affine_invariant_spd_release_uses_the_negative_curvature_bound(short_ch
         (np.linspace(0, 1, 10), np.zeros((9, 1)), InvalidDataError),  # mismatched n
         (np.linspace(0, 1, 2), np.zeros((2, 1)), InvalidDataError),  # n < m + 2
         (np.zeros((10, 2)), np.zeros((10, 1)), InvalidDataError),  # m does not match x_bounds
-        (["a"] * 10, np.zeros((10, 1)), InvalidTypeError),  # a text column
+        (["a"] * 10, np.zeros((10, 1)), NotOnManifoldError),  # text entries: invalid records (on_invalid="raise")
     ],
 )
 def test_bad_data(x, Y, error):

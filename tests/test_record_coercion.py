@@ -218,3 +218,34 @@ def test_a_list_with_one_odd_entry_releases_like_its_neighbour(odd):
         ]
     assert reports[0] == reports[1]
     assert np.isnan(as_real_array(odd_rows, "X")[4, 1])
+
+
+@pytest.mark.parametrize("odd", ["x", "0.5", 1j, [0.5]], ids=repr)
+def test_one_odd_covariate_in_a_list_is_one_invalid_record(odd):
+    """Audit of the release plan: a list of covariates with one text, complex or nested entry made
+    numpy pick the dtype of the whole list, and plan/fit refused it before the charge."""
+    import warnings
+
+    x = list(np.linspace(0, 1, 30))
+    odd_x = list(x)
+    odd_x[4] = odd
+    Y = np.random.default_rng(0).uniform(-0.5, 0.5, (30, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", geodp_errors.ApproximateSamplerWarning)
+        reports = [
+            str(
+                PrivateGeodesicRegression(
+                    Euclidean(2),
+                    epsilon=1.0,
+                    center=np.zeros(2),
+                    radius=1.0,
+                    x_bounds=(0, 1),
+                    on_invalid="center",
+                    random_state=0,
+                )
+                .fit(data, Y)
+                .privacy_report_
+            )
+            for data in (x, odd_x)
+        ]
+    assert reports[0] == reports[1]

@@ -99,3 +99,24 @@ def test_a_budget_that_cannot_pay_refuses_before_any_warning_of_the_private_part
     with pytest.warns(ApproximateSamplerWarning), pytest.raises(BudgetExceededError):
         model.fit(X, X[:, 0])
     assert model.accountant.total_spent == (0.0, 0.0)
+
+
+def test_the_mean_plans_from_the_number_of_records_alone():
+    """The ε audit plans a release of up to 10⁹ records without building them (it used to
+    materialise them: 22 GiB at its documented limit)."""
+    model = PrivateFrechetMean(Sphere(2), epsilon=1.0, center=NORTH, radius=0.5)
+    small = model.plan(np.tile(NORTH, (50, 1)))
+    assert str(model.plan(50).report) == str(small.report)
+    huge = model.plan(10**9)
+    assert huge.n_samples == 10**9 and huge.sensitivity < small.sensitivity
+
+
+def test_dask_metadata_are_refused_before_the_charge():
+    da = pytest.importorskip("dask.array")
+    model = PrivateFrechetMean(Sphere(2), epsilon=1.0, center=NORTH, radius=0.5)
+    for bad in (da.zeros((10, 3), dtype=complex, chunks=5), da.zeros((10, 4), chunks=5), da.zeros(10, chunks=5)):
+        accountant = BudgetAccountant(epsilon=1.0)
+        model.set_params(accountant=accountant)
+        with pytest.raises((TypeError, ValueError)):
+            model.fit(bad)
+        assert accountant.total_spent == (0.0, 0.0)

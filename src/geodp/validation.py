@@ -207,8 +207,8 @@ def as_real_array(X, name: str) -> np.ndarray:
             # the whole list text, complex or ragged): take the entries one by one instead
             try:
                 arr = np.asarray(X, dtype=object)
-            except (TypeError, ValueError, ArithmeticError):  # records of different lengths
-                raise InvalidDataError(f"{name} could not be converted to an array of equal-sized records.") from None
+            except (TypeError, ValueError, ArithmeticError):  # a nested entry among scalars
+                arr = _object_vector(X, name)
         if arr.dtype == object:
             arr = np.vectorize(finite_real_or_nan, otypes=[np.float64])(arr) if arr.size else arr.astype(np.float64)
         if np.iscomplexobj(arr):
@@ -216,6 +216,19 @@ def as_real_array(X, name: str) -> np.ndarray:
         if not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):
             raise InvalidTypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}.")
         return arr.astype(np.float64)
+
+
+def _object_vector(X, name: str) -> np.ndarray:
+    """The top-level entries of a container as a 1-D object array (each record one entry: a
+    record that is itself a sequence is then not a finite real, so it becomes NaN)."""
+    try:
+        entries = list(X)
+    except TypeError:
+        raise InvalidDataError(f"{name} could not be converted to an array of records.") from None
+    out = np.empty(len(entries), dtype=object)
+    for i, entry in enumerate(entries):
+        out[i] = entry
+    return out
 
 
 def _real_numeric(dtype) -> bool:

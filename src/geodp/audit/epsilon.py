@@ -277,9 +277,8 @@ def _mechanism(space, mechanism, epsilon, delta, n, radius, center):
     from geodp.models import PrivateFrechetMean
 
     model = PrivateFrechetMean(space, epsilon=epsilon, delta=delta, center=center, radius=radius, mechanism=mechanism)
-    shape_only = np.broadcast_to(center, (n, *space.point_shape))  # the plan reads the shape only
-    plan = model.plan(shape_only)
     _check_resolved(space, center, radius, n, frechet_mean_sensitivity(space, radius, n, mechanism=mechanism))
+    plan = model.plan(n)  # from the number of records alone: no record is built
     if not plan.exact:
         raise AssumptionError(_MCMC_REFUSAL)
     return plan.mechanism

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import numbers
 import warnings
 
 import numpy as np
@@ -12,6 +13,7 @@ from sklearn.exceptions import NotFittedError
 from geodp.accountant import BudgetAccountant
 from geodp.errors import (
     ApproximateSamplerWarning,
+    InvalidDataError,
     InvalidParameterError,
     InvalidTypeError,
     NotOnManifoldError,
@@ -25,7 +27,7 @@ from geodp.models.report import CuratorDiagnostics, PrivacyReport
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
 from geodp.release import ReleasePlan, execute
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity, max_radius
-from geodp.validation import as_generator, check_delta, check_epsilon
+from geodp.validation import as_generator, check_delta, check_epsilon, check_real_dtype, check_sample_size
 
 __all__ = ["PrivateFrechetMean"]
 
@@ -220,7 +222,7 @@ class PrivateFrechetMean(BaseEstimator):
             quantities: space, scale, ball).
         """
         data = self._public_input(X)
-        plan = self._plan(data)
+        plan = self._plan(int(data.shape[0]), dask=is_dask(data))
         facts = plan.facts
         rng = as_generator(self.random_state)
         release, withheld = execute(
@@ -239,8 +241,9 @@ class PrivateFrechetMean(BaseEstimator):
 
         Parameters
         ----------
-        X : array_like or dask.array.Array, shape (n, *space.point_shape)
-            Only its type, shape and dtype are read.
+        X : array_like, dask.array.Array of shape (n, *space.point_shape), or int
+            Only its type, shape and dtype are read; an int is the number of records n alone
+            (what the ε audit plans with, without building n records).
         y : ignored
 
         Returns
@@ -260,19 +263,33 @@ class PrivateFrechetMean(BaseEstimator):
         >>> plan.epsilon, plan.exact, round(plan.sensitivity, 4)
         (0.5, True, 0.04)
         """
-        return self._plan(self._public_input(X))
+        if isinstance(X, numbers.Integral) and not isinstance(X, bool):
+            return self._plan(check_sample_size(X), dask=False)
+        data = self._public_input(X)
+        return self._plan(int(data.shape[0]), dask=is_dask(data))
 
     def _public_input(self, X):
         """``X`` as the release will read it (a Dask array stays lazy); its shape and dtype are
         checked here, its values only in the private part."""
         self._check_space()
-        return X if is_dask(X) else self.space._dataset_array(X, "X")
+        if not is_dask(X):
+            return self.space._dataset_array(X, "X")
+        # a Dask array's metadata are public: refuse a wrong shape or dtype before the charge
+        shape = ", ".join(map(str, self.space.point_shape))
+        if X.ndim != len(self.space.point_shape) + 1 or tuple(X.shape[1:]) != self.space.point_shape:
+            raise InvalidDataError(f"X must have shape (n, {shape}) for {self.space!r}, got {X.shape}.")
+        if not (isinstance(X.shape[0], numbers.Integral) and X.shape[0] >= 1):
+            raise InvalidDataError(
+                f"X must hold n >= 1 records of known number, got {X.shape[0]} (call X.compute_chunk_sizes())."
+            )
+        check_real_dtype(X.dtype, "X")
+        return X
 
     def _check_space(self):
         if not isinstance(self.space, Manifold):
             raise InvalidTypeError(f"space must be a geodp Manifold, got {type(self.space).__name__}.")
 
-    def _plan(self, data) -> ReleasePlan:
+    def _plan(self, n: int, *, dask: bool) -> ReleasePlan:
         space = self.space
         self._check_space()
         if self.mechanism not in _MECHANISMS:
@@ -292,11 +309,10 @@ class PrivateFrechetMean(BaseEstimator):
             raise InvalidTypeError(f"accountant must be a BudgetAccountant, got {type(self.accountant).__name__}.")
         center = space.check_points(self.center, "center", batch_ndim=0)
         radius = check_radius(space, self.radius)
-        if is_dask(data) and self.mechanism == "kng":  # public refusals come before the charge
+        if dask and self.mechanism == "kng":  # public refusals come before the charge
             raise InvalidParameterError("mechanism='kng' needs the records in memory; pass a numpy array.")
         as_generator(self.random_state)  # a bad random_state is refused before the charge
 
-        n = int(data.shape[0])
         bound, margin, tol = release_sensitivity(space, radius, n, self.mechanism)
         sensitivity = bound + margin
         with np.errstate(all="ignore"):  # public computations; an underflow there is harmless

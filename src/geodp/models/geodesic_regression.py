@@ -46,7 +46,7 @@ from geodp.models.report import PrivacyReport, RegressionDiagnostics
 from geodp.regression import geodesic_predict
 from geodp.release import ReleasePlan, execute
 from geodp.sensitivity import check_radius, geodesic_regression_sensitivity, k25_published_sensitivity, max_radius
-from geodp.validation import as_generator, check_epsilon, check_positive
+from geodp.validation import as_generator, as_real_array, check_epsilon, check_positive
 
 __all__ = ["PrivateGeodesicRegression"]
 
@@ -286,7 +286,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         PrivacyLeakWarning
             With ``as_published=True``.
         """
-        x_arr, data = self._public_input(X, y)
+        (x_arr, one_covariate), data = self._public_input(X, y)
         if self.as_published and _filtered_out(PrivacyLeakWarning, _PUBLISHED_WARNING):
             raise InvalidParameterError(
                 "as_published=True reproduces K25's release, which is not ε-DP at the stated "
@@ -304,7 +304,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         coef = v / width.reshape((-1,) + (1,) * len(self.space.point_shape))
         self.x_center_ = (f["lower"] + f["upper"]) / 2.0
         self.intercept_ = p
-        self.coef_ = coef[0] if np.ndim(X) == 1 else coef
+        self.coef_ = coef[0] if one_covariate else coef
         self.n_samples_ = plan.n_samples
         self.sensitivity_ = f["sensitivity"]
         self.curator_diagnostics_ = RegressionDiagnostics(**diagnostics, warnings=withheld)
@@ -335,7 +335,8 @@ class PrivateGeodesicRegression(BaseEstimator):
         >>> plan.exact, "Metropolis" in plan.sampler               # curved: MH, said before the charge
         (False, True)
         """
-        return self._plan(*self._public_input(X, y))
+        (x_arr, _), data = self._public_input(X, y)
+        return self._plan(x_arr, data)
 
     def _public_input(self, X, y):
         space, *_, lower, _upper, _x_max, _velocity, _tau, _largest = self._check_settings()
@@ -419,7 +420,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         if "intercept_" not in self.__dict__:
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' before 'predict'.")
         m = self.x_center_.size
-        x_arr = _covariate_array(X, m, name="X")
+        x_arr, _ = _covariate_array(X, m, name="X")
         if not np.all(np.isfinite(x_arr)):
             raise InvalidDataError("X must be finite.")
         coef = self.coef_.reshape((m,) + tuple(self.space.point_shape))
@@ -705,18 +706,15 @@ def _check_bounds(x_bounds):
     return lower.astype(float), upper.astype(float)
 
 
-def _covariate_array(x, m, name="x"):
-    """``x`` as a float array of shape ``(n, m)``; entries that are not real numbers (None,
-    pd.NA, text in an object array) become NaN, so they invalidate only their record."""
-    if hasattr(x, "toarray") or hasattr(x, "tocsr"):
-        arr = x  # sparse: refused below with a typed error
-    else:
-        try:
-            arr = np.asarray(x)
-        except (TypeError, ValueError):  # ragged lists: the message quotes no value
-            raise InvalidDataError(f"{name} could not be converted to an array of records.") from None
-    if arr.ndim == 1:
+def _covariate_array(x, m, name="X"):
+    """``(array, vector)``: ``x`` as a float array of shape ``(n, m)``, and whether it came as a
+    vector of shape ``(n,)``; entries that are not finite real numbers (None,
+    pd.NA, text, complex, nested lists) become NaN through the one coercion
+    (:func:`~geodp.validation.as_real_array`), so they invalidate only their record."""
+    arr = as_real_array(x, name)
+    vector = arr.ndim == 1  # one covariate given as shape (n,) (after the coercion: entries do not decide)
+    if vector:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[1] != m:
         raise InvalidDataError(f"{name} must have shape (n,) or (n, {m}) to match x_bounds, got {arr.shape}.")
-    return Euclidean(m)._dataset_array(arr, name).copy()
+    return arr, vector

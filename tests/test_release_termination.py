@@ -249,3 +249,16 @@ def test_tiny_designs_release_where_the_anchor_solver_underflows():
                 )
                 model.fit(data, y)
             assert np.all(np.isfinite(model.coef_)) and accountant.total_spent[0] == 1.0
+
+
+def test_bounds_taken_from_the_data_never_raise_after_the_charge():
+    """Not DP (PrivacyLeakWarning), but still nothing fails after the charge: a constant column or
+    no valid record at all (on_invalid="center") gives widened or unit bounds instead of an error."""
+    X = np.full((20, 2), 3.0)
+    y = np.linspace(0, 1, 20)
+    for data in (X, np.full((20, 2), np.nan)):
+        accountant = BudgetAccountant(1.0)
+        with pytest.warns(Warning):
+            model = PrivateLinearRegression(epsilon=1.0, on_invalid="center", accountant=accountant, random_state=0)
+            model.fit(data, y)
+        assert accountant.total_spent[0] == 1.0 and np.all(np.isfinite(model.coef_))

@@ -353,9 +353,9 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             )
         n = len(X)
         if bounds_X is None:
-            bounds_X = _data_bounds(X[~invalid], "X")
+            bounds_X = _data_bounds(X[~invalid])
         if bounds_y is None:
-            bounds_y = _data_bounds(y[~invalid], "y")
+            bounds_y = _data_bounds(y[~invalid])
         if np.any(invalid):
             X, y = X.copy(), y.copy()
             X[invalid], y[invalid] = 0.5 * (bounds_X[0] + bounds_X[1]), 0.5 * (bounds_y[0] + bounds_y[1])
@@ -544,17 +544,15 @@ def _check_bounds(bounds, width: int, name: str):
     return lower, upper
 
 
-def _data_bounds(values, name: str):
-    """Bounds taken from the data (only after a PrivacyLeakWarning)."""
+def _data_bounds(values):
+    """Bounds taken from the data (only after a PrivacyLeakWarning). Never raises (it runs after
+    the charge): a constant column is widened by 1/2 on each side, and no valid record at all
+    gives [0, 1]."""
     if len(values) == 0:
-        raise InvalidDataError(f"no valid record to take bounds for {name} from: pass public bounds.")
+        return np.zeros(values.shape[1]), np.ones(values.shape[1])
     lower, upper = values.min(axis=0), values.max(axis=0)
-    if not np.all(lower < upper):
-        raise InvalidDataError(
-            f"a column of {name} is constant, so bounds taken from the data are degenerate: "
-            "pass public bounds, and drop constant covariates."
-        )
-    return lower, upper
+    flat = ~(lower < upper)
+    return np.where(flat, lower - 0.5, lower), np.where(flat, upper + 0.5, upper)
 
 
 def _normalisation(x_lo, x_hi, y_lo, y_hi, fit_intercept: bool) -> dict:

@@ -6,7 +6,8 @@ Each estimator in :mod:`geodp.models` splits ``fit`` in two:
    and returns a frozen :class:`ReleasePlan`: the mechanism, the sampler route and whether it is
    exact, the (ε, δ) to charge, the sensitivity and scale, the warnings to give before the charge,
    and the publishable report. Anything that can refuse a release from public information raises
-   here, before anything is charged.
+   here, before anything is charged — except the budget, which the accountant checks at the
+   charge (it then charges nothing).
 2. :func:`execute` says the plan's notices, charges the accountant, and runs the private part in a
    :func:`private_section`: numpy's floating-point errors ignored, every warning captured and
    withheld from the caller (its text or presence may depend on the data).
@@ -42,9 +43,11 @@ class ReleasePlan:
     epsilon, delta : float
         What ``fit`` charges to the accountant.
     sensitivity : float
-        Δ of the released statistic, in the mechanism's metric.
+        Δ of the released statistic, in the mechanism's metric (a composed plan, as
+        ``PrivateMDM``'s: the largest over its parts, each listed in ``facts``).
     scale : float or None
-        Noise scale σ (None where the release has no single scale, e.g. K25's reproduction).
+        Noise scale σ (None where the release has no single scale, e.g. K25's reproduction; a
+        composed plan: the largest).
     exact : bool
         Whether the sampler is exact (False: MCMC draws, or may draw, the release).
     sampler : str
@@ -79,13 +82,21 @@ class ReleasePlan:
     scale: float | None
     exact: bool
     sampler: str
-    report: Any
+    report: Any = field(compare=False)
     notices: tuple = ()
-    mechanism: Any = None
-    facts: Mapping = field(default_factory=dict)
+    mechanism: Any = field(default=None, compare=False)
+    facts: Mapping = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
+
+    def __repr__(self) -> str:
+        said = ", ".join(sorted({category.__name__ for category, _ in self.notices})) or "none"
+        return (
+            f"ReleasePlan({self.estimator}, n={self.n_samples}, epsilon={self.epsilon!r}, delta={self.delta!r}, "
+            f"sensitivity={self.sensitivity:.6g}, scale={self.scale if self.scale is None else f'{self.scale:.6g}'}, "
+            f"exact={self.exact}, notices: {said}; print(plan.report) for the report)"
+        )
 
 
 @contextmanager

@@ -50,11 +50,6 @@ def _cap_log_threshold(t, s, radius, kappa):
     return np.where(np.isnan(log_q), -np.inf, log_q)
 
 
-def _cap_threshold(t, s, radius, kappa):
-    """``Q`` itself (:func:`_cap_log_threshold`)."""
-    return np.exp(_cap_log_threshold(t, s, radius, kappa))
-
-
 _SERIES_TERMS = 400  # terms of the lower-tail series of I_x(a, a) (ratio ≤ 2x ≤ 0.8 where it is used)
 _TAIL = math.log(1e-200)  # below this, log I_x(a, a) by the series (betainc would underflow)
 

@@ -311,13 +311,6 @@ class RadialLaw:
         return draws.reshape(shape)
 
     # ----------------------------------------------------------- closed form
-    def log_pdf(self, t):
-        """Normalised log-density of ``t`` on ``(0, upper)``."""
-        t = np.asarray(t, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            inside = (t > 0) & (t < self.upper)
-            return np.where(inside, self._log_density(t) - self.log_normaliser, -np.inf)
-
     @functools.cached_property
     def _cdf_table(self):
         """``(t, F(t))`` at 108 hat quantiles of every piece; the mass between consecutive ones by

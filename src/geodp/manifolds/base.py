@@ -46,6 +46,27 @@ class Manifold(ABC):
     # SPD and hyperbolic space); check_radius refuses larger public balls.
     max_representable_radius: float = float("inf")
 
+    def __init_subclass__(cls, **kwargs):
+        """A space that declares itself flat must give its chart: checked when the class is
+        written, not inside ``fit`` after the budget is charged (a cold trial's flat space without
+        a chart failed there)."""
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("is_flat", False) is True and any(
+            getattr(cls, name) is getattr(Manifold, name) for name in ("to_coordinates", "from_coordinates")
+        ):
+            raise TypeError(
+                f"{cls.__name__} declares is_flat = True, so it must implement to_coordinates and "
+                "from_coordinates (its global isometric chart onto R^dim): the flat-space samplers work in it."
+            )
+
+    def to_coordinates(self, x):
+        """Flat spaces: the global isometric chart onto ``R^dim``."""
+        raise NotImplementedError(f"{self!r} is not flat: it has no global isometric chart.")
+
+    def from_coordinates(self, c):
+        """Flat spaces: the inverse of :meth:`to_coordinates`."""
+        raise NotImplementedError(f"{self!r} is not flat: it has no global isometric chart.")
+
     def __eq__(self, other) -> bool:
         """Spaces are equal when they are the same kind with the same parameters (their repr)."""
         return type(other) is type(self) and repr(other) == repr(self)

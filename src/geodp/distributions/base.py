@@ -172,6 +172,13 @@ def rejection_sample(
 
 
 def size_tuple(size) -> tuple[int, ...]:
+    """A ``size`` argument (None, an int or a tuple of ints ≥ 0) as a shape tuple.
+
+    Examples
+    --------
+    >>> size_tuple(None), size_tuple(3), size_tuple((2, 4))
+    ((), (3,), (2, 4))
+    """
     if size is None:
         return ()
     if np.isscalar(size):

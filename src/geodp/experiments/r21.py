@@ -140,6 +140,13 @@ def r21_b1_sensitivity(radius: float, n: int, *, as_published: bool = False) -> 
 
 
 def mean_se(values) -> tuple[float, float]:
+    """``(mean, standard error)`` of repeated measurements (standard error 0 for one value).
+
+    Examples
+    --------
+    >>> mean_se([1.0, 2.0, 3.0])
+    (2.0, 0.5773502691896258)
+    """
     values = np.asarray(values, dtype=float)
     return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else 0.0
 

@@ -27,6 +27,13 @@ def minkowski(a, b):
 
 
 def sinhc(z):
+    """``sinh(z)/z``, 1 at 0 (elementwise).
+
+    Examples
+    --------
+    >>> float(sinhc(0.0)), round(float(sinhc(1.0)), 6)
+    (1.0, 1.175201)
+    """
     z = np.asarray(z, dtype=float)
     safe = np.where(z == 0, 1.0, z)
     return np.where(z == 0, 1.0, np.sinh(safe) / safe)

@@ -25,11 +25,25 @@ _AXES = (-2, -1)
 
 
 def to_complex(x):
+    """Planar landmarks ``(..., k, 2)`` as complex numbers ``(..., k)``.
+
+    Examples
+    --------
+    >>> to_complex([[1.0, 2.0]]).tolist()
+    [(1+2j)]
+    """
     x = np.asarray(x, dtype=float)
     return x[..., 0] + 1j * x[..., 1]
 
 
 def to_real(z):
+    """Complex landmarks ``(..., k)`` as planar ones ``(..., k, 2)`` (inverse of :func:`to_complex`).
+
+    Examples
+    --------
+    >>> to_real(np.array([1 + 2j])).tolist()
+    [[1.0, 2.0]]
+    """
     return np.stack([z.real, z.imag], axis=-1)
 
 

@@ -34,6 +34,8 @@ def velocity_norm(space, p, v):
 
 
 def joint_gradient_norm(space, p, v, xs, Y, tau):
+    """``‖(∇_p E, ∇_v E)‖`` of the regression objective with residuals clipped to ``tau``: the
+    statistic whose KNG law the regression releases (unvalidated inputs; curator code path)."""
     grad_p, grad_v = unchecked_regression_gradient(space, p, v, xs, Y, residual_bound=tau)
     return np.hypot(np.asarray(space._norm(p, grad_p)), velocity_norm(space, p, grad_v))
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
-from geodp.errors import BudgetExceededError
+from geodp.errors import BudgetExceededError, InvalidTypeError
 from geodp.validation import check_delta, check_epsilon
 
-__all__ = ["BudgetAccountant"]
+__all__ = ["BudgetAccountant", "check_accountant"]
 
 
 class BudgetAccountant:
@@ -88,3 +88,20 @@ class BudgetAccountant:
 
     def __repr__(self) -> str:
         return f"BudgetAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}, spent={self.total_spent!r})"
+
+
+def check_accountant(accountant):
+    """Refuse an accountant that is not geodp's :class:`BudgetAccountant` (diffprivlib's is a
+    different class); None (no accounting) passes. Returns it.
+
+    Examples
+    --------
+    >>> check_accountant(None) is None
+    True
+    """
+    if accountant is not None and not isinstance(accountant, BudgetAccountant):
+        kind = type(accountant)
+        raise InvalidTypeError(
+            f"accountant must be a geodp.accountant.BudgetAccountant, got {kind.__module__}.{kind.__qualname__}."
+        )
+    return accountant

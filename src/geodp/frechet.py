@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from geodp.errors import ConvergenceWarning, InvalidParameterError, InvalidTypeError
-from geodp.manifolds.base import Manifold
+from geodp.errors import ConvergenceWarning, InvalidParameterError
+from geodp.manifolds.base import Manifold, check_space
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
 from geodp.validation import check_positive
 
@@ -214,8 +214,7 @@ def frechet_mean(
     >>> np.round(mean, 6).tolist(), info.converged
     ([[2.718282, 0.0], [0.0, 1.0]], True)
     """
-    if not isinstance(space, Manifold):
-        raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
+    check_space(space)
     tol = check_positive(tol, "tol")
     step = check_positive(step, "step")
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:

@@ -32,7 +32,7 @@ from geodp.errors import (
     InvalidTypeError,
 )
 from geodp.manifolds import matrix_functions as mf
-from geodp.manifolds.base import Manifold
+from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
 from geodp.manifolds.hyperbolic import Hyperbolic, sinhc
 from geodp.manifolds.kendall import KendallShape, to_complex, to_real
@@ -93,8 +93,7 @@ def _expand(a, n_axes: int) -> np.ndarray:
 
 
 def _check_space(space) -> None:
-    if not isinstance(space, Manifold):
-        raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
+    check_space(space)
     if not isinstance(space, _SUPPORTED):
         raise InvalidTypeError(
             f"geodesic regression needs closed-form adjoint Jacobi fields, available on Euclidean, "

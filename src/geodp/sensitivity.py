@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from geodp.errors import AssumptionError, InvalidParameterError, InvalidTypeError
-from geodp.manifolds.base import Manifold
+from geodp.errors import AssumptionError, InvalidParameterError
+from geodp.manifolds.base import check_space
 from geodp.validation import check_positive, check_sample_size
 
 __all__ = [
@@ -26,12 +26,6 @@ __all__ = [
 ]
 
 _MEAN_MECHANISMS = ("laplace", "tangent-gaussian", "kng")
-
-
-def _check_space(space) -> Manifold:
-    if not isinstance(space, Manifold):
-        raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
-    return space
 
 
 def curvature_factor(radius, kappa) -> float:
@@ -84,7 +78,7 @@ def max_radius(space) -> float:
     >>> max_radius(SPD(3))
     inf
     """
-    space = _check_space(space)
+    space = check_space(space)
     kappa_max = space.curvature_bounds[1]
     if kappa_max <= 0:
         return 0.5 * space.injectivity_radius
@@ -150,7 +144,7 @@ def frechet_mean_sensitivity(space, radius, n, mechanism: str = "laplace") -> fl
     >>> frechet_mean_sensitivity(SPD(3, metric="log-euclidean"), radius=1.0, n=100)
     0.02
     """
-    space = _check_space(space)
+    space = check_space(space)
     radius = check_radius(space, radius)
     n = check_sample_size(n)
     if mechanism not in _MEAN_MECHANISMS:
@@ -178,7 +172,7 @@ def extrinsic_radius(space, radius) -> float:
     from geodp.manifolds.spd import SPD
     from geodp.manifolds.sphere import Sphere
 
-    space = _check_space(space)
+    space = check_space(space)
     radius = check_positive(radius, "radius")
     if isinstance(space, SPD):
         return math.expm1(radius)
@@ -220,7 +214,7 @@ class RegressionSensitivity(NamedTuple):
 
 
 def _regression_bounds(space, n, residual_bound, x_bound, velocity_bound):
-    space = _check_space(space)
+    space = check_space(space)
     n = check_sample_size(n)
     tau = check_positive(residual_bound, "residual_bound")
     x_max = check_positive(x_bound, "x_bound")

@@ -30,9 +30,9 @@ import numpy as np
 from scipy import optimize
 
 from geodp.audit.defaults import MAX_RECORDS, check_audit_n, default_center
-from geodp.errors import ConvergenceWarning, InvalidParameterError, InvalidTypeError, NotOnManifoldError
+from geodp.errors import ConvergenceWarning, InvalidParameterError, NotOnManifoldError
 from geodp.frechet import convexity_bound, frechet_mean, karcher_iteration_budget
-from geodp.manifolds.base import Manifold
+from geodp.manifolds.base import check_space
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity
 from geodp.validation import as_generator
 
@@ -456,8 +456,7 @@ def audit_sensitivity(
     >>> round(audit.bound, 6), 0.99 < audit.ratio <= 1 + audit.tolerance, audit.violated
     (0.4, True, False)
     """
-    if not isinstance(space, Manifold):
-        raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
+    check_space(space)
     radius = check_radius(space, radius)
     n = check_audit_n(n, limit=MAX_RECORDS, what="the sensitivity search (it splits n − 1 records into clusters)")
     if n < 2:

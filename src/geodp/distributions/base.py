@@ -16,10 +16,9 @@ from geodp.errors import (
     AssumptionError,
     InvalidDataError,
     InvalidParameterError,
-    InvalidTypeError,
     NotOnManifoldError,
 )
-from geodp.manifolds.base import Manifold
+from geodp.manifolds.base import Manifold, check_space
 from geodp.validation import as_generator
 
 __all__ = ["Distribution", "FlatChartDistribution", "rejection_sample", "check_private_points", "refuse_non_finite"]
@@ -231,8 +230,7 @@ class FlatChartDistribution(Distribution):
     """
 
     def __init__(self, space: Manifold, footpoint):
-        if not isinstance(space, Manifold):
-            raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
+        check_space(space)
         if not space.is_flat:
             raise InvalidParameterError(f"{type(self).__name__} needs a flat space with a global chart, got {space!r}.")
         self.space = space

@@ -53,7 +53,7 @@ from geodp.errors import (
 )
 from geodp.frechet import frechet_mean, karcher_iteration_budget
 from geodp.manifolds import matrix_functions as mf
-from geodp.manifolds.base import Manifold
+from geodp.manifolds.base import check_space
 from geodp.manifolds.kendall import KendallShape
 from geodp.manifolds.spd import AffineInvariantSPD
 from geodp.sensitivity import check_radius, curvature_factor
@@ -393,8 +393,7 @@ class KNGDistribution(Distribution):
     """
 
     def __init__(self, space, data, scale, *, center, radius, sampler="auto", burn_in=20_000, thinning=600):
-        if not isinstance(space, Manifold):
-            raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
+        check_space(space)
         self.space = space
         self.scale = check_positive(scale, "scale")
         self.center = space.check_points(center, "center", batch_ndim=0)

@@ -21,7 +21,7 @@ from geodp.distributions.radial import RadialLaw, is_isotropic
 from geodp.distributions.spd_affine import SPDEigenvalueLaw, spd_ball_acceptance_bound, spd_laplace_scale_limit
 from geodp.errors import InvalidDataError, InvalidTypeError
 from geodp.manifolds import matrix_functions as mf
-from geodp.manifolds.base import Manifold
+from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
 from geodp.manifolds.spd import AffineInvariantSPD
 from geodp.validation import as_generator, check_positive
@@ -229,8 +229,7 @@ class RiemannianLaplace(Distribution):
     """
 
     def __init__(self, space, footpoint, scale, *, center=None, radius=None, burn_in=10_000, thinning=100):
-        if not isinstance(space, Manifold):
-            raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
+        check_space(space)
         self.space = space
         self.footpoint = check_private_points(space, footpoint, "footpoint", batch_ndim=0)
         self.scale = check_positive(scale, "scale")

@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from geodp.errors import InvalidDataError, NotOnManifoldError
+from geodp.errors import InvalidDataError, InvalidTypeError, NotOnManifoldError
 from geodp.validation import as_real_array, check_finite_array, check_positive
 
 __all__ = ["Manifold"]
@@ -541,3 +541,17 @@ class Manifold(ABC):
             return base
         size = (size,) if np.isscalar(size) else tuple(size)
         return np.broadcast_shapes(size, base)
+
+
+def check_space(space) -> Manifold:
+    """Refuse anything that is not a geodp :class:`Manifold` (``InvalidTypeError``); return it.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Sphere
+    >>> check_space(Sphere(2))
+    Sphere(2)
+    """
+    if not isinstance(space, Manifold):
+        raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
+    return space

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from geodp.distributions.base import refuse_non_finite
-from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError
+from geodp.errors import InvalidDataError, InvalidParameterError
 from geodp.manifolds.base import Manifold
 from geodp.secure import is_secure
 from geodp.validation import as_generator, check_delta, check_epsilon, check_positive
@@ -17,7 +17,6 @@ from geodp.validation import as_generator, check_delta, check_epsilon, check_pos
 __all__ = [
     "Guarantee",
     "Mechanism",
-    "check_space",
     "combine_sum_parts",
     "exact_weighted_sum_parts",
     "require_flat",
@@ -333,13 +332,6 @@ def combine_sum_parts(parts) -> np.ndarray:
     """The correctly rounded sum of the ``(hi, lo)`` parts of :func:`exact_weighted_sum_parts`."""
     stacked = np.concatenate([np.asarray(p, dtype=float) for p in parts], axis=0)
     return np.array([math.fsum(col) for col in stacked.T])
-
-
-def check_space(space) -> Manifold:
-    """Refuse anything that is not a geodp :class:`~geodp.manifolds.Manifold`."""
-    if not isinstance(space, Manifold):
-        raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
-    return space
 
 
 def require_flat(space: Manifold, what: str) -> None:

@@ -22,9 +22,10 @@ from geodp.distributions.laplace import RiemannianLaplace
 from geodp.errors import InvalidDataError, InvalidParameterError, PrivacyLeakWarning
 from geodp.frechet import frechet_mean
 from geodp.manifolds import matrix_functions as mf
+from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
 from geodp.manifolds.spd import SPD
-from geodp.mechanisms.base import Guarantee, Mechanism, check_space
+from geodp.mechanisms.base import Guarantee, Mechanism
 from geodp.mechanisms.grid import GridLaplace
 from geodp.sensitivity import extrinsic_mean_sensitivity, extrinsic_radius
 from geodp.validation import check_positive, check_sample_size

@@ -10,8 +10,9 @@ from geodp.distributions.base import check_private_points
 from geodp.distributions.kng import KNGDistribution, gradient_norm_bounds, kng_route
 from geodp.distributions.laplace import ACCEPTANCE_FLOOR, RiemannianLaplace
 from geodp.errors import AssumptionError, InvalidDataError, InvalidParameterError
+from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
-from geodp.mechanisms.base import Guarantee, Mechanism, check_space, combine_sum_parts, exact_weighted_sum_parts
+from geodp.mechanisms.base import Guarantee, Mechanism, combine_sum_parts, exact_weighted_sum_parts
 from geodp.mechanisms.grid import GridLaplace
 from geodp.sensitivity import check_radius
 

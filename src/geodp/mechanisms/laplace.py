@@ -5,8 +5,9 @@ from __future__ import annotations
 from geodp.calibration import laplace_scale
 from geodp.distributions.laplace import RiemannianLaplace, laplace_normalisability
 from geodp.errors import AssumptionError, InvalidParameterError
+from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
-from geodp.mechanisms.base import Guarantee, Mechanism, check_space
+from geodp.mechanisms.base import Guarantee, Mechanism
 from geodp.mechanisms.grid import GridLaplace
 from geodp.validation import check_positive
 

@@ -8,9 +8,10 @@ from geodp.calibration import gaussian_sigma
 from geodp.distributions.base import check_private_points, refuse_non_finite
 from geodp.distributions.gaussian import TangentGaussian
 from geodp.errors import InvalidDataError, InvalidParameterError
+from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
 from geodp.manifolds.spd import LogEuclideanSPD
-from geodp.mechanisms.base import Guarantee, Mechanism, check_space, require_flat
+from geodp.mechanisms.base import Guarantee, Mechanism, require_flat
 from geodp.mechanisms.grid import GridGaussian
 from geodp.validation import check_finite_array
 

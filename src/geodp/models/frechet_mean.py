@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from geodp.accountant import BudgetAccountant
+from geodp.accountant import check_accountant
 from geodp.errors import (
     ApproximateSamplerWarning,
     InvalidDataError,
@@ -20,7 +20,7 @@ from geodp.errors import (
     NumericalWarning,
 )
 from geodp.frechet import convexity_bound, karcher_iteration_budget, mean_of_records
-from geodp.manifolds.base import Manifold
+from geodp.manifolds.base import check_space
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMechanism
 from geodp.mechanisms.base import combine_sum_parts, exact_weighted_sum_parts
 from geodp.models.report import CuratorDiagnostics, PrivacyReport
@@ -286,8 +286,7 @@ class PrivateFrechetMean(BaseEstimator):
         return X
 
     def _check_space(self):
-        if not isinstance(self.space, Manifold):
-            raise InvalidTypeError(f"space must be a geodp Manifold, got {type(self.space).__name__}.")
+        check_space(self.space)
 
     def _plan(self, n: int, *, dask: bool) -> ReleasePlan:
         space = self.space
@@ -305,8 +304,7 @@ class PrivateFrechetMean(BaseEstimator):
                 "center and radius are required: they declare the public data domain. Do not "
                 "compute them from the private data."
             )
-        if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
-            raise InvalidTypeError(f"accountant must be a BudgetAccountant, got {type(self.accountant).__name__}.")
+        check_accountant(self.accountant)
         center = space.check_points(self.center, "center", batch_ndim=0)
         radius = check_radius(space, self.radius)
         if dask and self.mechanism == "kng":  # public refusals come before the charge

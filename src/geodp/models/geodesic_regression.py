@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from geodp.accountant import BudgetAccountant
+from geodp.accountant import check_accountant
 from geodp.distributions.affine_kng import affine_kng_route, approximate_route_notice
 from geodp.distributions.tangent_bundle import TangentBundle
 from geodp.errors import (
@@ -24,7 +24,7 @@ from geodp.errors import (
     NotOnManifoldError,
     PrivacyLeakWarning,
 )
-from geodp.manifolds.base import Manifold
+from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
 from geodp.manifolds.hyperbolic import Hyperbolic
 from geodp.manifolds.matrix_functions import (
@@ -199,8 +199,7 @@ class PrivateGeodesicRegression(BaseEstimator):
     # ------------------------------------------------------------------ public settings
     def _check_settings(self):
         space = self.space
-        if not isinstance(space, Manifold):
-            raise InvalidTypeError(f"space must be a geodp Manifold, got {type(space).__name__}.")
+        check_space(space)
         if self.on_invalid not in _ON_INVALID:
             raise InvalidParameterError(f"on_invalid must be one of {_ON_INVALID}, got {self.on_invalid!r}.")
         if not isinstance(self.as_published, (bool, np.bool_)):
@@ -211,8 +210,7 @@ class PrivateGeodesicRegression(BaseEstimator):
                 "center, radius and x_bounds are required: they declare the public data domain. "
                 "Do not compute them from the private data."
             )
-        if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
-            raise InvalidTypeError(f"accountant must be a BudgetAccountant, got {type(self.accountant).__name__}.")
+        check_accountant(self.accountant)
         center = space.check_points(self.center, "center", batch_ndim=0)
         _check_centre_precision(space, center)
         radius = check_radius(space, self.radius)

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import NotFittedError
 
-from geodp.accountant import BudgetAccountant
+from geodp.accountant import check_accountant
 from geodp.distributions.affine_kng import AffineKNG, CrossPolytopeDomain, affine_kng_route, approximate_route_notice
 from geodp.errors import (
     ApproximateSamplerWarning,
@@ -270,11 +270,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             raise InvalidParameterError(f"on_invalid must be 'raise' or 'center', got {self.on_invalid!r}.")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise InvalidTypeError(f"fit_intercept must be a bool, got {type(self.fit_intercept).__name__}.")
-        if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
-            kind = type(self.accountant)
-            raise InvalidTypeError(
-                f"accountant must be a geodp.accountant.BudgetAccountant, got {kind.__module__}.{kind.__qualname__}."
-            )
+        check_accountant(self.accountant)
         as_generator(self.random_state)  # a bad random_state is refused before the charge
         if X.ndim != 2:
             raise InvalidDataError(

@@ -10,9 +10,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from geodp.accountant import BudgetAccountant
-from geodp.errors import ApproximateSamplerWarning, InvalidDataError, InvalidParameterError, InvalidTypeError
-from geodp.manifolds.base import Manifold
+from geodp.accountant import check_accountant
+from geodp.errors import ApproximateSamplerWarning, InvalidDataError, InvalidParameterError
+from geodp.manifolds.base import check_space
 from geodp.models.frechet_mean import PrivateFrechetMean
 from geodp.models.report import PerClassDiagnostics, PrivacyReport
 from geodp.release import ReleasePlan, announce_and_charge
@@ -328,13 +328,8 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         return self._compose(models, [data[labels == c] for c in classes], classes)
 
     def _public_input(self, X, y):
-        if not isinstance(self.space, Manifold):
-            raise InvalidTypeError(f"space must be a geodp Manifold, got {type(self.space).__name__}.")
-        if self.accountant is not None and not isinstance(self.accountant, BudgetAccountant):
-            kind = type(self.accountant)
-            raise InvalidTypeError(
-                f"accountant must be a geodp.accountant.BudgetAccountant, got {kind.__module__}.{kind.__qualname__}."
-            )
+        check_space(self.space)
+        check_accountant(self.accountant)
         data = self.space._dataset_array(X, "X")
         labels, classes = self._check_labels(y, data.shape[0])
         return data, labels, classes

@@ -20,8 +20,9 @@ import os
 
 import numpy as np
 
-from geodp.errors import InvalidParameterError, MissingDependencyError, missing_extra
+from geodp.errors import MissingDependencyError, missing_extra
 from geodp.records import DaskRecords
+from geodp.validation import check_positive_integer
 
 __all__ = ["DaskRecords", "read_npy"]
 
@@ -82,8 +83,7 @@ def read_npy(path, chunk_records: int = 1_000_000):
     >>> bool(np.allclose(frechet_mean(Sphere(2), X), frechet_mean(Sphere(2), np.load(path))))
     True
     """
-    if isinstance(chunk_records, bool) or not isinstance(chunk_records, (int, np.integer)) or chunk_records < 1:
-        raise InvalidParameterError(f"chunk_records must be a positive integer, got {chunk_records!r}.")
+    chunk_records = check_positive_integer(chunk_records, "chunk_records")
     try:
         import dask.array as da
     except ImportError:

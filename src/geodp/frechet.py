@@ -11,7 +11,7 @@ import numpy as np
 from geodp.errors import ConvergenceWarning, InvalidParameterError
 from geodp.manifolds.base import Manifold, check_space
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
-from geodp.validation import check_positive
+from geodp.validation import check_positive, check_positive_integer
 
 __all__ = [
     "frechet_mean",
@@ -217,8 +217,7 @@ def frechet_mean(
     check_space(space)
     tol = check_positive(tol, "tol")
     step = check_positive(step, "step")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise InvalidParameterError(f"max_iter must be a positive integer, got {max_iter!r}.")
+    max_iter = check_positive_integer(max_iter, "max_iter")
     if is_dask(X):
         if weights is not None:
             raise InvalidParameterError("weights are not supported for a Dask array X; pass weights=None.")

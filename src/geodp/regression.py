@@ -19,7 +19,6 @@ where ``d_pExp`` is the derivative in ``p`` with ``u`` parallel transported alon
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -28,7 +27,6 @@ import numpy as np
 from geodp.errors import (
     ConvergenceWarning,
     InvalidDataError,
-    InvalidParameterError,
     InvalidTypeError,
 )
 from geodp.manifolds import matrix_functions as mf
@@ -38,7 +36,7 @@ from geodp.manifolds.hyperbolic import Hyperbolic, sinhc
 from geodp.manifolds.kendall import KendallShape, to_complex, to_real
 from geodp.manifolds.spd import SPD, AffineInvariantSPD, LogEuclideanSPD
 from geodp.manifolds.sphere import Sphere
-from geodp.validation import check_finite_array, check_positive
+from geodp.validation import check_finite_array, check_positive, check_positive_integer
 
 __all__ = [
     "RegressionInfo",
@@ -169,12 +167,6 @@ def _check_identifiable(x2: np.ndarray) -> None:
             f"the centred covariates are collinear: the n x m design has rank {rank} < m = {m}, so "
             "the coefficients are not identifiable; drop or combine the redundant columns of x."
         )
-
-
-def _check_max_iter(max_iter) -> int:
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
-        raise InvalidParameterError(f"max_iter must be a positive integer, got {max_iter!r}.")
-    return int(max_iter)
 
 
 def _parameters(space, p, v, m: int, squeeze: bool, *, batch: bool):
@@ -769,7 +761,7 @@ def geodesic_regression(space, x, Y, *, init=None, max_iter: int = 1000, tol: fl
     x2, squeeze = _design(x, Y.shape[0])
     _check_identifiable(x2)
     tol = check_positive(tol, "tol")
-    max_iter = _check_max_iter(max_iter)
+    max_iter = check_positive_integer(max_iter, "max_iter")
     m = x2.shape[1]
     if init is not None:
         if not (isinstance(init, (tuple, list)) and len(init) == 2):

@@ -22,6 +22,7 @@ __all__ = [
     "check_epsilon",
     "check_delta",
     "check_positive",
+    "check_positive_integer",
     "check_finite_array",
     "check_real_dtype",
     "check_sample_size",
@@ -133,6 +134,19 @@ def check_positive(value, name: str) -> float:
     if value <= 0:
         raise InvalidParameterError(f"{name} must be > 0, got {value!r}.")
     return value
+
+
+def check_positive_integer(value, name: str) -> int:
+    """A positive integer parameter (a bool is refused) as an int, or ``InvalidParameterError``.
+
+    Examples
+    --------
+    >>> check_positive_integer(3, "max_iter")
+    3
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
+        raise InvalidParameterError(f"{name} must be a positive integer, got {value!r}.")
+    return int(value)
 
 
 def check_sample_size(n) -> int:

@@ -34,7 +34,7 @@ from geodp.errors import ConvergenceWarning, InvalidParameterError, NotOnManifol
 from geodp.frechet import convexity_bound, frechet_mean, karcher_iteration_budget
 from geodp.manifolds.base import check_space
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity
-from geodp.validation import as_generator
+from geodp.validation import as_generator, check_positive_integer
 
 __all__ = ["STATISTICS", "NeighbourPair", "SensitivityAudit", "audit_sensitivity"]
 
@@ -371,12 +371,6 @@ def _random_mean_start(dim, n, rng):
     return multiplicities, list(z[:k]), z[k], z[k + 1]
 
 
-def _check_count(value, name) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InvalidParameterError(f"{name} must be a positive integer, got {value!r}.")
-    return int(value)
-
-
 def audit_sensitivity(
     space,
     *,
@@ -465,8 +459,8 @@ def audit_sensitivity(
         )
     if statistic not in STATISTICS:
         raise InvalidParameterError(f"statistic must be one of {STATISTICS}, got {statistic!r}.")
-    n_starts = _check_count(n_starts, "n_starts")
-    max_evaluations = _check_count(max_evaluations, "max_evaluations")
+    n_starts = check_positive_integer(n_starts, "n_starts")
+    max_evaluations = check_positive_integer(max_evaluations, "max_evaluations")
     center = default_center(space) if center is None else space.check_points(center, "center", batch_ndim=0)
     rng = as_generator(rng)
     if through_model not in (None, True, False):

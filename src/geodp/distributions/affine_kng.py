@@ -56,12 +56,11 @@ from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.polytope import CrossPolytopeDomain
 from geodp.errors import (
     InvalidDataError,
-    InvalidParameterError,
     InvalidTypeError,
     ProposalBudgetExhaustedError,
 )
 from geodp.manifolds.euclidean import Euclidean
-from geodp.validation import as_generator, check_positive
+from geodp.validation import as_generator, check_positive, check_positive_integer
 
 __all__ = [
     "AffineKNG",
@@ -150,8 +149,7 @@ def affine_kng_route(
     """
     scale = check_positive(scale, "scale")
     max_proposals = MAX_PROPOSALS if max_proposals is None else max_proposals
-    if isinstance(max_proposals, bool) or not isinstance(max_proposals, (int, np.integer)) or max_proposals < 1:
-        raise InvalidParameterError(f"max_proposals must be a positive integer, got {max_proposals!r}.")
+    max_proposals = check_positive_integer(max_proposals, "max_proposals")
     bound = 0.0
     if gradient_bound is not None and uniform:
         bound = math.exp(-check_positive(gradient_bound, "gradient_bound") / scale) / _RACE_KINDS

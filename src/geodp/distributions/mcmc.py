@@ -27,7 +27,7 @@ import numpy as np
 
 from geodp.errors import InvalidParameterError
 from geodp.manifolds import matrix_functions as mf
-from geodp.validation import as_generator, check_positive
+from geodp.validation import as_generator, check_positive, check_positive_integer
 
 __all__ = [
     "MCMCDiagnostics",
@@ -288,9 +288,7 @@ def random_walk_metropolis(
     True
     """
     rng = as_generator(rng)
-    for name, value in (("n_samples", n_samples), ("thinning", thinning)):
-        if not isinstance(value, (int, np.integer)) or value < 1:
-            raise InvalidParameterError(f"{name} must be a positive integer, got {value!r}.")
+    n_samples, thinning = check_positive_integer(n_samples, "n_samples"), check_positive_integer(thinning, "thinning")
     if not isinstance(burn_in, (int, np.integer)) or burn_in < 0:
         raise InvalidParameterError(f"burn_in must be a non-negative integer, got {burn_in!r}.")
     if not 0 < target_acceptance < 1:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from geodp.errors import InvalidParameterError
 from geodp.manifolds.base import Manifold
-from geodp.validation import as_generator
+from geodp.validation import as_generator, check_positive_integer
 
 __all__ = ["Euclidean"]
 
@@ -36,8 +35,7 @@ class Euclidean(Manifold):
     volume_growth_rate = 0.0
 
     def __init__(self, dim: int):
-        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
-            raise InvalidParameterError(f"dim must be a positive integer, got {dim!r}.")
+        dim = check_positive_integer(dim, "dim")
         self.dim = int(dim)
         self.point_shape = (self.dim,)
 

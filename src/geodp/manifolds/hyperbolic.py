@@ -15,7 +15,7 @@ import numpy as np
 
 from geodp.errors import InvalidParameterError
 from geodp.manifolds.base import Manifold
-from geodp.validation import as_generator
+from geodp.validation import as_generator, check_positive_integer
 
 __all__ = ["Hyperbolic"]
 
@@ -182,8 +182,7 @@ class Hyperbolic(Manifold):
     cut_radius = math.inf
 
     def __init__(self, dim: int, curvature: float = -1.0):
-        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
-            raise InvalidParameterError(f"dim must be a positive integer, got {dim!r}.")
+        dim = check_positive_integer(dim, "dim")
         curvature = float(curvature)
         if not (math.isfinite(curvature) and curvature < 0):
             raise InvalidParameterError(f"curvature must be a finite negative number, got {curvature!r}.")

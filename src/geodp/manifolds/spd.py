@@ -11,7 +11,7 @@ import numpy as np
 from geodp.errors import InvalidParameterError
 from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import RTOL, Manifold
-from geodp.validation import as_generator
+from geodp.validation import as_generator, check_positive_integer
 
 __all__ = ["SPD", "AffineInvariantSPD", "LogEuclideanSPD"]
 
@@ -130,8 +130,7 @@ class SPD(Manifold):
         return super().__new__(cls)
 
     def __init__(self, k: int, metric: str = "affine"):
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise InvalidParameterError(f"k must be a positive integer, got {k!r}.")
+        k = check_positive_integer(k, "k")
         self.k = int(k)
         self.point_shape = (self.k, self.k)
         self.dim = self.k * (self.k + 1) // 2

@@ -11,9 +11,8 @@ import math
 
 import numpy as np
 
-from geodp.errors import InvalidParameterError
 from geodp.manifolds.base import RTOL, Manifold
-from geodp.validation import as_generator, check_positive
+from geodp.validation import as_generator, check_positive, check_positive_integer
 
 __all__ = ["Sphere"]
 
@@ -98,8 +97,7 @@ class Sphere(Manifold):
     volume_growth_rate = 0.0
 
     def __init__(self, dim: int, curvature: float = 1.0):
-        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
-            raise InvalidParameterError(f"dim must be a positive integer, got {dim!r}.")
+        dim = check_positive_integer(dim, "dim")
         self.dim = int(dim)
         self.curvature = check_positive(curvature, "curvature")
         self.radius = 1.0 / math.sqrt(self.curvature)

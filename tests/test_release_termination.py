@@ -9,7 +9,7 @@ import pytest
 
 import geodp.distributions.affine_kng as affine_kng
 from geodp.accountant import BudgetAccountant
-from geodp.distributions.affine_kng import AffineKNG, CrossPolytopeDomain, affine_kng_route
+from geodp.distributions.affine_kng import AffineKNG, affine_kng_route
 from geodp.errors import ApproximateSamplerWarning, ProposalBudgetExhaustedError
 from geodp.manifolds import Euclidean
 from geodp.models import PrivateGeodesicRegression, PrivateLinearRegression
@@ -173,16 +173,25 @@ def test_flat_regression_gradient_bound_is_reached_up_to_a_small_factor():
 
 def test_proven_route_acceptance_bound_holds_on_adversarial_data():
     """At small n·ε the route is exact: its bound exp(−G/σ)/3 is below the race's observed
-    acceptance on a dataset built to make the law narrow at a vertex of the domain."""
-    domain = CrossPolytopeDomain([1.0, 0.5], np.zeros((2, 1)), [0.625])
-    facts_bound = np.sqrt(1.25) * 1.125
-    scale = 0.15
-    route = affine_kng_route(scale, facts_bound)
+    acceptance on records of the public domain built to defeat it — covariates split just around
+    the middle of the box with opposite extreme responses (a nearly singular design whose
+    least-squares slope lies far outside the domain, the law piling against its boundary)."""
+    lo, hi, y_lo, y_hi = np.zeros(1), np.ones(1), np.zeros(1), np.ones(1)
+    facts = _normalisation(lo, hi, y_lo, y_hi, True)
+    n = 120
+    x = np.r_[np.full(n // 2, 0.5 - 1e-4), np.full(n // 2, 0.5 + 1e-4)][:, None]
+    y = np.r_[np.zeros(n // 2), np.ones(n // 2)][:, None]
+    design, response = facts["to_design"](x), facts["to_response"](y)
+    gram, target = design.T @ design / n, design.T @ response / n
+    bound = _gradient_bound(facts)
+    scale = bound / 8.0  # G/σ = 8: inside the proven range (n·ε = 32 for this estimator)
+    route = affine_kng_route(scale, bound)
     assert route.exact
-    gram = np.array([[1.0, 0.5], [0.5, 0.25 + 1e-9]])
-    target = gram @ np.array([[3.0], [-2.0]])
-    law = AffineKNG(gram, target, scale, in_domain=domain, gradient_bound=facts_bound)
+    law = AffineKNG(gram, target, scale, in_domain=facts["in_domain"], gradient_bound=bound)
+    thetas = facts["in_domain"].uniform(4000, np.random.default_rng(1))
+    assert law._objective(thetas).max() <= bound  # G bounds the gradient on these records too
     law.sample(2_000, rng=0)
+    assert not law.fell_back
     assert law.acceptance_rate >= route.acceptance_bound
 
 

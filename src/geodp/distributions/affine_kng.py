@@ -316,6 +316,7 @@ class AffineKNG(Distribution):
         self.fell_back = None
         self.chain_diagnostics = None  # MCMCDiagnostics of the last fallback chain (curator-only)
         self._best_inside = None  # (objective, θ) of the best proposal inside the domain, curator-only
+        self._track_best = False
         first = self.route(1)
         self.exact, self.sampler = first.exact, first.sampler
         self.approximation_notice = (
@@ -372,7 +373,7 @@ class AffineKNG(Distribution):
     def _truncated(self, theta, log_accept=0.0):
         """``(theta, log_accept)`` with ``-inf`` outside the domain (rejection is truncation)."""
         inside = self._inside(theta)
-        if inside.any():  # the fallback chain's start: the best proposal in the domain so far
+        if self._track_best and inside.any():  # the fallback chain's start: the best proposal in the domain
             candidates = theta[inside]
             values = self._objective(candidates)
             best = int(np.argmin(values))
@@ -502,7 +503,7 @@ class AffineKNG(Distribution):
         route = self.route(need)
         if not route.exact:
             self._warn_if_approximate()
-        self._best_inside = None
+        self._best_inside, self._track_best = None, not route.exact  # the exact route never falls back
         max_batch = max(16, _BATCH_FLOATS // (self.q * self.d))
         draws, self.acceptance_rate = rejection_sample(
             self._proposals(need),

@@ -214,11 +214,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         PrivacyLeakWarning
             ``bounds_X`` or ``bounds_y`` is None: bounds are taken from the data.
         """
-        if sample_weight is not None:
-            raise InvalidParameterError(
-                "sample_weight is not supported: weighted records change the sensitivity of the "
-                "release. Drop sample_weight (diffprivlib ignores it with a warning)."
-            )
+        _refuse_weights(sample_weight)
         X, y = _as_numeric(X, "X"), _as_numeric(y, "y")
         plan = self._plan(X, y)
         rng = as_generator(self.random_state)
@@ -260,8 +256,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         >>> plan.exact, plan.epsilon                      # n·ε = 30: the exact race is proven to end
         (True, 0.1)
         """
-        if sample_weight is not None:
-            raise InvalidParameterError("sample_weight is not supported: weighted records change the sensitivity.")
+        _refuse_weights(sample_weight)
         return self._plan(_as_numeric(X, "X"), _as_numeric(y, "y"))
 
     def _plan(self, X, y) -> ReleasePlan:
@@ -476,6 +471,14 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 f"{self.n_features_in_} features as input."
             )
         return X @ np.asarray(coef).T + self.intercept_
+
+
+def _refuse_weights(sample_weight) -> None:
+    if sample_weight is not None:
+        raise InvalidParameterError(
+            "sample_weight is not supported: weighted records change the sensitivity of the "
+            "release. Drop sample_weight (diffprivlib ignores it with a warning)."
+        )
 
 
 def _release_facts(x_lo, x_hi, y_lo, y_hi, fit_intercept: bool, n: int, epsilon: float) -> dict:

@@ -210,11 +210,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             Once, before sampling, when some class mean will be sampled by MCMC (decided from
             public quantities: space, scale, ball, class counts).
         """
-        if sample_weight is not None:
-            raise InvalidParameterError(
-                "sample_weight is not supported: non-uniform weights change the sensitivity of "
-                "the class means. Drop sample_weight (or repeat records in the data instead)."
-            )
+        _refuse_weights(sample_weight)
         data, labels, classes = self._public_input(X, y)
         rng = as_generator(self.random_state)
         # One independent stream per class, in the order of classes_: a class's release depends
@@ -320,8 +316,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         >>> plan.epsilon, len(plan.facts["classes"])
         (1.0, 2)
         """
-        if sample_weight is not None:
-            raise InvalidParameterError("sample_weight is not supported: non-uniform weights change the sensitivity.")
+        _refuse_weights(sample_weight)
         data, labels, classes = self._public_input(X, y)
         secure = is_secure(as_generator(self.random_state))  # the report names the construction
         models = [self._class_model(SECURE if secure else None) for _ in classes]
@@ -484,6 +479,14 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         numpy.ndarray, shape (n,)
         """
         return self.fit(X, y, sample_weight=sample_weight).predict(X)
+
+
+def _refuse_weights(sample_weight) -> None:
+    if sample_weight is not None:
+        raise InvalidParameterError(
+            "sample_weight is not supported: non-uniform weights change the sensitivity of "
+            "the class means. Drop sample_weight (or repeat records in the data instead)."
+        )
 
 
 def _plain(label):

@@ -130,12 +130,12 @@ def _barzilai_borwein(space, previous, mean, direction) -> float | None:
     or if the space has no parallel transport, as some wrapped geomstats spaces)."""
     old_mean, old_direction, old_step = previous
     try:
-        moved = space._transport(old_mean, mean, old_direction)
+        moved = space.unchecked.transport(old_mean, mean, old_direction)
     except NotImplementedError:
         return None
     hessian_times_moved = (moved - direction) / old_step  # −∇F changes by −H·(step·d)
-    curvature = float(space._inner(mean, moved, hessian_times_moved))
-    norm2 = float(space._inner(mean, moved, moved))
+    curvature = float(space.unchecked.inner(mean, moved, hessian_times_moved))
+    norm2 = float(space.unchecked.inner(mean, moved, moved))
     if not (curvature > 0 and norm2 > 0):
         return None
     return norm2 / curvature
@@ -253,7 +253,13 @@ def _direction(space, records, x):
     parts = records.map(_newton_part if newton else _direction_part, space, x)
     direction = sum(p[0] for p in parts)
     state = [p[3] for p in parts] if newton else None
-    return direction, float(space._norm(x, direction)), sum(p[1] for p in parts), max(p[2] for p in parts), state
+    return (
+        direction,
+        float(space.unchecked.norm(x, direction)),
+        sum(p[1] for p in parts),
+        max(p[2] for p in parts),
+        state,
+    )
 
 
 def mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
@@ -317,14 +323,14 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
             else:
                 trial = step
             move, decrease, checked = trial * direction, trial * grad_norm**2, adaptive and trial > safe
-        candidate = space.project(space._exp(mean, move))
+        candidate = space.project(space.unchecked.exp(mean, move))
         new = _direction(space, records, candidate)
         if checked and not new[2] <= max(recent) - _ARMIJO * decrease:
             move = safe * direction
-            candidate = space.project(space._exp(mean, move))
+            candidate = space.project(space.unchecked.exp(mean, move))
             new = _direction(space, records, candidate)
         # Barzilai–Borwein needs a gradient step (the displacement along the old direction).
-        previous = (mean, direction, float(space._norm(mean, move)) / grad_norm) if newton is None else None
+        previous = (mean, direction, float(space.unchecked.norm(mean, move)) / grad_norm) if newton is None else None
         mean = candidate
         recent = (recent + [new[2]])[-_MEMORY:]
         direction, grad_norm, _, max_dist, state = new

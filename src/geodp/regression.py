@@ -29,13 +29,7 @@ from geodp.errors import (
     InvalidDataError,
     InvalidTypeError,
 )
-from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import check_space
-from geodp.manifolds.euclidean import Euclidean
-from geodp.manifolds.hyperbolic import Hyperbolic, sinhc
-from geodp.manifolds.kendall import KendallShape, to_complex, to_real
-from geodp.manifolds.spd import SPD, AffineInvariantSPD, LogEuclideanSPD
-from geodp.manifolds.sphere import Sphere
 from geodp.validation import check_finite_array, check_positive, check_positive_integer
 
 __all__ = [
@@ -47,7 +41,6 @@ __all__ = [
     "adjoint_exp_derivatives",
 ]
 
-_SUPPORTED = (Euclidean, Sphere, Hyperbolic, KendallShape, SPD)
 # Floats per chunk of (parameter points × records × point entries) in the batched gradient.
 _CHUNK_FLOATS = 2_000_000
 # A tangent vector whose off-tangent part exceeds this fraction of its norm is refused.
@@ -92,32 +85,17 @@ def _expand(a, n_axes: int) -> np.ndarray:
 
 def _check_space(space) -> None:
     check_space(space)
-    if not isinstance(space, _SUPPORTED):
+    if not space.provides("_adjoint_exp_derivatives"):
         raise InvalidTypeError(
-            f"geodesic regression needs closed-form adjoint Jacobi fields, available on Euclidean, "
-            f"Sphere, Hyperbolic, KendallShape and SPD; got {space!r}."
+            f"geodesic regression needs closed-form adjoint Jacobi fields (the space's "
+            f"_adjoint_exp_derivatives), available on Euclidean, Sphere, Hyperbolic, KendallShape and SPD; "
+            f"got {space!r}."
         )
-
-
-def _to_tangent(space, p, v):
-    """Remove the rounding-level normal part of ``v`` at ``p`` (ambient representation)."""
-    v = np.asarray(v, dtype=float)
-    if isinstance(space, (Sphere, KendallShape)):
-        return space.to_tangent(p, v)
-    if isinstance(space, Hyperbolic):
-        # A tangent vector is determined by its spatial part: v_0 = p_s·v_s / p_0.
-        p = np.asarray(p, dtype=float)
-        v0 = np.einsum("...i,...i->...", p[..., 1:], v[..., 1:]) / p[..., 0]
-        v0 = np.broadcast_to(v0, v.shape[:-1])
-        return np.concatenate([v0[..., None], v[..., 1:]], axis=-1)
-    if isinstance(space, SPD):
-        return mf.sym(v)
-    return v
 
 
 def _check_tangent(space, p, v, name: str, where: str = "p") -> np.ndarray:
     """``v`` (already a finite array with the right trailing shape) must be tangent at ``p``."""
-    projected = _to_tangent(space, p, v)
+    projected = space.to_tangent(p, v)
     axes = _point_axes(space)
     defect = np.sqrt(np.sum((v - projected) ** 2, axis=axes))
     size = np.sqrt(np.sum(v**2, axis=axes))
@@ -188,90 +166,6 @@ def _parameters(space, p, v, m: int, squeeze: bool, *, batch: bool):
 
 
 # ---------------------------------------------------------------------------- adjoints
-def _adjoints(space, p, u, w, y=None):
-    """``(d_pExp(p, u)^† w, d_uExp(p, u)^† w)`` without validation (batch axes broadcast).
-
-    ``y = Exp(p, u)`` may be passed when the caller has it (saves an exponential)."""
-    p, u, w = (np.asarray(a, dtype=float) for a in (p, u, w))
-    if isinstance(space, Euclidean):
-        shape = np.broadcast_shapes(p.shape, u.shape, w.shape)
-        out = np.broadcast_to(w, shape).copy()
-        return out, out.copy()
-    if isinstance(space, LogEuclideanSPD):
-        # Flat: both derivatives are the flat parallel transport p → y; so is the adjoint back.
-        y = space._exp(p, u) if y is None else y
-        back = space._transport(y, p, w)
-        return back, back.copy()
-    if isinstance(space, (Sphere, Hyperbolic)):
-        return _adjoints_constant_curvature(space, p, u, w, y)
-    if isinstance(space, KendallShape):
-        return _adjoints_kendall(p, u, w)
-    if isinstance(space, AffineInvariantSPD):
-        return _adjoints_affine_spd(p, u, w)
-    raise InvalidTypeError(f"no closed-form adjoint Jacobi fields on {space!r}.")
-
-
-def _adjoints_constant_curvature(space, p, u, w, y):
-    """κ constant: ``γ(t) = c(tL) p + sn(tL) û``; the unit velocity at ``y`` is
-    ``T = −κ sn(L) p + c(L) û``. With ``α = ⟨w, T⟩`` and ``r = w − α T`` (orthogonal to ``y`` and
-    ``T``, hence to ``p`` and ``û``: the same vector at both ends), transporting back gives
-    ``α û + r`` and the Jacobi fields scale ``r`` by ``c(L)`` and ``sn(L)/L``."""
-    kappa = space.curvature
-    y = space._exp(p, u) if y is None else y
-    length = np.asarray(space._norm(p, u), dtype=float)
-    unit = u / _expand(np.where(length > 0, length, 1.0), 1)
-    unit = np.where(_expand(length > 0, 1), unit, 0.0)
-    s = math.sqrt(abs(kappa)) * length
-    if kappa > 0:
-        cos, sinc, minus_kappa_sn = np.cos(s), np.sinc(s / np.pi), -math.sqrt(kappa) * np.sin(s)
-    else:
-        cos, sinc, minus_kappa_sn = np.cosh(s), sinhc(s), math.sqrt(-kappa) * np.sinh(s)
-    velocity = _expand(minus_kappa_sn, 1) * p + _expand(cos, 1) * unit
-    alpha = _expand(space._inner(y, w, velocity), 1)
-    rest = w - alpha * velocity
-    along = alpha * unit
-    return along + _expand(cos, 1) * rest, along + _expand(sinc, 1) * rest
-
-
-def _adjoints_kendall(p, u, w):
-    """Kendall planar shapes (CP^(k−2), holomorphic curvature 4), in the horizontal lift.
-
-    The geodesic lifts to ``γ(t) = cos(tL) z + sin(tL) û``; a horizontal ``w`` at ``y`` splits as
-    ``w = c T + r`` with ``T = −sin(L) z + cos(L) û``, ``c = Tᴴw ∈ C`` and ``r`` complex-orthogonal
-    to ``z`` and ``û`` (constant under parallel transport). Back at ``z``: ``Re(c) û`` (curvature
-    eigenvalue 0), ``Im(c) iû`` (eigenvalue 4: ``cos 2L``, ``sin 2L/2L``) and ``r`` (eigenvalue 1:
-    ``cos L``, ``sin L/L``). See docs/math.md §9.
-    """
-    z, uc, wc = to_complex(p), to_complex(u), to_complex(w)
-    length = np.sqrt(np.sum(np.abs(uc) ** 2, axis=-1))
-    unit = np.where(length[..., None] > 0, uc / np.where(length > 0, length, 1.0)[..., None], 0.0)
-    lc = length[..., None]
-    velocity = -np.sin(lc) * z + np.cos(lc) * unit
-    c = np.sum(np.conj(velocity) * wc, axis=-1)[..., None]
-    rest = wc - c * velocity
-    along, across = c.real * unit, c.imag * (1j * unit)
-    dp = along + np.cos(2.0 * lc) * across + np.cos(lc) * rest
-    du = along + np.sinc(2.0 * lc / np.pi) * across + np.sinc(lc / np.pi) * rest
-    return to_real(dp), to_real(du)
-
-
-def _adjoints_affine_spd(p, u, w):
-    """Affine-invariant SPD: congruence by ``p^-½`` moves ``p`` to ``I``; with
-    ``p^-½ u p^-½ = U diag(μ) Uᵀ`` the parallel frame is ``U E_ij Uᵀ`` transported by
-    ``e^{tu/2} · e^{tu/2}``, with curvature eigenvalue ``−(μ_i − μ_j)²/(4L²)``: the Jacobi factors
-    are ``cosh δ_ij`` and ``sinh δ_ij/δ_ij``, ``δ_ij = (μ_i − μ_j)/2``."""
-    root, inv_root = mf.sqrtm_and_invsqrtm(p)
-    mu, frame = mf.eigh(mf.congruence(inv_root, u))
-    frame_t = np.swapaxes(frame, -1, -2)
-    coeffs = frame_t @ mf.congruence(inv_root, w) @ frame  # w at e^{u'} in the eigenframe
-    half = np.exp(-0.5 * mu)
-    coeffs = coeffs * half[..., :, None] * half[..., None, :]  # transported back to I
-    delta = 0.5 * (mu[..., :, None] - mu[..., None, :])
-    dp = mf.congruence(root, frame @ (coeffs * np.cosh(delta)) @ frame_t)
-    du = mf.congruence(root, frame @ (coeffs * sinhc(delta)) @ frame_t)
-    return mf.sym(dp), mf.sym(du)
-
-
 def adjoint_exp_derivatives(space, p, u, w):
     """Adjoints of the derivatives of ``Exp(p, u)`` in ``p`` and in ``u``, applied to ``w``.
 
@@ -325,9 +219,9 @@ def adjoint_exp_derivatives(space, p, u, w):
     u = space._checked_vectors(u, "u")
     u = _check_tangent(space, p, u, "u")
     w = space._checked_vectors(w, "w")
-    y = space._exp(p, u)
+    y = space.unchecked.exp(p, u)
     w = _check_tangent(space, y, w, "w", where="Exp(p, u)")
-    return _adjoints(space, p, u, w, y=y)
+    return space.unchecked.adjoint_exp_derivatives(p, u, w, y=y)
 
 
 # ---------------------------------------------------------------- objective and gradient
@@ -375,18 +269,18 @@ def _accumulate(space, p, v, x, Y, residual_bound, block, grad_p, grad_v, sq):
     xr, Yr = x[r0:r1], Y[r0:r1]
     base = p[b0:b1, None]
     u = np.einsum("rm,bm...->br...", xr, v[b0:b1])
-    fitted = space._exp(base, u)
+    fitted = space.unchecked.exp(base, u)
     if sq is not None:
-        sq[b0:b1] += np.sum(np.asarray(space._dist(fitted, Yr[None])) ** 2, axis=1)
+        sq[b0:b1] += np.sum(np.asarray(space.unchecked.dist(fitted, Yr[None])) ** 2, axis=1)
     if grad_p is None:
         return
-    residual = space._log(fitted, Yr[None])
+    residual = space.unchecked.log(fitted, Yr[None])
     if residual_bound is not None:
-        norm = np.asarray(space._norm(fitted, residual), dtype=float)
+        norm = np.asarray(space.unchecked.norm(fitted, residual), dtype=float)
         ok = np.isfinite(norm) & np.all(np.isfinite(residual), axis=axes)
         scale = np.where(ok & (norm > residual_bound), residual_bound / np.where(norm > 0, norm, 1.0), 1.0)
         residual = np.where(_expand(ok, n_axes), residual * _expand(scale, n_axes), 0.0)
-    dp, du = _adjoints(space, base, u, residual, y=fitted)
+    dp, du = space.unchecked.adjoint_exp_derivatives(base, u, residual, y=fitted)
     if residual_bound is not None:
         dp = np.where(_expand(np.all(np.isfinite(dp), axis=axes), n_axes), dp, 0.0)
         du = np.where(_expand(np.all(np.isfinite(du), axis=axes), n_axes), du, 0.0)
@@ -558,7 +452,7 @@ def geodesic_predict(space, p, v, x):
     _check_space(space)
     x2, squeeze = _design(x)
     p, v, _ = _parameters(space, p, v, x2.shape[1], squeeze, batch=False)
-    return space._exp(p, np.einsum("nm,m...->n...", x2, v))
+    return space.unchecked.exp(p, np.einsum("nm,m...->n...", x2, v))
 
 
 # -------------------------------------------------------------------------------- solver
@@ -569,17 +463,7 @@ def _flat_fit(space, x2, Y):
     slopes = np.linalg.lstsq(x2 - x_mean, coords - c_mean, rcond=None)[0]  # (m, d)
     intercept = c_mean - x_mean @ slopes
     p = space.from_coordinates(intercept)
-    if isinstance(space, Euclidean):
-        v = slopes
-    elif isinstance(space, LogEuclideanSPD):
-        # dLog_p v_j = invvecd(slope_j): Exp(p, Σ x_j v_j) = Exp(Log p + Σ x_j invvecd(slope_j)).
-        w, frame = mf.eigh(p)
-        v = mf.differential_log_inverse(mf.positive_eigenvalues(w), frame, mf.invvecd(slopes, space.k))
-    else:  # pragma: no cover - no other flat space ships today
-        step = 1.0 / np.maximum(1.0, np.linalg.norm(slopes, axis=1))
-        v = space._log(p, space.from_coordinates(intercept + step[:, None] * slopes)) / _expand(
-            step, len(space.point_shape)
-        )
+    v = space.unchecked.tangent_from_coordinates(p, slopes)
     return p, v
 
 
@@ -590,15 +474,15 @@ def _initial_guess(space, x2, Y):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         mean = frechet_mean(space, Y, max_iter=200)
-    logs = space._log(mean, Y)
+    logs = space.unchecked.log(mean, Y)
     n = logs.shape[0]
     flat = logs.reshape(n, -1)
     x_mean, l_mean = x2.mean(axis=0), flat.mean(axis=0)
     slopes = np.linalg.lstsq(x2 - x_mean, flat - l_mean, rcond=None)[0]
     intercept = (l_mean - x_mean @ slopes).reshape(space.point_shape)
     slopes = slopes.reshape((x2.shape[1],) + space.point_shape)
-    p = space.project(space._exp(mean, _to_tangent(space, mean, intercept)))
-    v = _to_tangent(space, p, space._transport(mean, p, _to_tangent(space, mean, slopes)))
+    p = space.project(space.unchecked.exp(mean, space.to_tangent(mean, intercept)))
+    v = space.to_tangent(p, space.unchecked.transport(mean, p, space.to_tangent(mean, slopes)))
     # Far from flat (large spread on hyperbolic space, say) the tangent fit can be worse than
     # the mean itself: start from whichever has the lower energy.
     candidates = [(mean, np.zeros_like(slopes))]
@@ -610,7 +494,7 @@ def _initial_guess(space, x2, Y):
 
 
 def _product_inner(space, p, a_p, a_v, b_p, b_v) -> float:
-    return float(space._inner(p, a_p, b_p)) + float(np.sum(space._inner(p, a_v, b_v)))
+    return float(space.unchecked.inner(p, a_p, b_p)) + float(np.sum(space.unchecked.inner(p, a_v, b_v)))
 
 
 def _descent(space, x2, Y, p, v, *, tol, max_iter):
@@ -636,7 +520,7 @@ def _descent(space, x2, Y, p, v, *, tol, max_iter):
         with np.errstate(over="ignore", invalid="ignore"):
             gp, gv, energy = _regression_terms(space, p[None], v[None], x2, Y, objective=True)
             g = np.concatenate([gp, gv[0]], axis=0)  # (m + 1, *point_shape)
-            norm = math.sqrt(max(float(np.sum(space._inner(p, g, g))), 0.0))
+            norm = math.sqrt(max(float(np.sum(space.unchecked.inner(p, g, g))), 0.0))
         return float(energy[0]), g, norm
 
     energy, g, grad_norm = evaluate(p, v)
@@ -646,14 +530,14 @@ def _descent(space, x2, Y, p, v, *, tol, max_iter):
     while n_iter < max_iter and grad_norm > tol and math.isfinite(grad_norm):
         n_iter += 1
         d = np.tensordot(precondition, g, axes=1)
-        slope = float(np.sum(space._inner(p, d, g)))
+        slope = float(np.sum(space.unchecked.inner(p, d, g)))
         reference = max(recent)
         slack = 64.0 * np.finfo(float).eps * abs(reference)
         accepted = None
         for _ in range(_MAX_HALVINGS):
             with np.errstate(over="ignore", invalid="ignore"):
-                new_p = space.project(space._exp(p, -trial * d[0]))
-                new_v = _to_tangent(space, new_p, space._transport(p, new_p, v - trial * d[1:]))
+                new_p = space.project(space.unchecked.exp(p, -trial * d[0]))
+                new_v = space.to_tangent(new_p, space.unchecked.transport(p, new_p, v - trial * d[1:]))
             if np.all(np.isfinite(new_p)) and np.all(np.isfinite(new_v)):
                 new = evaluate(new_p, new_v)
                 if math.isfinite(new[0]) and new[0] <= reference - _ARMIJO * trial * slope + slack:
@@ -662,13 +546,13 @@ def _descent(space, x2, Y, p, v, *, tol, max_iter):
             trial *= 0.5
         if accepted is None:
             break  # no decrease measurable in float64 along the descent direction
-        old_d = space._transport(p, new_p, d)
+        old_d = space.unchecked.transport(p, new_p, d)
         p, v = new_p, new_v
         energy, g, grad_norm = accepted
         recent = (recent + [energy])[-_MEMORY:]
         # BB1 in the metric G, with s = −trial·Γ(d_old) and y = g − Γ(g_old): ⟨Γd_old, Γg_old⟩ is
         # the old slope (transport is an isometry).
-        cross = float(np.sum(space._inner(p, old_d, g)))
+        cross = float(np.sum(space.unchecked.inner(p, old_d, g)))
         if slope - cross > 0:
             trial = min(trial * slope / (slope - cross), 1e12)
         else:

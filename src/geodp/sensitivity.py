@@ -154,12 +154,26 @@ def frechet_mean_sensitivity(space, radius, n, mechanism: str = "laplace") -> fl
     return bound if mechanism == "kng" else bound / h
 
 
-def extrinsic_radius(space, radius) -> float:
+def extrinsic_radius(space, radius, center=None) -> float:
     """Radius, in the ambient norm, of a ball around the centre that contains ``B_r(centre)``.
+
+    The bound is the space's (``space.unchecked.extrinsic_radius``); the shipped ones are:
 
     * SPD(k), centre I: ``r_E = e^r − 1`` (Frobenius; R21 Prop. 1). It holds for both SPD
       metrics, which agree on distances to the identity. The ball must be centred at I.
     * Sphere: the chord ``r_E = 2R sin(r/2R)`` (any centre).
+
+    Parameters
+    ----------
+    space : Manifold
+    radius : float
+    center : array_like, optional
+        The ball's centre; default ``space.reference_point()``.
+
+    Raises
+    ------
+    InvalidParameterError
+        The space has no known extrinsic bound, or not about this centre.
 
     Examples
     --------
@@ -169,22 +183,20 @@ def extrinsic_radius(space, radius) -> float:
     >>> round(extrinsic_radius(Sphere(2), 1.0), 6)
     0.958851
     """
-    from geodp.manifolds.spd import SPD
-    from geodp.manifolds.sphere import Sphere
-
     space = check_space(space)
     radius = check_positive(radius, "radius")
-    if isinstance(space, SPD):
-        return math.expm1(radius)
-    if isinstance(space, Sphere):
-        return 2.0 * space.radius * math.sin(min(radius, space.injectivity_radius) / (2.0 * space.radius))
-    raise InvalidParameterError(
-        f"no extrinsic radius is known for {space!r}; the extrinsic baselines support SPD and Sphere."
-    )
+    center = space.reference_point() if center is None else space.check_points(center, "center", batch_ndim=0)
+    try:
+        return float(space.unchecked.extrinsic_radius(center, radius))
+    except NotImplementedError:
+        raise InvalidParameterError(
+            f"no extrinsic radius is known for {space!r}; the extrinsic baselines support SPD and Sphere."
+        ) from None
 
 
-def extrinsic_mean_sensitivity(space, radius, n) -> float:
-    """Sensitivity ``2 r_E / n`` of the ambient arithmetic mean of records in ``B_r(I)``.
+def extrinsic_mean_sensitivity(space, radius, n, center=None) -> float:
+    """Sensitivity ``2 r_E / n`` of the ambient arithmetic mean of records in ``B_r(center)``
+    (:func:`extrinsic_radius`; default centre ``space.reference_point()``).
 
     Examples
     --------
@@ -192,7 +204,7 @@ def extrinsic_mean_sensitivity(space, radius, n) -> float:
     >>> round(extrinsic_mean_sensitivity(SPD(2), 1.0, 10), 6)
     0.343656
     """
-    return 2.0 * extrinsic_radius(space, radius) / check_sample_size(n)
+    return 2.0 * extrinsic_radius(space, radius, center) / check_sample_size(n)
 
 
 class RegressionSensitivity(NamedTuple):

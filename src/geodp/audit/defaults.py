@@ -7,13 +7,12 @@ synthetic pairs, never on anybody's records.
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
 
 from geodp.errors import InvalidParameterError
-from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Manifold, Sphere
+from geodp.manifolds import Manifold
 from geodp.validation import check_sample_size
 
 __all__ = ["MAX_KNG_N", "MAX_N", "MAX_RECORDS", "check_audit_n", "default_center"]
@@ -66,11 +65,6 @@ def check_audit_n(n, *, limit: int, what: str) -> int:
     return check_sample_size(n)
 
 
-def _regular_polygon(k: int) -> np.ndarray:
-    angles = 2.0 * math.pi * np.arange(k) / k
-    return np.stack([np.cos(angles), np.sin(angles)], axis=1)
-
-
 def default_center(space: Manifold) -> np.ndarray:
     """The public centre an audit uses when none is given: a canonical point of the space.
 
@@ -102,17 +96,5 @@ def default_center(space: Manifold) -> np.ndarray:
     >>> round(float(np.linalg.norm(square)), 12), (square.round(6) + 0.0).tolist()[0]
     (1.0, [0.5, 0.0])
     """
-    if isinstance(space, Sphere):
-        point = np.zeros(space.point_shape)
-        point[-1] = space.radius
-    elif isinstance(space, SPD):
-        point = np.eye(space.k)
-    elif isinstance(space, Hyperbolic):
-        point = np.array(space.origin, dtype=float)
-    elif isinstance(space, Euclidean):
-        point = np.zeros(space.point_shape)
-    elif isinstance(space, KendallShape):
-        point = space.project(_regular_polygon(space.n_landmarks))
-    else:
-        point = space.random_point(rng=0)
+    point = space.reference_point()
     return space.check_points(point, "center", batch_ndim=0)

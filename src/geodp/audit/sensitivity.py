@@ -309,8 +309,8 @@ class _Ball:
         s = np.linalg.norm(z, axis=1)
         shrink = np.where(s > 0, np.sin(s) / np.where(s > 0, s, 1.0), 1.0)  # |sin s|/s·s ≤ 1
         tangents = np.tensordot(self.radius * (1.0 - 1e-12) * shrink[:, None] * z, self.basis, axes=1)
-        points = self.space._exp(self.center, tangents)
-        inside = np.asarray(self.space._dist(self.center, points)) <= self.radius
+        points = self.space.unchecked.exp(self.center, tangents)
+        inside = np.asarray(self.space.unchecked.dist(self.center, points)) <= self.radius
         return points, bool(np.all(inside) and np.all(np.isfinite(points)))
 
 
@@ -318,7 +318,7 @@ def _gradient(space, x, points, weights):
     """The KNG gradient field at ``x``: ``∇F_D(x) = −Σ w_j log_x(p_j)`` with ``w_j = m_j/n``
     (``F_D(x) = (1/2n) Σ ρ²(x, x_i)``, the convention of ``geodp.distributions.kng``)."""
     w = weights.reshape(weights.shape + (1,) * len(space.point_shape))
-    return -np.sum(w * space._log(x, points), axis=0)
+    return -np.sum(w * space.unchecked.log(x, points), axis=0)
 
 
 def _compositions(total, parts):

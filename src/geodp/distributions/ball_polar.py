@@ -24,7 +24,6 @@ from scipy.special import logsumexp
 from geodp.distributions.piecewise_hat import PiecewiseExponentialHat
 from geodp.distributions.radial import SecantHat, is_isotropic
 from geodp.errors import AssumptionError
-from geodp.manifolds.kendall import KendallShape
 
 __all__ = ["direction_share", "log_direction_share", "exact_ball_proposal", "has_exact_ball_proposal"]
 
@@ -168,7 +167,7 @@ def exact_shape_directions(space, radius):
     """Does the cap route draw from the exact in-ball directions (:class:`KendallProposal`)?
     On Kendall's shape space with ``k ≥ 4`` and ``r < π/4`` (the ball is strongly convex, so each
     ray from the anchor leaves it once, and rays of length ``r + δ < π/2`` stay injective)."""
-    return isinstance(space, KendallShape) and space.dim >= 4 and radius < math.pi / 4
+    return "kendall-shape-directions" in space.closed_forms and space.dim >= 4 and radius < math.pi / 4
 
 
 class CapProposal:
@@ -189,15 +188,14 @@ class CapProposal:
     def __init__(self, space, anchor, center, rate, radius, kappa):
         self.space, self.anchor, self.rate, self.radius, self.kappa = space, anchor, rate, radius, kappa
         self.a = (space.dim - 1) / 2.0
-        self.delta = float(space._dist(center, anchor))
+        self.delta = float(space.unchecked.dist(center, anchor))
         if self.delta > 1e-6 * radius:
-            log_c = space._log(anchor, center)
+            log_c = space.unchecked.log(anchor, center)
             # Close to the anchor a log map can leave the tangent space by rounding (on the sphere
             # ⟨a, log⟩ ≈ −δ/2·eps-level terms grow relative to δ): project before normalising, so
             # that every draw lies on the manifold to rounding whatever δ is.
-            if hasattr(space, "to_tangent"):
-                log_c = space.to_tangent(anchor, log_c)
-            self.axis = log_c / float(space._norm(anchor, log_c))
+            log_c = space.to_tangent(anchor, log_c)
+            self.axis = log_c / float(space.unchecked.norm(anchor, log_c))
         else:  # the anchor (nearly) at the centre: the ball lies in B_{r+δ}(a), so all directions
             self.axis = None  # up to r + δ are proposed and the caller's in-ball check decides
         self.length = min(radius + self.delta, float(space.cut_radius))
@@ -261,7 +259,7 @@ class CapProposal:
 
     def _directions(self, t, state, rng):
         """Unit tangents at the anchor, uniform on the in-cap directions at radii ``t``."""
-        u = self.space._random_unit_tangent(self.anchor, size=len(t), rng=rng)
+        u = self.space.unchecked.random_unit_tangent(self.anchor, size=len(t), rng=rng)
         if self.axis is not None and len(t):
             log_q = _cap_log_threshold(t, self.delta, self.radius, self.kappa)
             z = _truncated_sym_beta(self.a, log_q, rng.random(len(t)))  # (1 − cos θ)/2 ≤ Q
@@ -278,8 +276,8 @@ class CapProposal:
         """``u`` minus its components along the orthonormal tangents ``axes``, normalised: uniform
         on the unit sphere orthogonal to them when ``u`` is uniform."""
         for axis in axes:
-            u = u - np.asarray(self.space._inner(self.anchor, u, axis))[self._expand] * axis
-        return u / np.asarray(self.space._norm(self.anchor, u))[self._expand]
+            u = u - np.asarray(self.space.unchecked.inner(self.anchor, u, axis))[self._expand] * axis
+        return u / np.asarray(self.space.unchecked.norm(self.anchor, u))[self._expand]
 
     def propose(self, m, rng):
         """``m`` candidates and a mask of those that passed the radius and direction steps."""
@@ -289,7 +287,7 @@ class CapProposal:
             keep = np.log(rng.random(m)) < self._g(t) - self.shift + log_weight - log_hat
         keep &= (t > 0) & (t <= self.length) & np.isfinite(log_weight)
         u = self._directions(t[keep], None if state is None else state[keep], rng)
-        return self.space._polar_exp(self.anchor, u, t[keep]), keep
+        return self.space.unchecked.polar_exp(self.anchor, u, t[keep]), keep
 
 
 _PHI_CELLS = 32  # angle cells of the Kendall direction hat at the first refinement (doubled every other)
@@ -401,7 +399,7 @@ class KendallProposal(CapProposal):
             x = -np.expm1(np.where(in_second, np.log(fresh) + log_second, np.log1p(-fresh * first)) / self.b)
         rho = np.sqrt(x)
         w = self._orthogonal(
-            self.space._random_unit_tangent(self.anchor, size=len(t), rng=rng), (self.axis, self.turned)
+            self.space.unchecked.random_unit_tangent(self.anchor, size=len(t), rng=rng), (self.axis, self.turned)
         )
         e = self._expand
         return (rho * np.cos(phi))[e] * self.axis + (rho * np.sin(phi))[e] * self.turned + np.sqrt(1.0 - x)[e] * w

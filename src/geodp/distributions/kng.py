@@ -54,8 +54,6 @@ from geodp.errors import (
 from geodp.frechet import frechet_mean, karcher_iteration_budget
 from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import check_space
-from geodp.manifolds.kendall import KendallShape
-from geodp.manifolds.spd import AffineInvariantSPD
 from geodp.sensitivity import check_radius, curvature_factor
 from geodp.validation import as_generator, check_positive
 
@@ -400,7 +398,7 @@ class KNGDistribution(Distribution):
         self.radius = check_radius(space, radius)
         data = check_private_points(space, data, "data", batch_ndim=1)  # messages without counts
         # Every space, flat ones included: the gradient sensitivity (and KNGMechanism) assume it.
-        if np.any(np.asarray(space._dist(self.center, data)) > self.radius * (1 + 1e-9)):
+        if np.any(np.asarray(space.unchecked.dist(self.center, data)) > self.radius * (1 + 1e-9)):
             raise InvalidDataError(
                 f"data holds records outside the public ball B_{self.radius!r}(center): KNG's "
                 "sensitivity needs the data in the ball; clip them first (space.clip_to_ball)."
@@ -422,14 +420,16 @@ class KNGDistribution(Distribution):
                 # The anchor must lie in the ball for the truncated proposal; rounding far out can
                 # put it a hair outside. Any anchor in the ball keeps the rejection exact (the
                 # acceptance subtracts the gradient norm at the anchor), so clipping is safe here.
-                self.frechet_mean = space._clip_to_ball(self.frechet_mean[None], self.center, self.radius)[0][0]
+                self.frechet_mean = space.unchecked.clip_to_ball(self.frechet_mean[None], self.center, self.radius)[0][
+                    0
+                ]
                 # The envelopes assume 2F_D(a) ≤ r'² − μδ² at the anchor a (δ = ρ(a, m0), r' the
                 # envelopes' r(1 + 1e-6)); the exact mean meets it. If rounding ever broke it,
                 # anchor at the centre, where it always holds (δ = 0, 2F_D(m0) ≤ r²).
                 r_env = self.radius * (1 + 1e-6)
-                delta = float(space._dist(self.center, self.frechet_mean))
+                delta = float(space.unchecked.dist(self.center, self.frechet_mean))
                 mu = curvature_factor(self.radius, space.curvature_bounds[1])
-                if np.mean(np.asarray(space._dist(self.frechet_mean, data)) ** 2) > r_env**2 - mu * delta**2:
+                if np.mean(np.asarray(space.unchecked.dist(self.frechet_mean, data)) ** 2) > r_env**2 - mu * delta**2:
                     self.frechet_mean = self.center.copy()
         self.h, self.H = (1.0, 1.0) if space.is_flat else gradient_norm_bounds(space, self.radius)
         self.route, self.acceptance_bound = kng_route(space, self.scale, self.radius, sampler)
@@ -515,41 +515,15 @@ class KNGDistribution(Distribution):
 
     def gradient_norm(self, x):
         """``‖∇F_D(x)‖_x`` for points ``x`` (batched; chunked to bound memory; on Kendall's shape
-        space by complex matrix products, :meth:`_shape_gradient_norm`)."""
+        space by real matrix products, the space's ``_mean_log_norms``)."""
         x = np.asarray(x, dtype=float)
         shape = x.shape[: x.ndim - len(self.space.point_shape)]
         flat = x.reshape((-1,) + self.space.point_shape)
         chunk = max(1, 2_000_000 // (len(self.data) * int(np.prod(self.space.point_shape))))
         out = np.empty(len(flat))
         for i in range(0, len(flat), chunk):
-            xs = flat[i : i + chunk]
-            if isinstance(self.space, KendallShape):
-                out[i : i + chunk] = self._shape_gradient_norm(xs)
-                continue
-            expand = (slice(None), None) + (slice(None),) * len(self.space.point_shape)
-            grad = -np.mean(self.space._log(xs[expand], self.data[None]), axis=1)
-            out[i : i + chunk] = self.space._norm(xs, grad)
+            out[i : i + chunk] = self.space.unchecked.mean_log_norms(flat[i : i + chunk], self.data)
         return out.reshape(shape)
-
-    def _shape_gradient_norm(self, xs):
-        """``‖∇F_D(x)‖`` on Kendall's shape space from two matrix products: with
-        ``⟨x, y_i⟩_C = cos θ_i·e^{iφ_i}``, ``log_x(y_i) = (θ_i/sin θ_i)(e^{−iφ_i} y_i − cos θ_i·x)``, so
-        ``−n∇F_D(x) = Σ_i w_i y_i − s·x`` with ``w_i = (θ_i/sin θ_i) e^{−iφ_i}``, ``s = Σ_i θ_i cot θ_i``.
-        In the real layout ``⟨x, y⟩_C = x·y − i x·(iy)`` and ``w y = Re w·y + Im w·(iy)``, so both
-        products are real (BLAS is ~10× faster there than on complex arrays). ``θ = arccos cos θ`` is
-        off by ~1e−16/θ: it matters only within ~1e−6 of a record, a null event for the proposals."""
-        y = self.data.reshape(len(self.data), -1)
-        frame = np.concatenate([y, np.stack([-self.data[..., 1], self.data[..., 0]], axis=-1).reshape(y.shape)])
-        x = xs.reshape(len(xs), -1)
-        products = x @ frame.T
-        n = len(y)
-        inner = products[:, :n] - 1j * products[:, n:]
-        cos = np.minimum(np.abs(inner), 1.0)
-        theta = np.arccos(cos)
-        ratio = np.where(theta > 1e-8, theta / np.sin(np.maximum(theta, 1e-8)), 1.0)
-        weight = ratio * np.conj(inner) / np.where(cos > 0, np.abs(inner), 1.0)
-        grad = np.concatenate([weight.real, weight.imag], axis=1) @ frame - np.sum(ratio * cos, axis=1)[:, None] * x
-        return np.sqrt(np.sum(grad * grad, axis=1)) / n
 
     def _factored_log_density(self, x, factor, inv_factor):
         """:meth:`log_density` on AI-SPD for ``x = L Lᵀ``: ``‖∇F_D(x)‖_x = ‖mean_i Log(L⁻¹ x_i L⁻ᵀ)‖_F``
@@ -573,7 +547,7 @@ class KNGDistribution(Distribution):
         """``−‖∇F_D(x)‖/σ`` (``−inf`` outside the ball on curved spaces)."""
         value = -self.gradient_norm(x) / self.scale
         if not self.space.is_flat:
-            value = np.where(np.asarray(self.space._dist(self.center, x)) <= self.radius, value, -np.inf)
+            value = np.where(np.asarray(self.space.unchecked.dist(self.center, x)) <= self.radius, value, -np.inf)
         return value
 
     def sample(self, size=None, rng=None):
@@ -594,15 +568,17 @@ class KNGDistribution(Distribution):
                 burn_in=self.burn_in,
                 thinning=self.thinning,
                 step_size=min(self.scale, self.radius),
-                in_support=lambda x: np.asarray(self.space._dist(self.center, x)) <= self.radius,
+                in_support=lambda x: np.asarray(self.space.unchecked.dist(self.center, x)) <= self.radius,
                 rng=rng,
-                factored_log_density=self._factored_log_density if isinstance(self.space, AffineInvariantSPD) else None,
+                factored_log_density=self._factored_log_density
+                if "spd-eigenvalue-laplace" in self.space.closed_forms
+                else None,
             )
             self.diagnostics = result.diagnostics
             return result.samples[0].reshape(shape + self.space.point_shape)
 
         def kng_log_acceptance(x):
-            rho = np.asarray(self.space._dist(self.frechet_mean, x))
+            rho = np.asarray(self.space.unchecked.dist(self.frechet_mean, x))
             # ≤ 0 up to rounding (the offset accounts for the inexact mean); the clamp absorbs rounding.
             return np.minimum(-(self.gradient_norm(x) - self.h * rho + self._mean_offset) / self.scale, 0.0)
 
@@ -612,7 +588,7 @@ class KNGDistribution(Distribution):
 
         def propose_cap(batch, rng):
             x, passed = self._cap.propose(batch, rng)
-            inside = np.asarray(self.space._dist(self.center, x)) <= self.radius
+            inside = np.asarray(self.space.unchecked.dist(self.center, x)) <= self.radius
             log_acc = np.full(batch, -np.inf)
             idx = np.flatnonzero(passed)[inside]
             if len(idx):

@@ -23,7 +23,6 @@ from geodp.errors import InvalidDataError, InvalidTypeError
 from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
-from geodp.manifolds.spd import AffineInvariantSPD
 from geodp.validation import as_generator, check_positive
 
 __all__ = [
@@ -165,7 +164,7 @@ def laplace_normalisability(space, scale) -> tuple[bool, str]:
         growth = float(space.volume_growth_rate)
         ok = 1.0 / scale > growth
         return ok, f"1/σ = {1 / scale:.6g} {'>' if ok else '<='} (d-1)/R = {growth:.6g} (volume growth of {space!r})"
-    if isinstance(space, AffineInvariantSPD):
+    if "spd-eigenvalue-laplace" in space.closed_forms:
         limit = spd_laplace_scale_limit(space.k)
         ok = scale < limit
         return ok, f"σ = {scale:.6g} {'<' if ok else '>='} σ_max({space.k}) = {limit:.6g} (Hajri et al. 2016)"
@@ -239,12 +238,12 @@ class RiemannianLaplace(Distribution):
         if self.truncated:
             self.center = space.check_points(center, "center", batch_ndim=0)
             self.radius = check_positive(radius, "radius")
-            excess = np.max(space._dist(self.center, self.footpoint)) - self.radius
+            excess = np.max(space.unchecked.dist(self.center, self.footpoint)) - self.radius
             if excess > 1e-9 * max(1.0, self.radius):
                 # no number computed from the footpoint in the message: it is private
                 raise InvalidDataError(f"footpoint lies outside the truncation ball B_{self.radius!r}(center).")
             if excess > 0:  # within the tolerance: onto the boundary, where the public bounds hold
-                self.footpoint = space._clip_to_ball(self.footpoint[None], self.center, self.radius)[0][0]
+                self.footpoint = space.unchecked.clip_to_ball(self.footpoint[None], self.center, self.radius)[0][0]
             t_max = 2.0 * self.radius
         self.diagnostics = None
         self._choose_sampler(t_max)
@@ -267,7 +266,7 @@ class RiemannianLaplace(Distribution):
                 # Sizes the first batch only: the share at footpoint = center, where it is largest.
                 self._ball_acceptance = max(float(self._radial.cdf(self.radius)), ball_bound)
                 estimate = f"public lower bound over every footpoint in the ball: {ball_bound:.1e}"
-        elif isinstance(space, AffineInvariantSPD):
+        elif "spd-eigenvalue-laplace" in space.closed_forms:
             self._eigen = _eigenvalue_law(space.k, self.scale, t_max)
             rate = self._eigen.acceptance_rate
             self._method = "spd-eigen" if rate >= ACCEPTANCE_FLOOR else "spd-eigen-mh"
@@ -362,8 +361,8 @@ class RiemannianLaplace(Distribution):
         if self._method == "chart":
             return self.space.from_coordinates(self._draw_coordinates(m, rng))
         if self._method == "radial":
-            u = self.space._random_unit_tangent(self.footpoint, size=m, rng=rng)
-            return self.space._polar_exp(self.footpoint, u, self._radial.sample(m, rng=rng))
+            u = self.space.unchecked.random_unit_tangent(self.footpoint, size=m, rng=rng)
+            return self.space.unchecked.polar_exp(self.footpoint, u, self._radial.sample(m, rng=rng))
         if self._method == "spd-eigen":
             S = self._eigen.sample_symmetric(m, rng=rng)
         else:
@@ -381,7 +380,7 @@ class RiemannianLaplace(Distribution):
         """``k`` polar proposals; those kept by the construction and inside the ball (all of them
         but rounding-level strays at the boundary) are accepted."""
         x, kept = self._ball_polar.propose(k, rng)
-        inside = np.asarray(self.space._dist(self.center, x)) <= self.radius
+        inside = np.asarray(self.space.unchecked.dist(self.center, x)) <= self.radius
         out, log_acc = np.empty((k,) + self.space.point_shape), np.full(k, -np.inf)
         accepted = np.flatnonzero(kept)[inside]
         out[accepted], log_acc[accepted] = x[inside], 0.0
@@ -404,7 +403,7 @@ class RiemannianLaplace(Distribution):
         if self.truncated:
 
             def support(x):
-                return self.space._dist(self.center, x) <= self.radius
+                return self.space.unchecked.dist(self.center, x) <= self.radius
 
         result = random_walk_metropolis(
             self.space,
@@ -415,7 +414,9 @@ class RiemannianLaplace(Distribution):
             in_support=support,
             step_size=min(self.scale, self.radius if self.truncated else math.inf, self.space.injectivity_radius / 4),
             rng=rng,
-            factored_log_density=self._factored_log_density if isinstance(self.space, AffineInvariantSPD) else None,
+            factored_log_density=self._factored_log_density
+            if "spd-eigenvalue-laplace" in self.space.closed_forms
+            else None,
         )
         self.diagnostics = result.diagnostics
         return result.samples[0]
@@ -441,7 +442,7 @@ class RiemannianLaplace(Distribution):
 
             def propose(k, rng):
                 x = self._draw(k, rng)
-                return x, np.where(self.space._dist(self.center, x) <= self.radius, 0.0, -np.inf)
+                return x, np.where(self.space.unchecked.dist(self.center, x) <= self.radius, 0.0, -np.inf)
 
             x, _ = rejection_sample(
                 propose, m, self.space.point_shape, self._ball_acceptance, rng, min_rate=self._ball_bound
@@ -493,7 +494,7 @@ class RiemannianLaplace(Distribution):
 
     def log_density(self, x):
         """``−ρ(η, x)/σ`` (``−inf`` outside the truncation ball)."""
-        value = -np.asarray(self.space._dist(self.footpoint, x)) / self.scale
+        value = -np.asarray(self.space.unchecked.dist(self.footpoint, x)) / self.scale
         if self.truncated:
-            value = np.where(self.space._dist(self.center, x) <= self.radius, value, -np.inf)
+            value = np.where(self.space.unchecked.dist(self.center, x) <= self.radius, value, -np.inf)
         return value

@@ -27,6 +27,7 @@ import numpy as np
 
 from geodp.errors import InvalidParameterError
 from geodp.manifolds import matrix_functions as mf
+from geodp.manifolds.base import Manifold
 from geodp.validation import as_generator, check_positive, check_positive_integer
 
 __all__ = [
@@ -192,12 +193,6 @@ def split_rhat(trace) -> float:
     return float(np.sqrt(((half - 1) / half * within + between / half) / within))
 
 
-def _is_affine_spd(space) -> bool:
-    from geodp.manifolds.spd import AffineInvariantSPD
-
-    return isinstance(space, AffineInvariantSPD)
-
-
 class _Functionals:
     """The public functionals of the diagnostics: ``ρ(x0, x)`` for the public start ``x0`` (the
     ambient distance on state spaces without a metric, such as the tangent bundle of geodesic
@@ -209,18 +204,22 @@ class _Functionals:
         self.space, self.start = space, start
         v = np.random.default_rng(0).standard_normal(start.shape)
         self.v = v / np.linalg.norm(v)
-        self._inv_root = mf.sqrtm_and_invsqrtm(start)[1] if _is_affine_spd(space) else None
+        self._distance = space.unchecked.distances_from(start) if isinstance(space, Manifold) else None
 
     def __call__(self, x):
         axes = tuple(range(1, x.ndim))
-        if self._inv_root is not None:  # one eigvalsh: the start's root is cached
-            w = np.linalg.eigvalsh(mf.congruence(self._inv_root, x))
-            dist = np.sqrt(np.sum(np.log(mf.positive_eigenvalues(w)) ** 2, axis=-1))
-        elif hasattr(self.space, "_dist"):
-            dist = np.asarray(self.space._dist(self.start, x), dtype=float)
+        if self._distance is not None:
+            dist = np.asarray(self._distance(x), dtype=float)
         else:  # a state space without a metric (the tangent bundle of regression): ambient distance
             dist = np.sqrt(np.sum((x - self.start) ** 2, axis=axes))
         return np.stack([dist, np.sum((x - self.start) * self.v, axis=axes)], axis=-1)
+
+
+def whitened(space) -> bool:
+    """Whether the samplers may keep the chain's states as congruence factors ``x = L Lᵀ`` (the
+    space declares the closed form ``"spd-congruence-whitening"``): then a log density may be
+    given as ``factored_log_density(x, L, L⁻¹)``."""
+    return "spd-congruence-whitening" in space.closed_forms
 
 
 def random_walk_metropolis(
@@ -299,7 +298,7 @@ def random_walk_metropolis(
     log_step = np.log(check_positive(step_size, "step_size") if step_size is not None else 1.0 / np.sqrt(space.dim))
     if in_support is not None and not np.all(in_support(x)):
         raise InvalidParameterError("initial points must lie in the support.")
-    factored = state_cache and _is_affine_spd(space)
+    factored = state_cache and whitened(space)
     if factored:
         # x = L Lᵀ; the symmetric root is one such factor (computed once, for the start only)
         factor, inv_factor = mf.sqrtm_and_invsqrtm(x)
@@ -340,9 +339,9 @@ def random_walk_metropolis(
             else:
                 logq = np.asarray(log_density(proposal), dtype=float)
         else:
-            xi = space._random_tangent(x, rng=rng)
+            xi = space.unchecked.random_tangent(x, rng=rng)
             # Re-project each proposal: long chains must not drift off the manifold by rounding.
-            proposal = space.project(space._exp(x, np.exp(log_step) * xi))
+            proposal = space.project(space.unchecked.exp(x, np.exp(log_step) * xi))
             logq = np.asarray(log_density(proposal), dtype=float)
         ok = np.log(rng.random(n_chains)) < logq - logp
         if in_support is not None and not (factored and factored_log_density is not None):

@@ -67,7 +67,7 @@ def is_isotropic(space) -> bool:
     >>> is_isotropic(Sphere(2)), is_isotropic(SPD(2))
     (True, False)
     """
-    return all(hasattr(space, a) for a in ("radial_log_jacobian", "cut_radius", "volume_growth_rate"))
+    return space.provides("radial_log_jacobian")
 
 
 class SecantHat(PiecewiseExponentialHat):

@@ -39,10 +39,12 @@ class TangentBundle:
     >>> space = Sphere(2)
     >>> bundle = TangentBundle(space, 1)
     >>> state = np.array([[[0.0, 0.0, 1.0], [0.3, 0.0, 0.0]]])  # p = north, v = 0.3 e_x
-    >>> moved = bundle._exp(state, 0.1 * bundle._random_tangent(state, rng=0))
+    >>> moved = bundle.unchecked.exp(state, 0.1 * bundle.unchecked.random_tangent(state, rng=0))
     >>> bool(np.isclose(np.linalg.norm(moved[0, 0]), 1.0)), bool(abs(moved[0, 0] @ moved[0, 1]) < 1e-12)
     (True, True)
     """
+
+    closed_forms = frozenset()  # none of the spaces' closed forms holds on the bundle
 
     def __init__(self, space: Manifold, m: int, *, footpoint_step: float = 1.0, velocity_step: float = 1.0):
         self.space = space
@@ -66,21 +68,30 @@ class TangentBundle:
             [np.expand_dims(np.asarray(p, dtype=float), self._axis()), np.asarray(v, dtype=float)], axis=self._axis()
         )
 
-    def _random_tangent(self, x, size=None, rng=None):
+    @property
+    def unchecked(self):
+        """The bundle's own geometry is unvalidated (the MCMC samplers call it as a space's fast path)."""
+        return self
+
+    def random_tangent(self, x, size=None, rng=None):
+        """Gaussian steps: the space's tangent Gaussian at the footpoint, scaled per component."""
         p, _ = self.split(x)
         repeated = np.repeat(np.expand_dims(p, self._axis()), 1 + self.m, axis=self._axis())
-        xi = self.space._random_tangent(repeated, rng=rng)
+        xi = self.space.unchecked.random_tangent(repeated, rng=rng)
         scales = np.array([self.footpoint_step] + [self.velocity_step] * self.m)
         return xi * scales.reshape((-1,) + (1,) * len(self.space.point_shape))
 
-    def _exp(self, x, d):
+    def exp(self, x, d):
+        """Move the footpoint by ``Exp`` and the velocities by addition, transported to the new footpoint."""
         p, v = self.split(x)
         dp, dv = self.split(d)
         moved = v + dv
         if self.footpoint_step == 0:
             return self.stack(p, moved)
-        q = self.space._exp(p, dp)
-        transported = self.space._transport(np.expand_dims(p, self._axis()), np.expand_dims(q, self._axis()), moved)
+        q = self.space.unchecked.exp(p, dp)
+        transported = self.space.unchecked.transport(
+            np.expand_dims(p, self._axis()), np.expand_dims(q, self._axis()), moved
+        )
         return self.stack(q, transported)
 
     def project(self, x):
@@ -88,7 +99,5 @@ class TangentBundle:
         (long chains must not drift by rounding)."""
         p, v = self.split(x)
         p = self.space.project(p)
-        to_tangent = getattr(self.space, "to_tangent", None)
-        if to_tangent is not None:
-            v = to_tangent(np.expand_dims(p, self._axis()), v)
+        v = self.space.to_tangent(np.expand_dims(p, self._axis()), v)
         return self.stack(p, v)

@@ -13,7 +13,7 @@ import numpy as np
 from geodp.errors import InvalidDataError, InvalidTypeError, NotOnManifoldError
 from geodp.validation import as_real_array, check_finite_array, check_positive
 
-__all__ = ["Manifold"]
+__all__ = ["Manifold", "UncheckedGeometry", "check_space"]
 
 
 RTOL = float(np.sqrt(np.finfo(np.float64).eps))
@@ -42,9 +42,20 @@ class Manifold(ABC):
     injectivity_radius: float
     is_homogeneous: bool
     is_flat: bool = False
+    # Closed-form results of docs/math.md that hold on this space, by name; samplers use a closed
+    # form only where the space declares it (never by testing its class):
+    # "spd-eigenvalue-laplace": Hajri et al.'s decomposition of the Riemannian Laplace law about a
+    #   point (eigenvalue density, Haar eigenvectors) and its normalisability σ < σ_max(k) (§5);
+    # "spd-congruence-whitening": points are ``L Lᵀ`` and congruence by ``L⁻¹`` is an isometry
+    #   taking them to the identity (the state cache of the MCMC samplers);
+    # "kendall-shape-directions": the exact in-ball directions of Kendall's shape space (§5).
+    closed_forms: frozenset[str] = frozenset()
     # Largest ball radius whose points float64 still represents (coordinates grow like e^r on
     # SPD and hyperbolic space); check_radius refuses larger public balls.
     max_representable_radius: float = float("inf")
+    # Largest distance from reference_point() (curvature radii; for affine-invariant SPD, half
+    # the spread of the log-eigenvalues) that _isometry_to_reference keeps accurate.
+    RECENTRING_LIMIT = 12.0
 
     def __init_subclass__(cls, **kwargs):
         """A space that declares itself flat must give its chart: checked when the class is
@@ -178,6 +189,38 @@ class Manifold(ABC):
         t = check_finite_array(t, "t")
         return self._polar_exp(x, self._checked_vectors(direction, "direction"), t)
 
+    @property
+    def unchecked(self) -> UncheckedGeometry:
+        """The unvalidated fast path: the geometry without argument checks.
+
+        For code that has already validated its points and vectors (estimators, samplers):
+        ``space.unchecked.exp(x, v)`` is ``space.exp(x, v)`` without the checks of shapes,
+        finiteness and membership. A wrong input gives a wrong answer, not an error.
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Euclidean
+        >>> Euclidean(2).unchecked.exp([1.0, 1.0], [0.5, 0.0]).tolist()
+        [1.5, 1.0]
+        """
+        return UncheckedGeometry(self)
+
+    def check_vectors(self, v, name: str = "v") -> np.ndarray:
+        """``v`` as a finite float64 array with the trailing shape of a tangent vector.
+
+        Raises
+        ------
+        InvalidDataError
+            Wrong trailing shape, NaN or inf.
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Sphere
+        >>> Sphere(2).check_vectors([[0.0, 1.0, 0.0]]).shape
+        (1, 3)
+        """
+        return self._checked_vectors(v, name)
+
     def _checked_vectors(self, v, name: str) -> np.ndarray:
         """Finite float64 array with the trailing shape of a tangent vector."""
         arr = check_finite_array(v, name, min_ndim=len(self.point_shape))
@@ -224,6 +267,119 @@ class Manifold(ABC):
 
     def _dist(self, x, y):
         return self._norm(x, self._log(x, y))
+
+    # ------------------------------------------- optional geometry (declared here)
+    # Hooks that only some releases need. A space that lacks one says so with the default
+    # (NotImplementedError, or a generic fallback); ``provides(name)`` tells whether a class
+    # overrides it, so an estimator refuses an unsupported space before any charge.
+    def provides(self, hook: str) -> bool:
+        """Whether this space implements the optional hook ``hook`` (overrides the default).
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Sphere
+        >>> Sphere(2).provides("_adjoint_exp_derivatives")
+        True
+        """
+        return getattr(type(self), hook) is not getattr(Manifold, hook)
+
+    def to_tangent(self, x, v):
+        """Remove the normal part of ambient vectors ``v`` at ``x`` (unvalidated). The default,
+        the identity, is right for spaces whose tangent spaces are the whole ambient space;
+        embedded spaces (sphere, hyperboloid, Kendall's pre-shapes, symmetric matrices) override it.
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Euclidean
+        >>> Euclidean(2).to_tangent([0.0, 0.0], [1.0, 2.0]).tolist()
+        [1.0, 2.0]
+        """
+        return np.asarray(v, dtype=float)
+
+    def reference_point(self) -> np.ndarray:
+        """A canonical public point of the space (the north pole, the identity, the origin): the
+        default centre of audits and examples. The default is a fixed-seed :meth:`random_point`.
+
+        Examples
+        --------
+        >>> from geodp.manifolds import SPD
+        >>> SPD(2).reference_point().tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+        """
+        return np.asarray(self.random_point(rng=0), dtype=float)
+
+    @property
+    def embedding_dim(self) -> int:
+        """Dimension of the isometric ambient embedding the extrinsic baselines add noise in.
+
+        Examples
+        --------
+        >>> from geodp.manifolds import SPD, Sphere
+        >>> Sphere(2).embedding_dim, SPD(3).embedding_dim
+        (3, 6)
+        """
+        return int(np.prod(self.point_shape))
+
+    def _to_embedding(self, x):
+        """Points (batch axes first) as vectors of the ambient embedding, ``(..., embedding_dim)``."""
+        x = np.asarray(x, dtype=float)
+        return x.reshape(x.shape[: x.ndim - len(self.point_shape)] + (-1,))
+
+    def _from_embedding(self, y):
+        """Inverse of :meth:`_to_embedding` (on its image)."""
+        y = np.asarray(y, dtype=float)
+        return y.reshape(y.shape[:-1] + self.point_shape)
+
+    def _extrinsic_radius(self, center, radius: float) -> float:
+        """A bound on the ambient distance ``|x − center|`` over the geodesic ball ``B_r(center)``
+        (the sensitivity of the extrinsic baselines); spaces with a closed form override it."""
+        raise NotImplementedError(f"no extrinsic radius is known for {self!r}.")
+
+    def radial_log_jacobian(self, t):
+        """Isotropic spaces: ``log J(t)``, the polar volume density about any point, concave on
+        ``(0, cut_radius)`` with ``log J(t) ≤ (dim − 1) log t + volume_growth_rate·t``; such spaces
+        also set ``cut_radius`` and ``volume_growth_rate`` (docs/math.md §5)."""
+        raise NotImplementedError(f"{self!r} is not isotropic: it has no polar volume density.")
+
+    def _mean_log_norms(self, xs, data):
+        """``‖(1/n) Σ_i log_x(y_i)‖_x`` for each point of the batch ``xs`` (the gradient norm of
+        the Fréchet objective), unvalidated; spaces override it with a faster closed form."""
+        expand = (slice(None), None) + (slice(None),) * len(self.point_shape)
+        grad = -np.mean(self._log(xs[expand], data[None]), axis=1)
+        return self._norm(xs, grad)
+
+    def _distances_from(self, start):
+        """``x ↦ ρ(start, x)`` for batches ``x`` (spaces cache what depends on ``start`` only)."""
+        return lambda x: self._dist(start, x)
+
+    def _isometry_to_reference(self, center):
+        """``(to_reference, from_reference)``: a public isometry that moves ``center`` to
+        :meth:`reference_point`, applied to records (``to_reference(Y)``), and its inverse on a
+        point with tangent vectors (``from_reference(p, v) -> (p', v')``); or None (the default)
+        when the data may stay where they are. Spaces whose float64 arithmetic loses precision
+        far from their reference point (hyperboloid, affine-invariant SPD) provide it, and raise
+        :class:`~geodp.errors.AssumptionError` for a centre too far out to move accurately."""
+        return None
+
+    def _prepared_records(self, block, center, radius):
+        """``(records, invalid, was_clipped)`` of a block for a private mean in one pass (invalid
+        records replaced by ``center``, all clipped into the ball), or None: the default, which
+        lets the caller do the three steps one by one. Spaces fold them into fewer
+        decompositions (affine-invariant SPD)."""
+        return None
+
+    def _adjoint_exp_derivatives(self, p, u, w, y=None):
+        """``(d_pExp(p, u)^† w, d_uExp(p, u)^† w)`` unvalidated, batch axes broadcast; ``y =
+        Exp(p, u)`` may be passed when the caller has it. Geodesic regression needs it (adjoint
+        Jacobi fields, docs/math.md §9); a space without a closed form keeps this default."""
+        raise NotImplementedError(f"{self!r} has no closed-form adjoint Jacobi fields.")
+
+    def _tangent_from_coordinates(self, p, c):
+        """Flat spaces: the tangent vectors at ``p`` whose chart differential is ``c`` (shape
+        ``(..., dim)``), so that ``to_coordinates(Exp(p, v)) = to_coordinates(p) + c``. The
+        default follows the straight line of the chart; spaces override it for precision."""
+        base = self.to_coordinates(p)
+        return self._log(p, self.from_coordinates(base + np.asarray(c, dtype=float)))
 
     # --------------------------------------------------------------- membership
     @abstractmethod
@@ -541,6 +697,88 @@ class Manifold(ABC):
             return base
         size = (size,) if np.isscalar(size) else tuple(size)
         return np.broadcast_shapes(size, base)
+
+
+class UncheckedGeometry:
+    """The unvalidated geometry of a space (see :attr:`Manifold.unchecked`): each method calls
+    the space's implementation directly, without checking shapes, finiteness or membership.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Sphere
+    >>> fast = Sphere(2).unchecked
+    >>> round(float(fast.dist([1.0, 0.0, 0.0], [0.0, 1.0, 0.0])), 6)
+    1.570796
+    """
+
+    __slots__ = ("space",)
+
+    def __init__(self, space: Manifold):
+        self.space = space
+
+    def exp(self, x, v):
+        return self.space._exp(x, v)
+
+    def log(self, x, y):
+        return self.space._log(x, y)
+
+    def dist(self, x, y):
+        return self.space._dist(x, y)
+
+    def inner(self, x, u, v):
+        return self.space._inner(x, u, v)
+
+    def norm(self, x, v):
+        return self.space._norm(x, v)
+
+    def transport(self, x, y, v):
+        return self.space._transport(x, y, v)
+
+    def polar_exp(self, x, direction, t):
+        return self.space._polar_exp(x, direction, t)
+
+    def clip_to_ball(self, X, center, radius, *, last_resort: str = "center"):
+        return self.space._clip_to_ball(X, center, radius, last_resort=last_resort)
+
+    def random_tangent(self, x, size=None, rng=None):
+        return self.space._random_tangent(x, size=size, rng=rng)
+
+    def random_unit_tangent(self, x, size=None, rng=None):
+        return self.space._random_unit_tangent(x, size=size, rng=rng)
+
+    def adjoint_exp_derivatives(self, p, u, w, y=None):
+        return self.space._adjoint_exp_derivatives(p, u, w, y)
+
+    def tangent_from_coordinates(self, p, c):
+        return self.space._tangent_from_coordinates(p, c)
+
+    def to_embedding(self, x):
+        return self.space._to_embedding(x)
+
+    def from_embedding(self, y):
+        return self.space._from_embedding(y)
+
+    def extrinsic_radius(self, center, radius: float) -> float:
+        return self.space._extrinsic_radius(center, radius)
+
+    def mean_log_norms(self, xs, data):
+        return self.space._mean_log_norms(xs, data)
+
+    def distances_from(self, start):
+        return self.space._distances_from(start)
+
+    def isometry_to_reference(self, center):
+        return self.space._isometry_to_reference(center)
+
+    def prepared_records(self, block, center, radius):
+        return self.space._prepared_records(block, center, radius)
+
+    def canonical_records(self, X):
+        return self.space._canonical_records(X)
+
+    def dataset_array(self, X, name: str = "X"):
+        """``X`` as float64 ``(n, *point_shape)``; entries that are not finite reals become NaN."""
+        return self.space._dataset_array(X, name)
 
 
 def check_space(space) -> Manifold:

@@ -64,6 +64,19 @@ class Euclidean(Manifold):
         shape = np.broadcast_shapes(np.shape(x), np.shape(y), np.shape(v))
         return np.broadcast_to(np.asarray(v, dtype=float), shape).copy()
 
+    def _adjoint_exp_derivatives(self, p, u, w, y=None):
+        """Flat: both derivatives of ``Exp(p, u) = p + u`` are the identity."""
+        shape = np.broadcast_shapes(np.shape(p), np.shape(u), np.shape(w))
+        out = np.broadcast_to(np.asarray(w, dtype=float), shape).copy()
+        return out, out.copy()
+
+    def reference_point(self):
+        """The origin."""
+        return np.zeros(self.point_shape)
+
+    def _tangent_from_coordinates(self, p, c):
+        return np.broadcast_to(np.asarray(c, dtype=float), np.broadcast_shapes(np.shape(p), np.shape(c))).copy()
+
     def _belongs(self, x, rtol):
         return np.ones(x.shape[:-1], dtype=bool)
 

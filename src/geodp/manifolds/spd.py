@@ -6,11 +6,14 @@ the global isometric chart ``vecd ∘ Log``, U23 §3). Matrix functions use batc
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from geodp.errors import InvalidParameterError
+from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import RTOL, Manifold
+from geodp.manifolds.jacobi import sinhc
 from geodp.validation import as_generator, check_positive_integer
 
 __all__ = ["SPD", "AffineInvariantSPD", "LogEuclideanSPD"]
@@ -156,6 +159,32 @@ class SPD(Manifold):
         unit = max(rtol * rtol, np.finfo(np.float64).eps)
         return representable & symmetric & _pd_up_to_rounding(w, self.k, unit)[0]
 
+    def to_tangent(self, x, v):
+        """Tangent vectors are symmetric matrices: the symmetric part."""
+        return mf.sym(np.asarray(v, dtype=float))
+
+    def reference_point(self):
+        """The identity."""
+        return np.eye(self.k)
+
+    @property
+    def embedding_dim(self) -> int:
+        return self.dim
+
+    def _to_embedding(self, x):
+        """``vecd``: the symmetric matrices isometrically as vectors (Frobenius norm)."""
+        return mf.vecd(np.asarray(x, dtype=float))
+
+    def _from_embedding(self, y):
+        return mf.invvecd(np.asarray(y, dtype=float), self.k)
+
+    def _extrinsic_radius(self, center, radius):
+        """``‖x − I‖_F ≤ e^r − 1`` on the ball of radius r about the identity (either metric:
+        both measure ``‖log x‖_F`` from the identity); other centres have no such bound."""
+        if not np.allclose(center, np.eye(self.k), atol=1e-12):
+            raise InvalidParameterError("the extrinsic SPD bound r_E = e^r − 1 needs the ball centred at the identity.")
+        return math.expm1(radius)
+
     def project(self, x):
         """The closest numerically PD matrix: the symmetric part, with the eigenvalues below the
         rounding level ``k·eps·max|λ|`` raised to it (more if ``eigh`` of the rebuilt matrix
@@ -274,6 +303,7 @@ class AffineInvariantSPD(SPD):
     """
 
     metric = "affine"
+    closed_forms = frozenset({"spd-eigenvalue-laplace", "spd-congruence-whitening"})
     curvature_bounds = (-0.5, 0.0)
     injectivity_radius = np.inf
     is_homogeneous = True
@@ -424,6 +454,50 @@ class AffineInvariantSPD(SPD):
         e = root @ middle @ inv_root
         return mf.sym(mf.congruence(e, np.asarray(v, dtype=float)))
 
+    def _isometry_to_reference(self, center):
+        """The congruence by ``c^(-1/2)``, which maps ``center`` to the identity (and back);
+        refused beyond a condition number of ``e^(2·RECENTRING_LIMIT)`` (re-audit: eigenvalues 1e-8
+        and 1e8 moved the centre 0.1 from I)."""
+        center = np.asarray(center, dtype=float)
+        logs = np.log(np.linalg.eigvalsh(center))
+        if float(logs[-1] - logs[0]) > 2.0 * self.RECENTRING_LIMIT:
+            raise AssumptionError(
+                f"the center's condition number e^{float(logs[-1] - logs[0]):.3g} exceeds "
+                f"e^{2 * self.RECENTRING_LIMIT:g}: float64 cannot move the data to it accurately. Rescale the "
+                "data (a congruence applied to data and centre) or use metric='log-euclidean'."
+            )
+        root, inverse_root = mf.sqrtm_and_invsqrtm(center)
+        return (
+            lambda Y: mf.sym(mf.congruence(inverse_root, Y)),
+            lambda p, v: (mf.sym(mf.congruence(root, p)), mf.sym(mf.congruence(root, v))),
+        )
+
+    def _distances_from(self, start):
+        """One ``eigvalsh`` per point: the start's inverse square root is computed once."""
+        inv_root = mf.sqrtm_and_invsqrtm(np.asarray(start, dtype=float))[1]
+
+        def distance(x):
+            w = np.linalg.eigvalsh(mf.congruence(inv_root, np.asarray(x, dtype=float)))
+            return np.sqrt(np.sum(np.log(mf.positive_eigenvalues(w)) ** 2, axis=-1))
+
+        return distance
+
+    def _adjoint_exp_derivatives(self, p, u, w, y=None):
+        """Congruence by ``p^-½`` moves ``p`` to ``I``; with ``p^-½ u p^-½ = U diag(μ) Uᵀ`` the
+        parallel frame is ``U E_ij Uᵀ`` transported by ``e^{tu/2} · e^{tu/2}``, with curvature
+        eigenvalue ``−(μ_i − μ_j)²/(4L²)``: the Jacobi factors are ``cosh δ_ij`` and
+        ``sinh δ_ij/δ_ij``, ``δ_ij = (μ_i − μ_j)/2`` (docs/math.md §9)."""
+        root, inv_root = mf.sqrtm_and_invsqrtm(np.asarray(p, dtype=float))
+        mu, frame = mf.eigh(mf.congruence(inv_root, np.asarray(u, dtype=float)))
+        frame_t = np.swapaxes(frame, -1, -2)
+        coeffs = frame_t @ mf.congruence(inv_root, np.asarray(w, dtype=float)) @ frame  # w in the eigenframe
+        half = np.exp(-0.5 * mu)
+        coeffs = coeffs * half[..., :, None] * half[..., None, :]  # transported back to I
+        delta = 0.5 * (mu[..., :, None] - mu[..., None, :])
+        dp = mf.congruence(root, frame @ (coeffs * np.cosh(delta)) @ frame_t)
+        du = mf.congruence(root, frame @ (coeffs * sinhc(delta)) @ frame_t)
+        return mf.sym(dp), mf.sym(du)
+
     def _random_tangent(self, x, size=None, rng=None):
         """``p^½ S p^½`` with ``vecd(S)`` standard Gaussian (orthonormal in the metric)."""
         x = np.asarray(x, dtype=float)
@@ -507,6 +581,17 @@ class LogEuclideanSPD(SPD):
         wy, uy = mf.eigh(np.asarray(y, dtype=float))
         s = mf.differential_log(mf.positive_eigenvalues(wx), ux, np.asarray(v, dtype=float))
         return mf.differential_log_inverse(mf.positive_eigenvalues(wy), uy, s)
+
+    def _adjoint_exp_derivatives(self, p, u, w, y=None):
+        """Flat: both derivatives are the flat parallel transport ``p → y``; so is the adjoint back."""
+        y = self._exp(p, u) if y is None else y
+        back = self._transport(y, p, w)
+        return back, back.copy()
+
+    def _tangent_from_coordinates(self, p, c):
+        """``d Log_p v = invvecd(c)``: ``Exp(p, v) = Exp(Log p + invvecd(c))``."""
+        w, frame = mf.eigh(np.asarray(p, dtype=float))
+        return mf.differential_log_inverse(mf.positive_eigenvalues(w), frame, mf.invvecd(c, self.k))
 
     def _random_tangent(self, x, size=None, rng=None):
         """``(d Log_x)⁻¹ invvecd(z)``, ``z`` standard Gaussian."""

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from geodp.manifolds.base import RTOL, Manifold
+from geodp.manifolds.jacobi import constant_curvature_adjoints
 from geodp.validation import as_generator, check_positive, check_positive_integer
 
 __all__ = ["Sphere"]
@@ -153,6 +154,19 @@ class Sphere(Manifold):
         """Orthogonal projection of an ambient vector onto the tangent space at ``x``."""
         x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
         return v - np.sum(v * x, axis=-1, keepdims=True) * x / self.radius**2
+
+    def _adjoint_exp_derivatives(self, p, u, w, y=None):
+        return constant_curvature_adjoints(self, p, u, w, y)
+
+    def reference_point(self):
+        """The north pole ``(0, …, 0, R)``."""
+        point = np.zeros(self.point_shape)
+        point[-1] = self.radius
+        return point
+
+    def _extrinsic_radius(self, center, radius):
+        """The chord ``2R sin(r/2R)`` of the geodesic radius (any centre)."""
+        return 2.0 * self.radius * math.sin(min(radius, self.injectivity_radius) / (2.0 * self.radius))
 
     # --------------------------------------------------------------- membership
     def _belongs(self, x, rtol):

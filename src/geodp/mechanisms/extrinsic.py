@@ -19,12 +19,10 @@ import numpy as np
 from geodp.calibration import laplace_scale
 from geodp.distributions.base import check_private_points
 from geodp.distributions.laplace import RiemannianLaplace
-from geodp.errors import InvalidDataError, InvalidParameterError, PrivacyLeakWarning
+from geodp.errors import InvalidDataError, PrivacyLeakWarning
 from geodp.frechet import frechet_mean
-from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
-from geodp.manifolds.spd import SPD
 from geodp.mechanisms.base import Guarantee, Mechanism
 from geodp.mechanisms.grid import GridLaplace
 from geodp.sensitivity import extrinsic_mean_sensitivity, extrinsic_radius
@@ -95,12 +93,10 @@ class ExtrinsicMeanMechanism(Mechanism):
         self.center = self.space.check_points(center, "center", batch_ndim=0)
         self.radius = check_positive(radius, "radius")
         self.n = check_sample_size(n)
-        if isinstance(self.space, SPD) and not np.allclose(self.center, np.eye(self.space.k), atol=1e-12):
-            raise InvalidParameterError("the extrinsic SPD bound r_E = e^r − 1 needs the ball centred at the identity.")
         super().__init__(
             epsilon=epsilon,
             delta=0.0,
-            sensitivity=extrinsic_mean_sensitivity(self.space, self.radius, self.n),
+            sensitivity=extrinsic_mean_sensitivity(self.space, self.radius, self.n, self.center),
             delta_allows_zero=True,
         )
         self.as_published = bool(as_published)
@@ -116,13 +112,13 @@ class ExtrinsicMeanMechanism(Mechanism):
 
     @property
     def _ambient_dim(self) -> int:
-        return self.space.dim if isinstance(self.space, SPD) else int(np.prod(self.space.point_shape))
+        return self.space.embedding_dim
 
     def _to_ambient(self, x):
-        return mf.vecd(x) if isinstance(self.space, SPD) else np.asarray(x, dtype=float)
+        return self.space.unchecked.to_embedding(x)
 
     def _from_ambient(self, y):
-        return mf.invvecd(y, self.space.k) if isinstance(self.space, SPD) else y
+        return self.space.unchecked.from_embedding(y)
 
     @property
     def scale(self) -> float:
@@ -180,9 +176,10 @@ class ExtrinsicMeanMechanism(Mechanism):
     def guarantee(self) -> Guarantee:
         """The record of one release."""
         rule = "σ = Δ_E/ε: l2-Laplace in the ambient Euclidean space (footpoint-invariant)"
+        ambient_radius = extrinsic_radius(self.space, self.radius, self.center)
         assumptions = (
             f"records clipped into the public geodesic ball of radius {self.radius!r}",
-            f"that ball lies in the ambient ball of radius r_E = {extrinsic_radius(self.space, self.radius)!r}",
+            f"that ball lies in the ambient ball of radius r_E = {ambient_radius!r}",
             "projection back onto the manifold is post-processing",
         )
         if self.as_published:

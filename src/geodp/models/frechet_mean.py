@@ -273,7 +273,7 @@ class PrivateFrechetMean(BaseEstimator):
         checked here, its values only in the private part."""
         self._check_space()
         if not is_dask(X):
-            return self.space._dataset_array(X, "X")
+            return self.space.unchecked.dataset_array(X, "X")
         # a Dask array's metadata are public: refuse a wrong shape or dtype before the charge
         shape = ", ".join(map(str, self.space.point_shape))
         if X.ndim != len(self.space.point_shape) + 1 or tuple(X.shape[1:]) != self.space.point_shape:
@@ -399,7 +399,7 @@ class PrivateFrechetMean(BaseEstimator):
             # The mean of records in the (convex) ball lies in it; rounding far out can put the
             # computed one a hair outside, where a truncated law would refuse it. Pull it in by
             # at most a relative 1e-6, never to the centre (a statistic must not jump).
-            private_input = space._clip_to_ball(mean[None], center, radius, last_resort="keep")[0][0]
+            private_input = space.unchecked.clip_to_ball(mean[None], center, radius, last_resort="keep")[0][0]
         if is_dask(data):
             n_invalid, n_clipped = records.counts
         if flat:
@@ -409,7 +409,7 @@ class PrivateFrechetMean(BaseEstimator):
         else:
             release = mechanism.randomise(private_input, rng=rng)
             if self.project_to_ball:
-                release = space._clip_to_ball(release[None], center, radius)[0][0]
+                release = space.unchecked.clip_to_ball(release[None], center, radius)[0][0]
         closed_form = info is None and self.mechanism != "kng"  # the chart mean of a flat space
         diagnostics = dict(
             n_clipped=int(n_clipped),
@@ -534,15 +534,14 @@ def _prepared_records(space, center, radius, block, *, coordinates):
         coords[outside] = c0 + offset[outside] * (radius * (1.0 - 1e-12) / dist[outside])[:, None]
         return coords, (int(np.count_nonzero(invalid)), int(np.count_nonzero(outside)))
     # A space may fold the three steps below into fewer decompositions (affine-invariant SPD).
-    folded = getattr(space, "_prepared_records", None)
-    prepared = None if folded is None else folded(block, center, radius)
+    prepared = space.unchecked.prepared_records(block, center, radius)
     if prepared is not None:
         clipped, invalid, was_clipped = prepared
     else:
         invalid = space.invalid_records(block)
         block = np.array(block, dtype=np.float64)
         block[invalid] = center
-        clipped, was_clipped = space._clip_to_ball(space._canonical_records(block), center, radius)
+        clipped, was_clipped = space.unchecked.clip_to_ball(space.unchecked.canonical_records(block), center, radius)
     return clipped, (int(np.count_nonzero(invalid)), int(np.count_nonzero(was_clipped)))
 
 
@@ -583,7 +582,7 @@ def flat_statistic(space, X, *, center, radius) -> np.ndarray:
         raise InvalidParameterError(f"flat_statistic needs a flat space, got {space!r}.")
     center = space.check_points(center, "center", batch_ndim=0)
     radius = check_radius(space, radius)
-    clipped, _ = _prepared_records(space, center, radius, space._dataset_array(X, "X"), coordinates=True)
+    clipped, _ = _prepared_records(space, center, radius, space.unchecked.dataset_array(X, "X"), coordinates=True)
     return _chart_mean(InMemoryRecords(space, clipped, validated=True))
 
 

@@ -26,12 +26,6 @@ from geodp.errors import (
 )
 from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
-from geodp.manifolds.hyperbolic import Hyperbolic
-from geodp.manifolds.matrix_functions import (
-    congruence,
-    sqrtm_and_invsqrtm,
-)
-from geodp.manifolds.spd import SPD
 from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.models.geodesic_sampling import (
     BURN_IN,
@@ -61,9 +55,6 @@ _PUBLISHED_WARNING = (
 # the audit measured the gradient-norm error at 1.6e-4·Δ at distance 14 from the origin and
 # 0.92·Δ at 16 on H².
 _REACH_LIMIT = 12.0
-# Largest distance of the public centre from the origin (curvature radii; for affine-invariant
-# SPD, half the spread of its log-eigenvalues) that the recentring isometry keeps accurate.
-_CENTRE_LIMIT = 12.0
 
 
 class PrivateGeodesicRegression(BaseEstimator):
@@ -212,7 +203,7 @@ class PrivateGeodesicRegression(BaseEstimator):
             )
         check_accountant(self.accountant)
         center = space.check_points(self.center, "center", batch_ndim=0)
-        _check_centre_precision(space, center)
+        _recentring(space, center)  # refuses a centre too far out to move accurately
         radius = check_radius(space, self.radius)
         lower, upper = _check_bounds(self.x_bounds)
         m = lower.size
@@ -233,7 +224,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         kappa_min = space.curvature_bounds[0]
         if kappa_min < 0 and not space.is_flat:
             reach = radius + x_max * velocity
-            limit = _REACH_LIMIT / math.sqrt(-kappa_min) if isinstance(space, Hyperbolic) else _REACH_LIMIT
+            limit = _REACH_LIMIT / math.sqrt(-kappa_min) if kappa_min == space.curvature_bounds[1] else _REACH_LIMIT
             if reach > limit:
                 raise AssumptionError(
                     f"radius + x_max·velocity_bound = {reach:.6g} exceeds {limit:.6g} on {space!r}: "
@@ -606,59 +597,13 @@ class PrivateGeodesicRegression(BaseEstimator):
 
 
 # ---------------------------------------------------------------------------- helpers
-def _check_centre_precision(space, center) -> None:
-    """Refuse a public centre so far out that the isometry moving it to the origin (see
-    :func:`_recentring`) loses float64's precision (re-audit: at 15 curvature radii on the
-    hyperboloid the image of the centre was 2.4e-4 from the origin, at 20 about 3; for SPD with
-    eigenvalues 1e-8 and 1e8, 0.1 from I)."""
-    if isinstance(space, Hyperbolic):
-        reach = float(space._dist(space.origin, center)) / space.radius
-        if reach > _CENTRE_LIMIT:
-            raise AssumptionError(
-                f"the center is {reach:.4g} curvature radii from the origin of {space!r}: beyond "
-                f"{_CENTRE_LIMIT}, float64 cannot move the data to it accurately. Express the data "
-                "in coordinates whose origin is nearer (apply a Lorentz boost to data and centre)."
-            )
-    elif isinstance(space, SPD) and not space.is_flat:
-        logs = np.log(np.linalg.eigvalsh(center))
-        if float(logs[-1] - logs[0]) > 2.0 * _CENTRE_LIMIT:
-            raise AssumptionError(
-                f"the center's condition number e^{float(logs[-1] - logs[0]):.3g} exceeds e^{2 * _CENTRE_LIMIT:g}: "
-                "float64 cannot move the data to it accurately. Rescale the data (a congruence "
-                "applied to data and centre) or use metric='log-euclidean'."
-            )
-
-
 def _recentring(space, center):
-    """``(to_origin, from_origin, origin)``: a public isometry that maps ``center`` to the
-    origin (hyperboloid: a Lorentz boost; affine-invariant SPD: the congruence by ``c^(-1/2)``),
-    its inverse on (point, tangent vectors), and the image of the centre. Identity elsewhere."""
-    if isinstance(space, Hyperbolic):
-        a = center / space.radius
-
-        def boost(w, sign):
-            w0, ws = w[..., :1], w[..., 1:]
-            a_s = sign * a[1:]
-            dot = np.sum(ws * a_s, axis=-1, keepdims=True)
-            return np.concatenate([a[0] * w0 + dot, ws + a_s * w0 + a_s * (dot / (1.0 + a[0]))], axis=-1)
-
-        return (
-            lambda Y: space.project(boost(Y, -1.0)),
-            lambda p, v: (space.project(boost(p, 1.0)), boost(v, 1.0)),
-            space.origin,
-        )
-    if isinstance(space, SPD) and not space.is_flat:
-        root, inverse_root = sqrtm_and_invsqrtm(center)
-
-        def symmetric(a):
-            return 0.5 * (a + np.swapaxes(a, -1, -2))
-
-        return (
-            lambda Y: symmetric(congruence(inverse_root, Y)),
-            lambda p, v: (symmetric(congruence(root, p)), symmetric(congruence(root, v))),
-            np.eye(space.k),
-        )
-    return (lambda Y: Y), (lambda p, v: (p, v)), center
+    """``(to_reference, from_reference, image of the centre)``: the space's public isometry that
+    moves ``center`` to its reference point (identity when the space has none)."""
+    isometry = space.unchecked.isometry_to_reference(center)
+    if isometry is None:
+        return (lambda Y: Y), (lambda p, v: (p, v)), center
+    return (*isometry, space.reference_point())
 
 
 def _filtered_out(category, message: str) -> bool:

@@ -15,8 +15,6 @@ from geodp.distributions.affine_kng import AffineKNG
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.tangent_bundle import TangentBundle
 from geodp.errors import NumericalWarning
-from geodp.manifolds.matrix_functions import differential_log_inverse, eigh, invvecd, positive_eigenvalues
-from geodp.manifolds.spd import SPD
 from geodp.regression import geodesic_regression, unchecked_regression_gradient
 
 # Metropolis–Hastings settings of the curved-space release (public).
@@ -30,31 +28,31 @@ VELOCITY_STEP = math.sqrt(12.0)
 def velocity_norm(space, p, v):
     """``(Σ_j |v_j|²_p)^½`` for ``v`` of shape ``(*batch, m, *point_shape)``."""
     axis = -1 - len(space.point_shape)
-    return np.sqrt(np.maximum(np.sum(np.asarray(space._inner(np.expand_dims(p, axis), v, v)), axis=-1), 0.0))
+    return np.sqrt(np.maximum(np.sum(np.asarray(space.unchecked.inner(np.expand_dims(p, axis), v, v)), axis=-1), 0.0))
 
 
 def joint_gradient_norm(space, p, v, xs, Y, tau):
     """``‖(∇_p E, ∇_v E)‖`` of the regression objective with residuals clipped to ``tau``: the
     statistic whose KNG law the regression releases (unvalidated inputs; curator code path)."""
     grad_p, grad_v = unchecked_regression_gradient(space, p, v, xs, Y, residual_bound=tau)
-    return np.hypot(np.asarray(space._norm(p, grad_p)), velocity_norm(space, p, grad_v))
+    return np.hypot(np.asarray(space.unchecked.norm(p, grad_p)), velocity_norm(space, p, grad_v))
 
 
 def published_release(space, xs, Y, center, radius, velocity, tau, sensitivity, half, rng):
     """K25's two stages: p̃ with the non-private v̂ held fixed (transported), then ṽ at p̃;
     each with ε/2 and σ = Δ/(ε/2) from the published bounds. Random-walk MH from p̂."""
     p_hat, v_hat, info = geodesic_regression(space, xs, Y, return_info=True)
-    p_hat = space._clip_to_ball(p_hat[None], center, radius, last_resort="keep")[0][0]
+    p_hat = space.unchecked.clip_to_ball(p_hat[None], center, radius, last_resort="keep")[0][0]
     m = xs.shape[1]
     axis = -1 - len(space.point_shape)
     sigma_p = sensitivity.footpoint / half
     sigma_v = sensitivity.velocity / half
 
     def stage_one(p):
-        v = space._transport(np.expand_dims(p_hat, axis), np.expand_dims(p, axis), v_hat)
+        v = space.unchecked.transport(np.expand_dims(p_hat, axis), np.expand_dims(p, axis), v_hat)
         grad_p, _ = unchecked_regression_gradient(space, p, v, xs, Y, residual_bound=tau)
-        value = -np.asarray(space._norm(p, grad_p)) / sigma_p
-        return np.where(np.asarray(space._dist(center, p)) <= radius, value, -np.inf)
+        value = -np.asarray(space.unchecked.norm(p, grad_p)) / sigma_p
+        return np.where(np.asarray(space.unchecked.dist(center, p)) <= radius, value, -np.inf)
 
     first = random_walk_metropolis(
         space,
@@ -75,7 +73,7 @@ def published_release(space, xs, Y, center, radius, velocity, tau, sensitivity, 
         value = -velocity_norm(space, q, grad_v) / sigma_v
         return np.where(velocity_norm(space, q, v) <= velocity, value, -np.inf)
 
-    v_start = space._transport(np.expand_dims(p_hat, axis), np.expand_dims(p, axis), v_hat)
+    v_start = space.unchecked.transport(np.expand_dims(p_hat, axis), np.expand_dims(p, axis), v_hat)
     second = random_walk_metropolis(
         bundle,
         stage_two,
@@ -88,8 +86,8 @@ def published_release(space, xs, Y, center, radius, velocity, tau, sensitivity, 
     )
     _, v = bundle.split(second.samples[0, 0])
     # Report the geodesic at the centre of the covariate range, like the sound release.
-    mid = space._exp(p, 0.5 * v.sum(axis=0))
-    v_mid = space._transport(np.expand_dims(p, axis), np.expand_dims(mid, axis), v)
+    mid = space.unchecked.exp(p, 0.5 * v.sum(axis=0))
+    v_mid = space.unchecked.transport(np.expand_dims(p, axis), np.expand_dims(mid, axis), v)
     return (
         mid,
         v_mid,
@@ -115,7 +113,7 @@ def mcmc_draws(space, xs, Y, center, radius, velocity, tau, scale, rng, n_chains
 
     def in_support(state):
         p, v = bundle.split(state)
-        return (np.asarray(space._dist(center, p)) <= radius) & (velocity_norm(space, p, v) <= velocity)
+        return (np.asarray(space.unchecked.dist(center, p)) <= radius) & (velocity_norm(space, p, v) <= velocity)
 
     start = bundle.stack(center, np.zeros((m,) + tuple(space.point_shape)))
     step = min(0.5 * radius, max(scale * bundle.dim, 1e-8 * radius))
@@ -194,11 +192,5 @@ class BallPairDomain:
 def from_chart(space, a, theta_v):
     """The point with chart coordinates ``a`` and the tangent vectors at it whose chart
     coordinates are the rows of ``theta_v`` (flat spaces)."""
-    m = len(theta_v)
     p = space.from_coordinates(a)
-    if isinstance(space, SPD):
-        w, u = eigh(p)
-        v = differential_log_inverse(positive_eigenvalues(w)[None], u[None], invvecd(theta_v, space.k))
-    else:
-        v = np.asarray(theta_v).reshape((m,) + tuple(space.point_shape))
-    return p, v
+    return p, space.unchecked.tangent_from_coordinates(p[None], np.asarray(theta_v, dtype=float))

@@ -352,9 +352,9 @@ def _kng_pair(mech, space, center, radius, axis, n):
     points = tuple(law.frechet_mean for law in laws)
     exact, difference = None, None
     if space.is_flat:  # KNG is the untruncated Laplace at the mean
-        exact, difference = laplace_exact_epsilon(float(space._dist(*points)), mech.scale), 0.0
+        exact, difference = laplace_exact_epsilon(float(space.dist(*points)), mech.scale), 0.0
     elif supports_axial_quadrature(space):
-        kinks = [float(space._dist(center, p)) for p in points]
+        kinks = [float(space.dist(center, p)) for p in points]
         exact, difference = axial_quadrature_loss(space, center, radius, axis, laws, kinks=kinks)
     description = (
         f"D0 = {n} records at a boundary point b, D1 = D0 with one record moved to the opposite "

@@ -85,7 +85,7 @@ def run_demo(output_dir="geodp-demo", repeats: int = 20, seed: int = 0, plot: bo
         file=out,
     )
     means = {c: frechet_mean(space, data.descriptors[data.target == c]) for c in DEMO_CLASSES}
-    between = [float(space._dist(means[a], means[b])) for a in DEMO_CLASSES for b in DEMO_CLASSES if a < b]
+    between = [float(space.dist(means[a], means[b])) for a in DEMO_CLASSES for b in DEMO_CLASSES if a < b]
     print(
         f"  for scale: distances between the non-private class means range {min(between):.2f}–{max(between):.2f}\n",
         file=out,

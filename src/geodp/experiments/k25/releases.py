@@ -53,7 +53,7 @@ def k25_two_stage(space, t, Y, center, n_chains, rng):
     sigma_p, sigma_v = sens.footpoint / (EPSILON / 2), sens.velocity / (EPSILON / 2)
 
     def stage_one(p):
-        v = space._transport(p_hat[None], p[:, None], v_hat)
+        v = space.transport(p_hat[None], p[:, None], v_hat)
         grad_p, _ = unchecked_regression_gradient(space, p, v, x, Y)
         return -np.linalg.norm(grad_p, axis=-1) / sigma_p
 
@@ -75,7 +75,7 @@ def k25_two_stage(space, t, Y, center, n_chains, rng):
         _, grad_v = unchecked_regression_gradient(space, q, v, x, Y)
         return -np.linalg.norm(grad_v[:, 0], axis=-1) / sigma_v
 
-    start = bundle.stack(p_tilde, space._transport(p_hat[None], p_tilde[:, None], v_hat))
+    start = bundle.stack(p_tilde, space.transport(p_hat[None], p_tilde[:, None], v_hat))
     second = random_walk_metropolis(
         bundle,
         stage_two,

@@ -6,11 +6,14 @@ import numpy as np
 import pytest
 
 from geodp.experiments import k25
+from geodp.experiments.k25 import setting
+from geodp.experiments.k25.releases import k25_two_stage, signed_angle_deg
+from geodp.experiments.k25.sensitivity_ratios import run_fig5
 from geodp.experiments.published import published
 
 
 def test_fig5_published_footpoint_bound_broken_sound_bound_tight():
-    res = k25._run_fig5(10, np.random.default_rng(0), lambda it, **kw: it)
+    res = run_fig5(10, np.random.default_rng(0), lambda it, **kw: it)
     adv = res.data[-1]
     assert adv["r_p_k25"] == pytest.approx(math.cos(1.0), abs=1e-9)  # docs/math.md §10: ratio cos 1 < 1
     assert adv["r_p_sound"] == pytest.approx(1.0, abs=1e-9)
@@ -20,11 +23,11 @@ def test_fig5_published_footpoint_bound_broken_sound_bound_tight():
 
 
 def test_sphere_data_design():
-    t, Y, c = k25.k25_sphere_data(rng=3)
+    t, Y, c = setting.k25_sphere_data(rng=3)
     assert Y.shape == (20, 3) and np.allclose(np.linalg.norm(Y, axis=1), 1.0)
     from geodp.manifolds import Sphere
 
-    assert Sphere(2).dist(c, Y).max() < k25.RADIUS  # the chosen public ball holds the data
+    assert Sphere(2).dist(c, Y).max() < setting.RADIUS  # the chosen public ball holds the data
 
 
 def test_k25_two_stage_release_matches_published_fig2():
@@ -34,13 +37,13 @@ def test_k25_two_stage_release_matches_published_fig2():
 
     space = Sphere(2)
     rng = np.random.default_rng(1)
-    t, Y, c = k25.k25_sphere_data(rng=rng)
-    p, v, tau = k25._k25_two_stage(space, t, Y, c, 12, rng)
+    t, Y, c = setting.k25_sphere_data(rng=rng)
+    p, v, tau = k25_two_stage(space, t, Y, c, 12, rng)
     from geodp.regression import geodesic_regression
 
     p_hat, v_hat = geodesic_regression(space, t[:, None], Y)
     dist = space.dist(p_hat, p)
-    angle = k25._signed_angle_deg(
+    angle = signed_angle_deg(
         p, space.transport(np.broadcast_to(p_hat, p.shape), p, np.broadcast_to(v_hat[0], v.shape)), v
     )
     assert 0.02 < tau < 0.2  # the data's largest residual (noise sd √0.001 per coordinate)
@@ -57,18 +60,18 @@ def test_sound_law_flat_beyond_the_clip_explains_the_gap():
     from geodp.models.geodesic_sampling import joint_gradient_norm
 
     space = Sphere(2)
-    t, Y, c = k25.k25_sphere_data(rng=np.random.default_rng(2))
+    t, Y, c = setting.k25_sphere_data(rng=np.random.default_rng(2))
     xs = (t - 0.5)[:, None]
     far_p = space.exp(c, 0.5 * space.random_tangent(c, rng=0) / np.linalg.norm(space.random_tangent(c, rng=0)))
     far_v = space.random_tangent(far_p, rng=3)[None]
     far_v *= 1.3 / np.linalg.norm(far_v)
     residuals = space.dist(space.exp(np.broadcast_to(far_p, Y.shape), xs * far_v[0]), Y)
-    assert residuals.min() > k25.TAU  # every residual clipped: the plateau of the sound law
-    g = float(joint_gradient_norm(space, far_p, far_v, xs, Y, k25.TAU))
-    assert g <= k25.TAU * math.sqrt(1.25) + 1e-12
-    sigma = 2 * k25.TAU * 2 / 20 * math.sqrt(1.25) / k25.EPSILON  # 2Δ/ε
-    assert g / sigma < 0.25 * 20 * k25.EPSILON + 1e-9  # ≤ 10 nats below the fit (where ∇E = 0)
-    assert g < 0.8 * k25.TAU * math.sqrt(1.25)  # the clipped residuals cancel in part (6.6 nats here)
+    assert residuals.min() > setting.TAU  # every residual clipped: the plateau of the sound law
+    g = float(joint_gradient_norm(space, far_p, far_v, xs, Y, setting.TAU))
+    assert g <= setting.TAU * math.sqrt(1.25) + 1e-12
+    sigma = 2 * setting.TAU * 2 / 20 * math.sqrt(1.25) / setting.EPSILON  # 2Δ/ε
+    assert g / sigma < 0.25 * 20 * setting.EPSILON + 1e-9  # ≤ 10 nats below the fit (where ∇E = 0)
+    assert g < 0.8 * setting.TAU * math.sqrt(1.25)  # the clipped residuals cancel in part (6.6 nats here)
 
 
 def test_registry_statuses():

@@ -8,6 +8,8 @@ import pytest
 from geodp.errors import PrivacyLeakWarning
 from geodp.experiments import u23
 from geodp.experiments.published import published
+from geodp.experiments.u23 import baselines
+from geodp.experiments.u23.setting import LAP_OURS, LAP_U23, laplace_pair, tangent_gaussian
 
 
 def test_ratio_at_k30_matches_closed_form_and_published():
@@ -16,7 +18,7 @@ def test_ratio_at_k30_matches_closed_form_and_published():
     d = k * (k + 1) // 2
     # closed forms: E σ·Gamma(d) = σ d; E σ·χ_d, with the analytic σ = 36.30·Δ (docs/math.md §4)
     lap, lap_u23, tang = d * sens / eps, 2 * d * sens / eps, 36.30 * sens * math.sqrt(d - 0.5)
-    e = u23.u23_expected_errors(k, eps, delta, sens)
+    e = baselines.u23_expected_errors(k, eps, delta, sens)
     assert e["laplace"] == pytest.approx(lap, rel=1e-12)
     assert e["tang_analytic"] == pytest.approx(tang, rel=2e-3)
     # Monte Carlo through the library's mechanisms
@@ -24,12 +26,13 @@ def test_ratio_at_k30_matches_closed_form_and_published():
 
     space = SPD(k, metric="log-euclidean")
     rng = np.random.default_rng(0)
-    mech = u23._laplace_pair(space, eps, sens)
+    mech = laplace_pair(space, eps, sens)
     c = space.to_coordinates(np.eye(k))
-    ours = np.linalg.norm(mech[u23.LAP_OURS].randomise_coordinates(np.eye(k), rng=rng, size=200) - c, axis=1).mean()
-    theirs = np.linalg.norm(mech[u23.LAP_U23].randomise_coordinates(np.eye(k), rng=rng, size=200) - c, axis=1).mean()
+    ours = np.linalg.norm(mech[LAP_OURS].randomise_coordinates(np.eye(k), rng=rng, size=200) - c, axis=1).mean()
+    theirs = np.linalg.norm(mech[LAP_U23].randomise_coordinates(np.eye(k), rng=rng, size=200) - c, axis=1).mean()
     tg = np.linalg.norm(
-        u23._tang(space, eps, delta, sens).randomise_coordinates(np.eye(k), rng=rng, size=200) - c, axis=1
+        tangent_gaussian(space, eps, delta, sens).randomise_coordinates(np.eye(k), rng=rng, size=200) - c,
+        axis=1,
     ).mean()
     assert ours == pytest.approx(lap, rel=0.02)  # sd of the mean: 1/√(465·200) ≈ 0.3%
     assert theirs == pytest.approx(lap_u23, rel=0.02)
@@ -44,7 +47,7 @@ def test_mcmc_acceptance_and_stationary_mean_as_published():
     # U23 B.1: acceptance 50-65 % once the chain is in the bulk; E ρ = σ d at stationarity.
     k, sigma = 10, 0.05
     d = k * (k + 1) // 2
-    out = u23.u23_mcmc_laplace(
+    out = baselines.u23_mcmc_laplace(
         np.eye(k), sigma, 3000, n_chains=200, checkpoints=(3000,), start_radius=2 * d * sigma, matrix_ops=False, rng=1
     )
     assert 0.45 <= out["acceptance"] <= 0.7
@@ -57,13 +60,13 @@ def test_extrinsic_gaussian_scale_and_warning():
     k, n, eps, delta = 4, 500, 0.5, 1e-6
     X = eigenvalue_design(n, k, rng=0)
     radius = math.sqrt(k) / 4
-    out = u23.extrinsic_gaussian_release(X, epsilon=eps, delta=delta, radius=radius, rng=1, size=4000)
+    out = baselines.extrinsic_gaussian_release(X, epsilon=eps, delta=delta, radius=radius, rng=1, size=4000)
     sens = 2 * (math.exp(radius) - 1) / n  # R21 Prop. 1
     d = k * (k + 1) // 2
     spread = np.linalg.norm(out - out.mean(axis=0), axis=(1, 2)) ** 2
     assert spread.mean() == pytest.approx((8.058 * sens) ** 2 * d, rel=0.05)  # analytic σ(0.5, 1e-6) = 8.058Δ
     with pytest.warns(PrivacyLeakWarning):
-        u23.extrinsic_gaussian_release(X, epsilon=eps, delta=delta, radius=radius, as_published=True, rng=1)
+        baselines.extrinsic_gaussian_release(X, epsilon=eps, delta=delta, radius=radius, as_published=True, rng=1)
 
 
 def test_thm5_ratio_on_digits_above_one():

@@ -216,9 +216,9 @@ def adjoint_exp_derivatives(space, p, u, w):
     """
     _check_space(space)
     p = space.check_points(p, "p")
-    u = space._checked_vectors(u, "u")
+    u = space.check_vectors(u, "u")
     u = _check_tangent(space, p, u, "u")
-    w = space._checked_vectors(w, "w")
+    w = space.check_vectors(w, "w")
     y = space.unchecked.exp(p, u)
     w = _check_tangent(space, y, w, "w", where="Exp(p, u)")
     return space.unchecked.adjoint_exp_derivatives(p, u, w, y=y)

@@ -352,9 +352,9 @@ def _kng_pair(mech, space, center, radius, axis, n):
     points = tuple(law.frechet_mean for law in laws)
     exact, difference = None, None
     if space.is_flat:  # KNG is the untruncated Laplace at the mean
-        exact, difference = laplace_exact_epsilon(float(space.unchecked.dist(*points)), mech.scale), 0.0
+        exact, difference = laplace_exact_epsilon(float(space.dist(*points)), mech.scale), 0.0
     elif supports_axial_quadrature(space):
-        kinks = [float(space.unchecked.dist(center, p)) for p in points]
+        kinks = [float(space.dist(center, p)) for p in points]
         exact, difference = axial_quadrature_loss(space, center, radius, axis, laws, kinks=kinks)
     description = (
         f"D0 = {n} records at a boundary point b, D1 = D0 with one record moved to the opposite "
@@ -370,13 +370,8 @@ def _features(space, pair, x):
     direction = direction / float(space.unchecked.norm(m0, direction))
     with np.errstate(invalid="ignore"):
         ratio = np.asarray(pair.laws[0].log_density(x)) - np.asarray(pair.laws[1].log_density(x))
-    return np.stack(
-        [
-            np.asarray(space.unchecked.dist(m0, x)),
-            np.asarray(space.unchecked.inner(m0, space.unchecked.log(m0, x), direction)),
-            ratio,
-        ]
-    )
+    fast = space.unchecked
+    return np.stack([np.asarray(fast.dist(m0, x)), np.asarray(fast.inner(m0, fast.log(m0, x), direction)), ratio])
 
 
 def _draw_features(space, pair, n_samples, rng, progress):

@@ -129,10 +129,10 @@ def fixed_unit_tangent(space, point, orthogonal_to=None):
     (0.0, 1.0, 0.0)
     """
     for seed in range(1, 9):  # a draw can vanish (e.g. parallel to a point drawn with the same seed)
-        v = space.unchecked.random_tangent(point, rng=seed)
+        v = space.random_tangent(point, rng=seed)
         if orthogonal_to is not None:
-            v = v - space.unchecked.inner(point, v, orthogonal_to) * orthogonal_to
-        norm = float(space.unchecked.norm(point, v))
+            v = v - space.inner(point, v, orthogonal_to) * orthogonal_to
+        norm = float(space.norm(point, v))
         if norm > 1e-6:
             return v / norm
     raise RuntimeError("no fixed tangent direction was found")  # pragma: no cover
@@ -190,7 +190,7 @@ def axial_quadrature_loss(space, center, radius, axis, laws, kinks=(), *, t_node
     """
     center = np.asarray(center, dtype=float)
     axis = np.asarray(axis, dtype=float)
-    u = axis / float(space.unchecked.norm(center, axis))
+    u = axis / float(space.norm(center, axis))
     w = fixed_unit_tangent(space, center, orthogonal_to=u)
     breaks = np.unique(np.concatenate([[0.0, radius], [k for k in kinks if 0.0 < k < radius]]))
     t, wt = _gauss_legendre(breaks, t_nodes)
@@ -201,15 +201,13 @@ def axial_quadrature_loss(space, center, radius, axis, laws, kinks=(), *, t_node
         np.log(wtheta) + (space.dim - 2) * np.log(np.sin(theta))
     )[None, :]
     directions = np.cos(theta)[:, None] * u + np.sin(theta)[:, None] * w
-    points = space.unchecked.polar_exp(center, directions[None, :, :], np.broadcast_to(t[:, None], log_volume.shape))
+    points = space.polar_exp(center, directions[None, :, :], np.broadcast_to(t[:, None], log_volume.shape))
     ell = [np.asarray(law.log_density(points)) for law in laws]
     log_z = [float(logsumexp(e + log_volume)) for e in ell]
     # the supremum: the nodes, and the axis on both sides of the centre (where the kinks lie)
     line = np.unique(np.concatenate([np.linspace(0.0, radius, _AXIS_POINTS), breaks]))
     line = np.minimum(line, radius * (1.0 - 1e-9))  # the boundary, inside by a rounding margin
-    axis_points = np.concatenate(
-        [space.unchecked.polar_exp(center, u, line), space.unchecked.polar_exp(center, -u, line)]
-    )
+    axis_points = np.concatenate([space.polar_exp(center, u, line), space.polar_exp(center, -u, line)])
     first = np.concatenate([ell[0].ravel(), np.asarray(laws[0].log_density(axis_points))])
     second = np.concatenate([ell[1].ravel(), np.asarray(laws[1].log_density(axis_points))])
     inside = np.isfinite(first) | np.isfinite(second)  # a point in one support only: infinite loss

@@ -17,10 +17,10 @@ import sys
 
 from geodp.cli import audit, demo, mdm, release, reproduce, shapes
 from geodp.cli.common import CommandError, HelpFormatter, OneLineErrorParser, missing_extra
-from geodp.cli.demo import DEMO_CLASSES, DEMO_EPSILONS, MECHANISMS, run_demo
 from geodp.cli.release import guarantee_schema
 from geodp.cli.specs import parse_space, space_spec
 from geodp.errors import GeodpError
+from geodp.experiments.demo_study import DEMO_CLASSES, DEMO_EPSILONS, MECHANISMS, run_demo
 
 __all__ = [
     "CommandError",

@@ -100,7 +100,7 @@ def run_cell_shapes(
         f"public radius {radius:g} (r* = {max_radius(space):.4f})\n"
         f"curator-only diagnostics (computed from the private data, not released): "
         f"{int(was_clipped.sum())} of {n} records clipped; clipping bias "
-        f"ρ(clipped mean, mean) = {float(space.unchecked.dist(clipped_mean, target)):.4f}",
+        f"ρ(clipped mean, mean) = {float(space.dist(clipped_mean, target)):.4f}",
         file=out,
     )
     # Which KNG sampler runs is decided from public quantities (ε, n, radius), so say it up front.
@@ -159,7 +159,7 @@ def run_cell_shapes(
                     True,
                 )
             ms = (time.perf_counter() - start) / releases * 1e3
-            d = np.asarray(space.unchecked.dist(target, out_shapes))
+            d = np.asarray(space.dist(target, out_shapes))
             row = {
                 "epsilon": eps,
                 "mechanism": name,

@@ -13,8 +13,9 @@ from sklearn.utils.validation import check_is_fitted
 from geodp.accountant import check_accountant
 from geodp.errors import ApproximateSamplerWarning, InvalidDataError, InvalidParameterError
 from geodp.manifolds.base import check_space
-from geodp.models.frechet_mean import PrivateFrechetMean
+from geodp.models.frechet_mean import PrivateFrechetMean, public_records
 from geodp.models.report import PerClassDiagnostics, PrivacyReport
+from geodp.records import is_dask
 from geodp.release import ReleasePlan, announce_and_charge
 from geodp.secure import SECURE, is_secure
 from geodp.validation import as_generator
@@ -325,7 +326,12 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
     def _public_input(self, X, y):
         check_space(self.space)
         check_accountant(self.accountant)
-        data = self.space._dataset_array(X, "X")
+        if is_dask(X):  # lazy: its public metadata are checked, each class's rows stay a Dask array
+            data = public_records(self.space, X)
+        else:
+            data = self.space._dataset_array(X, "X")
+        if is_dask(y):  # the labels are public (and small): read them
+            y = y.compute()
         labels, classes = self._check_labels(y, data.shape[0])
         return data, labels, classes
 

@@ -146,6 +146,15 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
     True
     >>> str(model.curator_diagnostics_).startswith("CURATOR-ONLY")  # never publish
     True
+
+    Records in a Dask array are read chunk by chunk, never materialised; the release is the
+    in-memory one:
+
+    >>> import dask.array as da
+    >>> lazy = PrivateLinearRegression(epsilon=1.0, bounds_X=(0, 10), bounds_y=(-4, 8), random_state=0)
+    >>> _ = lazy.fit(da.from_array(X, chunks=3000), da.from_array(y, chunks=3000))
+    >>> bool(np.array_equal(lazy.coef_, model.coef_)), lazy.intercept_ == model.intercept_
+    (True, True)
     """
 
     def __init__(
@@ -188,8 +197,13 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like, shape (n, n_features)
-        y : array_like, shape (n,) or (n, n_targets)
+        X : array_like or dask.array.Array, shape (n, n_features)
+            A Dask array is never materialised: one pass over its chunks (each in sub-blocks of
+            about 8 MB) sums the moments the release needs, so memory depends on the chunk size,
+            not on n. The release equals the in-memory one (same ``random_state``): the moments
+            are summed exactly, whatever the chunks.
+        y : array_like or dask.array.Array, shape (n,) or (n, n_targets)
+            Aligned to the chunks of ``X`` if either is a Dask array.
         sample_weight : None
             Accepted for diffprivlib compatibility; weights are refused (they would change the
             sensitivity), where diffprivlib ignores them with a warning.
@@ -205,9 +219,10 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         InvalidDataError
             With ``on_invalid="raise"``, X or y holds an entry that is not a finite real
             number. Raised after the accountant is charged: whether it happens depends on the
-            data (one fixed text). (A singular design, e.g. a covariate constant on these data,
-            is not an error: the law is proper on the bounded domain and is sampled by uniform
-            proposals; the curator diagnostics say so.)
+            data (one fixed text; on Dask input, after the pass over the chunks). (A singular
+            design, e.g. a covariate constant on these data, is not an error: the law is proper
+            on the bounded domain and is sampled by uniform proposals; the curator diagnostics
+            say so.)
         BudgetExceededError
             The accountant cannot pay for the release (nothing is released, nothing charged).
 
@@ -241,9 +256,9 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like, shape (n, n_features)
-        y : array_like, shape (n,) or (n, n_targets)
-            Only their shapes and dtypes are read.
+        X : array_like or dask.array.Array, shape (n, n_features)
+        y : array_like or dask.array.Array, shape (n,) or (n, n_targets)
+            Only their shapes and dtypes are read (a Dask array's chunks are not computed).
         sample_weight : None
 
         Returns

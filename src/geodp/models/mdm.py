@@ -181,9 +181,12 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like, shape (n, *space.point_shape)
-        y : array_like, shape (n,)
-            Class labels (public by assumption).
+        X : array_like or dask.array.Array, shape (n, *space.point_shape)
+            A Dask array is never materialised: each class's rows stay a Dask array, whose mean
+            :class:`~geodp.models.PrivateFrechetMean` computes chunk by chunk (not with
+            ``mechanism="kng"``, refused before the charge).
+        y : array_like or dask.array.Array, shape (n,)
+            Class labels (public by assumption; a Dask array of labels is computed).
         sample_weight : None
             Accepted for pyRiemann compatibility; weights are refused (non-uniform weights
             change the sensitivity of the means).

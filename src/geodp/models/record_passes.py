@@ -8,7 +8,7 @@ arrays (covariates and responses): row slices of in-memory arrays, or the chunks
 (one ``dask.delayed`` task per chunk, never materialised, each chunk processed in sub-blocks of
 at most ``rows`` records so that temporaries depend on neither n nor the chunk size).
 :func:`moment_parts` and :func:`combine_moments` sum the moments exactly
-(:func:`math.fsum`), so the statistic does not depend on how the records were split: in memory
+(integer sums of the terms' mantissas), so the statistic does not depend on how the records were split: in memory
 and in any chunking of a Dask array the release is the same. The exact sum also keeps one
 record's influence on it within the sensitivity bound at every n (a float sum of n terms carries
 a rounding error that grows like ``n·eps``). dask is imported only inside a pass over Dask input.
@@ -16,7 +16,6 @@ a rounding error that grows like ``n·eps``). dask is imported only inside a pas
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
@@ -25,7 +24,14 @@ from geodp.errors import InvalidDataError
 from geodp.records import BLOCK_VALUES, is_dask
 from geodp.validation import check_real_dtype
 
-__all__ = ["check_dask_records", "combine_moments", "moment_parts", "record_pass", "rows_per_block"]
+__all__ = [
+    "check_dask_records",
+    "combine_moments",
+    "exact_column_sums",
+    "moment_parts",
+    "record_pass",
+    "rows_per_block",
+]
 
 
 def check_dask_records(X, name: str, trailing_shape=None, *, ndims=None) -> None:
@@ -115,38 +121,65 @@ def record_pass(part, arrays, args=(), *, rows: int) -> list:
     return [p for chunk in results for p in chunk]
 
 
-def moment_parts(design: np.ndarray, response: np.ndarray) -> np.ndarray:
-    """Exact-sum parts ``(hi, lo)`` (shape ``(2, k)``) of the per-record moments of a block: the
-    upper triangle of ``Σ_i x_i x_iᵀ`` then ``Σ_i x_i y_iᵀ`` (row-major), for a design of shape
-    ``(b, q)`` and responses of shape ``(b, d)``. :func:`combine_moments` adds the parts of
-    several blocks."""
+def moment_parts(design: np.ndarray, response: np.ndarray) -> list:
+    """The exact sums of the per-record moments of a block: the upper triangle of
+    ``Σ_i x_i x_iᵀ`` then ``Σ_i x_i y_iᵀ`` (row-major), for a design of shape ``(b, q)`` and
+    responses of shape ``(b, d)``, each an exact integer multiple of ``2**-1126`` (see
+    :func:`exact_column_sums`). :func:`combine_moments` adds the parts of several blocks."""
     q = design.shape[1]
     upper = np.triu_indices(q)
     cross = (design[:, :, None] * response[:, None, :]).reshape(len(design), -1)
-    terms = np.concatenate([design[:, upper[0]] * design[:, upper[1]], cross], axis=1)
-    return _exact_parts(terms)
+    return exact_column_sums(np.concatenate([design[:, upper[0]] * design[:, upper[1]], cross], axis=1))
 
 
-def _exact_parts(terms: np.ndarray) -> np.ndarray:
-    """``(hi, lo)`` per column: the correctly rounded sum and the correctly rounded rest."""
-    hi = np.array([_fsum(col) for col in terms.T])
-    lo = np.array([math.fsum(np.append(col, -h)) if math.isfinite(h) else 0.0 for col, h in zip(terms.T, hi)])
-    return np.stack([hi, lo])
+_EXPONENT = 1126  # every float64 is an integer multiple of 2**-1126 (2**-1074 = 2**-1126 · 2**52)
+_HALF = 26  # mantissas are summed in two halves of at most 27 bits: int64 sums cannot overflow
 
 
-def _fsum(values) -> float:
-    """:func:`math.fsum`, or the float sum where some term is not finite (NaN or ±inf, which
-    :func:`math.fsum` may refuse): the statistic is then not finite either way."""
-    values = np.asarray(values)
-    return math.fsum(values) if np.all(np.isfinite(values)) else float(np.sum(values))
+def exact_column_sums(terms: np.ndarray) -> list:
+    """The exact sum of each column of ``terms`` (shape ``(b, k)``), as a Python int ``S`` with
+    sum ``S · 2**-1126``: the mantissas of the terms are summed in int64 per binary exponent
+    (vectorised; no rounding), then shifted into one integer. Sums of blocks add exactly, so the
+    total does not depend on the blocks. A column holding NaN or ±inf gives its float sum.
+
+    Examples
+    --------
+    >>> parts = exact_column_sums(np.array([[1e16, 0.1], [1.0, 0.2], [-1e16, -0.3]]))
+    >>> [p / (1 << 1126) for p in parts]
+    [1.0, 2.7755575615628914e-17]
+    """
+    terms = np.asarray(terms, dtype=np.float64)
+    sums = []
+    for column in terms.T:
+        if not np.all(np.isfinite(column)):
+            sums.append(float(np.sum(column)))
+            continue
+        mantissa, exponent = np.frexp(column)  # column = mantissa · 2**exponent
+        whole = np.ldexp(mantissa, 53).astype(np.int64)  # exact: 53 significant bits
+        exponent = exponent.astype(np.int16)  # in [-1073, 1024]: a 16-bit key sorts by radix
+        order = np.argsort(exponent, kind="stable")
+        exponent, whole = exponent[order], whole[order]
+        starts = np.flatnonzero(np.r_[True, exponent[1:] != exponent[:-1]]) if len(column) else []
+        total = 0
+        if len(starts):
+            high = np.add.reduceat(whole >> _HALF, starts).tolist()
+            low = np.add.reduceat(whole & ((1 << _HALF) - 1), starts).tolist()
+            for e, h, lo in zip(exponent[starts].tolist(), high, low):
+                total += ((h << _HALF) + lo) << (e - 53 + _EXPONENT)
+        sums.append(total)
+    return sums
+
+
+def _exact_value(total) -> float:
+    """The correctly rounded float of an exact sum (Python's int division rounds correctly)."""
+    return total if isinstance(total, float) else total / (1 << _EXPONENT)
 
 
 def combine_moments(parts, n: int, q: int, d: int):
     """``(gram, target)``: ``(1/n) Σ_i x_i x_iᵀ`` (shape ``(q, q)``) and ``(1/n) Σ_i x_i y_iᵀ``
-    (shape ``(q, d)``) from the :func:`moment_parts` of all blocks, each entry the correctly
-    rounded sum divided by n (independent of the blocks)."""
-    stacked = np.concatenate([np.asarray(p, dtype=float) for p in parts], axis=0)
-    sums = np.array([_fsum(col) for col in stacked.T])
+    (shape ``(q, d)``) from the :func:`moment_parts` of all blocks: each entry the correctly
+    rounded exact sum divided by n, independent of the blocks."""
+    sums = np.array([_exact_value(sum(column)) for column in zip(*parts)])
     k = q * (q + 1) // 2
     gram = np.zeros((q, q))
     gram[np.triu_indices(q)] = sums[:k]

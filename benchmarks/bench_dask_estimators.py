@@ -1,4 +1,4 @@
-"""Peak memory of the regressions' fits on Dask arrays: ~constant in n (issue 20).
+"""Peak memory of the regressions' fits on Dask arrays: far below the input, slowly growing (issue 20).
 
 ``PrivateLinearRegression`` (2 covariates, 1 response) and ``PrivateGeodesicRegression`` on a
 flat space (Euclidean(3), 2 covariates: the exact affine-KNG route) are fitted on lazy Dask
@@ -7,6 +7,12 @@ fixed chunk of 10,000 records), so that no array of n records ever exists. The p
 heap during ``fit`` (tracemalloc: numpy buffers included, every thread) is printed with the
 wall time. One pass over the chunks computes the exactly summed moments; the rest of the release
 (the exact sampler) does not depend on n.
+
+Measured (2 shared cores, dask 2026.8): linear 2.2 / 4.3 / 6.2 MB and flat geodesic 3.7 / 7.6 /
+9.1 MB at n = 10^4 / 10^5 / 10^6, against inputs of 0.2 / 2.3 / 22.9 and 0.4 / 3.8 / 38.1 MB.
+The records' share is a chunk or two in flight; what still grows (about 20–40 KB per chunk) is
+dask's own bookkeeping of a graph with one task per chunk (ordering, task specs), so peak memory
+grows with n / chunk size, not with n · record size: use larger chunks for larger n.
 
 Run: ``python benchmarks/bench_dask_estimators.py`` (about a minute on 2 cores).
 """

@@ -272,18 +272,7 @@ class PrivateFrechetMean(BaseEstimator):
         """``X`` as the release will read it (a Dask array stays lazy); its shape and dtype are
         checked here, its values only in the private part."""
         self._check_space()
-        if not is_dask(X):
-            return self.space.unchecked.dataset_array(X, "X")
-        # a Dask array's metadata are public: refuse a wrong shape or dtype before the charge
-        shape = ", ".join(map(str, self.space.point_shape))
-        if X.ndim != len(self.space.point_shape) + 1 or tuple(X.shape[1:]) != self.space.point_shape:
-            raise InvalidDataError(f"X must have shape (n, {shape}) for {self.space!r}, got {X.shape}.")
-        if not (isinstance(X.shape[0], numbers.Integral) and X.shape[0] >= 1):
-            raise InvalidDataError(
-                f"X must hold n >= 1 records of known number, got {X.shape[0]} (call X.compute_chunk_sizes())."
-            )
-        check_real_dtype(X.dtype, "X")
-        return X
+        return public_records(self.space, X)
 
     def _check_space(self):
         check_space(self.space)
@@ -517,6 +506,22 @@ _INVALID_MESSAGE = (
     "(unit vectors, symmetric matrices), map the data with space.project(X) first; otherwise pass "
     "on_invalid='center' to replace each by the public centre."
 )
+
+
+def public_records(space, X):
+    """``X`` as a release reads it: an in-memory dataset array, or the Dask array itself (kept
+    lazy) once its public metadata (shape, number of records, dtype) are checked."""
+    if not is_dask(X):
+        return space.unchecked.dataset_array(X, "X")
+    shape = ", ".join(map(str, space.point_shape))
+    if X.ndim != len(space.point_shape) + 1 or tuple(X.shape[1:]) != space.point_shape:
+        raise InvalidDataError(f"X must have shape (n, {shape}) for {space!r}, got {X.shape}.")
+    if not (isinstance(X.shape[0], numbers.Integral) and X.shape[0] >= 1):
+        raise InvalidDataError(
+            f"X must hold n >= 1 records of known number, got {X.shape[0]} (call X.compute_chunk_sizes())."
+        )
+    check_real_dtype(X.dtype, "X")
+    return X
 
 
 def _prepared_records(space, center, radius, block, *, coordinates):

@@ -30,13 +30,15 @@ from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.models.geodesic_sampling import (
     BURN_IN,
     THINNING,
-    exact_flat_release,
     flat_gradient_bound,
+    flat_release_from_moments,
     from_chart,
     mcmc_draws,
     published_release,
 )
+from geodp.models.record_passes import check_dask_records, combine_moments, moment_parts, record_pass, rows_per_block
 from geodp.models.report import PrivacyReport, RegressionDiagnostics
+from geodp.records import is_dask
 from geodp.regression import geodesic_predict
 from geodp.release import ReleasePlan, execute
 from geodp.sensitivity import check_radius, geodesic_regression_sensitivity, k25_published_sensitivity, max_radius
@@ -46,6 +48,11 @@ __all__ = ["PrivateGeodesicRegression"]
 
 _FITTED = ("intercept_", "coef_", "n_samples_", "sensitivity_", "privacy_report_", "curator_diagnostics_")
 _ON_INVALID = ("raise", "center")
+_INVALID_TEXT = (
+    "the records hold responses that are not points of {space!r} or covariates that are not finite. "
+    "Find them with space.invalid_records(y) and np.isfinite(X); or pass on_invalid='center' to "
+    "replace each by the public centre."
+)
 _PUBLISHED_WARNING = (
     "as_published=True reproduces K25's release: its footpoint bound 2τcos(1)/n is about 1.85× too "
     "small and its first stage conditions on the non-private velocity, so it is NOT ε-DP at the "
@@ -151,6 +158,23 @@ class PrivateGeodesicRegression(BaseEstimator):
     ...     _ = model.fit(t, Y)
     >>> model.intercept_.shape, model.coef_.shape, model.predict([0.25, 0.75]).shape
     ((3,), (3,), (2, 3))
+
+    On a flat space the records may be Dask arrays, read chunk by chunk (never materialised),
+    for the in-memory release:
+
+    >>> import dask.array as da
+    >>> from geodp.manifolds import Euclidean
+    >>> rng = np.random.default_rng(1)
+    >>> x = rng.uniform(0.0, 1.0, 1000)
+    >>> Y = np.outer(x - 0.5, [0.4, 0.0]) + rng.normal(scale=0.1, size=(1000, 2))
+    >>> flat = dict(epsilon=1.0, center=np.zeros(2), radius=1.0, x_bounds=(0.0, 1.0), random_state=0)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")   # n·ε beyond the proven-exact range: said before the charge
+    ...     memory = PrivateGeodesicRegression(Euclidean(2), **flat).fit(x, Y)
+    ...     lazy = PrivateGeodesicRegression(Euclidean(2), **flat).fit(
+    ...         da.from_array(x, chunks=300), da.from_array(Y, chunks=300))
+    >>> bool(np.array_equal(lazy.coef_, memory.coef_) and np.array_equal(lazy.intercept_, memory.intercept_))
+    True
     """
 
     def __init__(
@@ -246,11 +270,16 @@ class PrivateGeodesicRegression(BaseEstimator):
 
         Parameters
         ----------
-        X : array_like, shape (n,) or (n, m)
+        X : array_like or dask.array.Array, shape (n,) or (n, m)
             Covariates (private). ``m`` must match ``x_bounds``.
-        y : array_like, shape (n, *space.point_shape)
+        y : array_like or dask.array.Array, shape (n, *space.point_shape)
             Manifold-valued responses (private); for ``KendallShape``, raw ``k × 2`` landmark
-            configurations or preshapes.
+            configurations or preshapes. Dask arrays (either or both) are accepted where the
+            release is the exact affine KNG of a flat space (Euclidean, log-Euclidean SPD with
+            ``residual_bound=None`` and ``as_published=False``): one pass over the chunks sums
+            the chart moments exactly, never materialising the records (memory depends on the
+            chunk size, not on n), and the release equals the in-memory one. Elsewhere (curved
+            spaces: MCMC over all records at every step) Dask input is refused before the charge.
 
         Returns
         -------
@@ -259,7 +288,8 @@ class PrivateGeodesicRegression(BaseEstimator):
         Raises
         ------
         InvalidParameterError, InvalidTypeError, AssumptionError
-            A public setting is invalid.
+            A public setting is invalid, or Dask input where the release is not the flat
+            affine one (before the charge).
         InvalidDataError
             ``X`` or ``y`` has the wrong shape, ``n < m + 2``, or (exact sampler) the design
             is singular.
@@ -306,9 +336,9 @@ class PrivateGeodesicRegression(BaseEstimator):
 
         Parameters
         ----------
-        X : array_like, shape (n,) or (n, m)
-        y : array_like, shape (n, *space.point_shape)
-            Only their shapes and dtypes are read.
+        X : array_like or dask.array.Array, shape (n,) or (n, m)
+        y : array_like or dask.array.Array, shape (n, *space.point_shape)
+            Only their shapes and dtypes are read (Dask: see :meth:`fit`).
 
         Returns
         -------
@@ -329,7 +359,9 @@ class PrivateGeodesicRegression(BaseEstimator):
 
     def _public_input(self, X, y):
         space, *_, lower, _upper, _x_max, _velocity, _tau, _largest = self._check_settings()
-        return _covariate_array(X, lower.size), space._dataset_array(y, "y")
+        if is_dask(y):  # lazy: only its public metadata are checked here
+            check_dask_records(y, "y", space.point_shape)
+        return _covariate_array(X, lower.size), y if is_dask(y) else space.unchecked.dataset_array(y, "y")
 
     def _plan(self, x_arr, data) -> ReleasePlan:
         space, epsilon, center, radius, lower, upper, x_max, velocity, tau, largest = self._check_settings()
@@ -354,6 +386,13 @@ class PrivateGeodesicRegression(BaseEstimator):
         gradient_bound = flat_gradient_bound(m, largest) if affine else None
         route = affine_kng_route(scale, gradient_bound) if affine else None
         exact = affine and route.exact
+        if not affine and (is_dask(x_arr) or is_dask(data)):  # public, before the charge
+            raise InvalidParameterError(
+                "Dask input is supported where the release is an affine KNG on chart coordinates "
+                "(flat spaces, residual_bound=None, as_published=False), whose statistics take one "
+                f"pass over the chunks. Here ({_mcmc_reason(space, self.as_published).rstrip('.')}) the "
+                "sampler needs the records in memory: pass numpy arrays (X.compute(), y.compute())."
+            )
         sampler = self._sampler_text(route, scale)
         if affine and not exact:
             notices.append((ApproximateSamplerWarning, approximate_route_notice(n * epsilon, route)))
@@ -427,14 +466,12 @@ class PrivateGeodesicRegression(BaseEstimator):
             f["scale"],
             f["gradient_bound"],
         )
+        if gradient_bound is not None:  # flat, affine: the chart moments in one pass
+            return self._flat_release(x_arr, data, plan, rng)
         invalid = space.invalid_records(data) | ~np.all(np.isfinite(x_arr), axis=1)
         if np.any(invalid):
             if self.on_invalid == "raise":
-                raise NotOnManifoldError(
-                    f"the records hold responses that are not points of {space!r} or covariates that "
-                    "are not finite. Find them with space.invalid_records(y) and np.isfinite(X); "
-                    "or pass on_invalid='center' to replace each by the public centre."
-                )
+                raise NotOnManifoldError(_INVALID_TEXT.format(space=space))
             data[invalid] = center
             x_arr[invalid] = (lower + upper) / 2.0
         try:  # canonical points (Kendall: landmark configurations become preshapes)
@@ -449,7 +486,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         to_origin, from_origin, center = _recentring(space, center)
         points = to_origin(points)
         # A relative 1e-12 inside the ball: rounding must not carry a residual past τ.
-        Y, was_clipped = space._clip_to_ball(points, center, radius * (1.0 - 1e-12))
+        Y, was_clipped = space.unchecked.clip_to_ball(points, center, radius * (1.0 - 1e-12))
         if self.as_published:
             xs = (clipped_x - lower) / (upper - lower)  # K25: covariates in [0, 1]
             p, v, info = published_release(
@@ -466,10 +503,7 @@ class PrivateGeodesicRegression(BaseEstimator):
             )
         else:
             xs = (clipped_x - lower) / (upper - lower) - 0.5
-            if gradient_bound is not None:
-                p, v, info = exact_flat_release(space, xs, Y, center, radius, velocity, scale, gradient_bound, rng)
-            else:
-                p, v, info = self._mcmc_release(space, xs, Y, center, radius, velocity, tau * (1.0 - 1e-12), scale, rng)
+            p, v, info = self._mcmc_release(space, xs, Y, center, radius, velocity, tau * (1.0 - 1e-12), scale, rng)
         diagnostics = dict(
             n_clipped_x=n_clipped_x,
             n_clipped_y=int(np.count_nonzero(was_clipped)),
@@ -481,6 +515,40 @@ class PrivateGeodesicRegression(BaseEstimator):
             sampler_fell_back=info.get("fell_back"),
         )
         p, v = from_origin(p, v)
+        return p, v, diagnostics
+
+    def _flat_release(self, x_arr, data, plan, rng):
+        """Flat spaces with the affine gradient: one pass over the records (in memory or chunk
+        by chunk) for the exactly summed moments of the design and the chart coordinates, then
+        the exact sampler. Validation, replacement and clipping are per record, as in memory;
+        the refusals come after the pass, in the in-memory order (invalid records first)."""
+        space, f = self.space, plan.facts
+        n, m = x_arr.shape
+        c0 = space.to_coordinates(f["center"]).reshape(-1)
+        q, d = m + 1, c0.size
+        refuse = self.on_invalid == "raise"
+        args = (space, f["center"], f["radius"], f["lower"], f["upper"], c0, refuse)
+        rows = rows_per_block(q * (q + d) + 4 * (m + d + int(np.prod(space.point_shape))))
+        results = record_pass(_flat_part, [x_arr, data], args, rows=rows)
+        n_invalid, n_failed, n_clipped_x, n_clipped_y = (int(c) for c in sum(r[1] for r in results))
+        if refuse and n_invalid:
+            raise NotOnManifoldError(_INVALID_TEXT.format(space=space))
+        if n_failed:  # valid records that fail a stricter check: keep the message public
+            raise InvalidDataError(f"y could not be validated as points of {space!r}.")
+        gram, target = combine_moments([r[0] for r in results], n, q, d)
+        p, v, info = flat_release_from_moments(
+            space, gram, target, c0, f["radius"], f["velocity"], f["scale"], f["gradient_bound"], rng
+        )
+        diagnostics = dict(
+            n_clipped_x=n_clipped_x,
+            n_clipped_y=n_clipped_y,
+            solver_iterations=None,
+            solver_grad_norm=None,
+            solver_converged=None,
+            sampler_acceptance=info.get("acceptance"),
+            sampler_ess=info.get("ess"),
+            sampler_fell_back=info.get("fell_back"),
+        )
         return p, v, diagnostics
 
     def _mcmc_release(self, space, xs, Y, center, radius, velocity, tau, scale, rng):
@@ -649,12 +717,42 @@ def _check_bounds(x_bounds):
     return lower.astype(float), upper.astype(float)
 
 
+def _flat_part(space, center, radius, lower, upper, c0, refuse, x, y):
+    """One block of records on a flat space: ``(moment parts, [n_invalid, n_failed, n_clipped_x,
+    n_clipped_y])``. Invalid records are replaced by the public centres (or, refused, nothing is
+    computed); then covariates are clipped into the bounds and scaled to [-1/2, 1/2], responses
+    validated, clipped into the ball and mapped to chart coordinates relative to the centre."""
+    invalid = space.invalid_records(y) | ~np.all(np.isfinite(x), axis=1)
+    n_invalid = int(np.count_nonzero(invalid))
+    if n_invalid and refuse:
+        return None, np.array([n_invalid, 0, 0, 0])
+    if n_invalid:
+        x, y = x.copy(), y.copy()
+        y[invalid], x[invalid] = center, (lower + upper) / 2.0
+    try:  # canonical points (flat spaces need no recentring)
+        points = space.check_points(y, "y", batch_ndim=1)
+    except GeodpError:
+        return None, np.array([n_invalid, 1, 0, 0])
+    clipped_x = np.clip(x, lower, upper)
+    n_clipped_x = np.count_nonzero(np.any(clipped_x != x, axis=1))
+    # A relative 1e-12 inside the ball: rounding must not carry a residual past τ.
+    Y, was_clipped = space.unchecked.clip_to_ball(points, center, radius * (1.0 - 1e-12))
+    xs = (clipped_x - lower) / (upper - lower) - 0.5
+    design = np.hstack([np.ones((len(xs), 1)), xs])
+    coords = space.to_coordinates(Y).reshape(len(xs), -1)
+    return moment_parts(design, coords - c0), np.array([n_invalid, 0, n_clipped_x, np.count_nonzero(was_clipped)])
+
+
 def _covariate_array(x, m, name="X"):
     """``(array, vector)``: ``x`` as a float array of shape ``(n, m)``, and whether it came as a
     vector of shape ``(n,)``; entries that are not finite real numbers (None,
     pd.NA, text, complex, nested lists) become NaN through the one coercion
     (:func:`~geodp.validation.as_real_array`), so they invalidate only their record."""
-    arr = as_real_array(x, name)
+    if is_dask(x):  # lazy: only its public metadata are checked here
+        check_dask_records(x, name, ndims=(1, 2))
+        arr = x
+    else:
+        arr = as_real_array(x, name)
     vector = arr.ndim == 1  # one covariate given as shape (n,) (after the coercion: entries do not decide)
     if vector:
         arr = arr[:, None]

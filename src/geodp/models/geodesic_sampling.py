@@ -15,6 +15,7 @@ from geodp.distributions.affine_kng import AffineKNG
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.tangent_bundle import TangentBundle
 from geodp.errors import NumericalWarning
+from geodp.models.record_passes import combine_moments, moment_parts
 from geodp.regression import geodesic_regression, unchecked_regression_gradient
 
 # Metropolis–Hastings settings of the curved-space release (public).
@@ -138,15 +139,23 @@ def flat_gradient_bound(m, largest_residual):
 
 
 def exact_flat_release(space, xs, Y, center, radius, velocity, scale, gradient_bound, rng):
-    """Flat spaces: the gradient is affine, ``Aθ − B`` in the chart; exact AffineKNG."""
-    n, m = xs.shape
-    coords = space.to_coordinates(Y).reshape(n, -1)
+    """Flat spaces: the gradient is affine, ``Aθ − B`` in the chart; exact AffineKNG on the
+    in-memory records (scaled covariates ``xs``, responses ``Y`` in the ball)."""
+    n = len(xs)
     c0 = space.to_coordinates(center).reshape(-1)
     design = np.hstack([np.ones((n, 1)), xs])
-    gram = design.T @ design / n
-    target = design.T @ (coords - c0) / n  # θ relative to the centre: the ball is |θ_0| ≤ r
+    parts = moment_parts(design, space.to_coordinates(Y).reshape(n, -1) - c0)
+    gram, target = combine_moments([parts], n, design.shape[1], c0.size)
+    return flat_release_from_moments(space, gram, target, c0, radius, velocity, scale, gradient_bound, rng)
 
-    in_domain = BallPairDomain(radius, velocity, m + 1, coords.shape[1])
+
+def flat_release_from_moments(space, gram, target, c0, radius, velocity, scale, gradient_bound, rng):
+    """Flat spaces: the gradient is affine, ``Aθ − B`` in the chart, with ``A = gram`` (the
+    design's Gram matrix over n) and ``B = target`` (its cross products with the chart
+    coordinates relative to the centre ``c0``, over n: θ is relative to the centre, so the ball
+    is ``|θ_0| ≤ r``); exact AffineKNG."""
+    m = len(gram) - 1
+    in_domain = BallPairDomain(radius, velocity, m + 1, target.shape[1])
     law = AffineKNG(gram, target, scale, in_domain=in_domain, gradient_bound=gradient_bound)
     if law.singular:  # curator-only: whether the design is singular depends on the data
         warnings.warn(

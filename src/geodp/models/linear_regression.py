@@ -21,7 +21,9 @@ from geodp.errors import (
     PrivacyLeakWarning,
 )
 from geodp.mechanisms.base import Guarantee, sampler_construction
+from geodp.models.record_passes import check_dask_records, combine_moments, moment_parts, record_pass, rows_per_block
 from geodp.models.report import PrivacyReport, RegressionDiagnostics
+from geodp.records import is_dask
 from geodp.release import ReleasePlan, execute
 from geodp.validation import as_generator, as_real_array, check_epsilon, check_finite_array
 
@@ -144,6 +146,15 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
     True
     >>> str(model.curator_diagnostics_).startswith("CURATOR-ONLY")  # never publish
     True
+
+    Records in a Dask array are read chunk by chunk, never materialised; the release is the
+    in-memory one:
+
+    >>> import dask.array as da
+    >>> lazy = PrivateLinearRegression(epsilon=1.0, bounds_X=(0, 10), bounds_y=(-4, 8), random_state=0)
+    >>> _ = lazy.fit(da.from_array(X, chunks=3000), da.from_array(y, chunks=3000))
+    >>> bool(np.array_equal(lazy.coef_, model.coef_)), lazy.intercept_ == model.intercept_
+    (True, True)
     """
 
     def __init__(
@@ -186,8 +197,13 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like, shape (n, n_features)
-        y : array_like, shape (n,) or (n, n_targets)
+        X : array_like or dask.array.Array, shape (n, n_features)
+            A Dask array is never materialised: one pass over its chunks (each in sub-blocks of
+            about 8 MB) sums the moments the release needs, so memory depends on the chunk size,
+            not on n. The release equals the in-memory one (same ``random_state``): the moments
+            are summed exactly, whatever the chunks.
+        y : array_like or dask.array.Array, shape (n,) or (n, n_targets)
+            Aligned to the chunks of ``X`` if either is a Dask array.
         sample_weight : None
             Accepted for diffprivlib compatibility; weights are refused (they would change the
             sensitivity), where diffprivlib ignores them with a warning.
@@ -203,9 +219,10 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         InvalidDataError
             With ``on_invalid="raise"``, X or y holds an entry that is not a finite real
             number. Raised after the accountant is charged: whether it happens depends on the
-            data (one fixed text). (A singular design, e.g. a covariate constant on these data,
-            is not an error: the law is proper on the bounded domain and is sampled by uniform
-            proposals; the curator diagnostics say so.)
+            data (one fixed text; on Dask input, after the pass over the chunks). (A singular
+            design, e.g. a covariate constant on these data, is not an error: the law is proper
+            on the bounded domain and is sampled by uniform proposals; the curator diagnostics
+            say so.)
         BudgetExceededError
             The accountant cannot pay for the release (nothing is released, nothing charged).
 
@@ -239,9 +256,9 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like, shape (n, n_features)
-        y : array_like, shape (n,) or (n, n_targets)
-            Only their shapes and dtypes are read.
+        X : array_like or dask.array.Array, shape (n, n_features)
+        y : array_like or dask.array.Array, shape (n,) or (n, n_targets)
+            Only their shapes and dtypes are read (a Dask array's chunks are not computed).
         sample_weight : None
 
         Returns
@@ -334,34 +351,32 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         )
 
     def _private_release(self, X, y, plan, rng):
-        """Everything that touches the private records."""
+        """Everything that touches the private records: one pass over them (two if the bounds
+        are taken from the data), in memory or chunk by chunk (:func:`record_pass`), for the
+        exactly summed Gram matrix and cross products of the clipped, normalised records."""
         bounds_X, bounds_y = plan.facts["bounds_X"], plan.facts["bounds_y"]
-        y = y.reshape(len(X), -1)
-        invalid = ~(np.all(np.isfinite(X), axis=1) & np.all(np.isfinite(y), axis=1))
-        if np.any(invalid) and self.on_invalid == "raise":  # one text, whichever holds it
-            raise InvalidDataError(
-                "X or y holds NaN, infinite or non-numeric values; remove or impute them, or pass on_invalid='center'."
-            )
-        n = len(X)
-        if bounds_X is None:
-            bounds_X = _data_bounds(X[~invalid])
-        if bounds_y is None:
-            bounds_y = _data_bounds(y[~invalid])
-        if np.any(invalid):
-            X, y = X.copy(), y.copy()
-            X[invalid], y[invalid] = 0.5 * (bounds_X[0] + bounds_X[1]), 0.5 * (bounds_y[0] + bounds_y[1])
+        n, m, d = plan.facts["n"], plan.facts["m"], plan.facts["d"]
+        q = m + 1 if self.fit_intercept else m
+        y = y.reshape(n, -1)
+        refuse = self.on_invalid == "raise"
+        rows = rows_per_block(q * (q + d) + 2 * (m + d))
+        if bounds_X is None or bounds_y is None:  # after a PrivacyLeakWarning only
+            extremes = record_pass(_valid_extremes, [X, y], rows=rows)
+            if refuse and sum(e[0] for e in extremes):
+                _raise_invalid()
+            if bounds_X is None:
+                bounds_X = _data_bounds([e[1] for e in extremes], [e[2] for e in extremes], m)
+            if bounds_y is None:
+                bounds_y = _data_bounds([e[3] for e in extremes], [e[4] for e in extremes], d)
         x_lo, x_hi = bounds_X
         y_lo, y_hi = bounds_y
-        clipped_x = np.any((X < x_lo) | (X > x_hi), axis=1)
-        clipped_y = np.any((y < y_lo) | (y > y_hi), axis=1)
-        X = np.clip(X, x_lo, x_hi)
-        y = np.clip(y, y_lo, y_hi)
-
         facts = _release_facts(x_lo, x_hi, y_lo, y_hi, self.fit_intercept, n, plan.epsilon)
-        design = facts["to_design"](X)
-        response = facts["to_response"](y)
-        gram = design.T @ design / n
-        target = design.T @ response / n
+        args = (facts["to_design"], facts["to_response"], bounds_X, bounds_y, refuse)
+        results = record_pass(_moment_part, [X, y], args, rows=rows)
+        n_invalid, n_clipped_x, n_clipped_y = (int(c) for c in sum(r[1] for r in results))
+        if refuse and n_invalid:  # one text, whichever record holds it
+            _raise_invalid()
+        gram, target = combine_moments([r[0] for r in results], n, q, d)
         law = AffineKNG(
             gram, target, facts["scale"], in_domain=facts["in_domain"], gradient_bound=_gradient_bound(facts)
         )
@@ -375,8 +390,8 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         theta = law.sample(rng=rng)
         facts |= {"bounds_X": bounds_X, "bounds_y": bounds_y}
         diagnostics = dict(
-            n_clipped_x=int(np.count_nonzero(clipped_x)),
-            n_clipped_y=int(np.count_nonzero(clipped_y)),
+            n_clipped_x=n_clipped_x,
+            n_clipped_y=n_clipped_y,
             solver_iterations=None,
             solver_grad_norm=None,
             solver_converged=None,
@@ -500,9 +515,15 @@ def _gradient_bound(facts) -> float:
     return facts["x_norm_max"] * float(np.linalg.norm(facts["tau"]))
 
 
-def _as_numeric(value, name: str) -> np.ndarray:
+def _as_numeric(value, name: str):
     """The records behind ``value`` as float64 (:func:`~geodp.validation.as_real_array`): entries
-    that are not finite reals become NaN, left for the private part."""
+    that are not finite reals become NaN, left for the private part. A Dask array stays lazy:
+    only its public metadata (shape, number of records, dtype) are checked here."""
+    if is_dask(value):
+        if np.issubdtype(value.dtype, np.complexfloating):
+            raise InvalidTypeError(f"{name} must be real, got complex numbers.")
+        check_dask_records(value, name)
+        return value
     try:
         return as_real_array(value, name)
     except InvalidDataError as err:
@@ -543,13 +564,52 @@ def _check_bounds(bounds, width: int, name: str):
     return lower, upper
 
 
-def _data_bounds(values):
-    """Bounds taken from the data (only after a PrivacyLeakWarning). Never raises (it runs after
-    the charge): a constant column is widened by 1/2 on each side, and no valid record at all
-    gives [0, 1]."""
-    if len(values) == 0:
-        return np.zeros(values.shape[1]), np.ones(values.shape[1])
-    lower, upper = values.min(axis=0), values.max(axis=0)
+def _raise_invalid():
+    raise InvalidDataError(
+        "X or y holds NaN, infinite or non-numeric values; remove or impute them, or pass on_invalid='center'."
+    )
+
+
+def _invalid_rows(X, y) -> np.ndarray:
+    return ~(np.all(np.isfinite(X), axis=1) & np.all(np.isfinite(y), axis=1))
+
+
+def _valid_extremes(X, y):
+    """``(n_invalid, min X, max X, min y, max y)`` of a block, over its valid records (±inf if
+    none): the data bounds of a leaky release, block by block."""
+    invalid = _invalid_rows(X, y)
+    X, y = X[~invalid], y[~invalid]
+    if len(X) == 0:
+        inf_x, inf_y = np.full(X.shape[1], np.inf), np.full(y.shape[1], np.inf)
+        return int(np.count_nonzero(invalid)), inf_x, -inf_x, inf_y, -inf_y
+    return int(np.count_nonzero(invalid)), X.min(axis=0), X.max(axis=0), y.min(axis=0), y.max(axis=0)
+
+
+def _moment_part(to_design, to_response, bounds_X, bounds_y, refuse, X, y):
+    """One block of records: ``(moment parts, [n_invalid, n_clipped_x, n_clipped_y])``. Invalid
+    records are replaced by the midpoints of the bounds (or, if they are refused, nothing is
+    computed), then every record is clipped into the bounds and normalised: a per-record map."""
+    invalid = _invalid_rows(X, y)
+    n_invalid = int(np.count_nonzero(invalid))
+    if n_invalid and refuse:
+        return None, np.array([n_invalid, 0, 0])
+    if n_invalid:
+        X, y = X.copy(), y.copy()
+        X[invalid], y[invalid] = 0.5 * (bounds_X[0] + bounds_X[1]), 0.5 * (bounds_y[0] + bounds_y[1])
+    (x_lo, x_hi), (y_lo, y_hi) = bounds_X, bounds_y
+    clipped_x = np.count_nonzero(np.any((X < x_lo) | (X > x_hi), axis=1))
+    clipped_y = np.count_nonzero(np.any((y < y_lo) | (y > y_hi), axis=1))
+    design, response = to_design(np.clip(X, x_lo, x_hi)), to_response(np.clip(y, y_lo, y_hi))
+    return moment_parts(design, response), np.array([n_invalid, clipped_x, clipped_y])
+
+
+def _data_bounds(lowers, uppers, width: int):
+    """Bounds taken from the data (only after a PrivacyLeakWarning), from the blocks' extremes
+    over their valid records. Never raises (it runs after the charge): a constant column is
+    widened by 1/2 on each side, and no valid record at all gives [0, 1]."""
+    lower, upper = np.min(lowers, axis=0), np.max(uppers, axis=0)
+    if not np.all(np.isfinite(lower)):  # no valid record
+        return np.zeros(width), np.ones(width)
     flat = ~(lower < upper)
     return np.where(flat, lower - 0.5, lower), np.where(flat, upper + 0.5, upper)
 

@@ -13,8 +13,9 @@ from sklearn.utils.validation import check_is_fitted
 from geodp.accountant import check_accountant
 from geodp.errors import ApproximateSamplerWarning, InvalidDataError, InvalidParameterError
 from geodp.manifolds.base import check_space
-from geodp.models.frechet_mean import PrivateFrechetMean
+from geodp.models.frechet_mean import PrivateFrechetMean, public_records
 from geodp.models.report import PerClassDiagnostics, PrivacyReport
+from geodp.records import is_dask
 from geodp.release import ReleasePlan, announce_and_charge
 from geodp.secure import SECURE, is_secure
 from geodp.validation import as_generator
@@ -180,9 +181,12 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array_like, shape (n, *space.point_shape)
-        y : array_like, shape (n,)
-            Class labels (public by assumption).
+        X : array_like or dask.array.Array, shape (n, *space.point_shape)
+            A Dask array is never materialised: each class's rows stay a Dask array, whose mean
+            :class:`~geodp.models.PrivateFrechetMean` computes chunk by chunk (not with
+            ``mechanism="kng"``, refused before the charge).
+        y : array_like or dask.array.Array, shape (n,)
+            Class labels (public by assumption; a Dask array of labels is computed).
         sample_weight : None
             Accepted for pyRiemann compatibility; weights are refused (non-uniform weights
             change the sensitivity of the means).
@@ -325,7 +329,12 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
     def _public_input(self, X, y):
         check_space(self.space)
         check_accountant(self.accountant)
-        data = self.space._dataset_array(X, "X")
+        if is_dask(X):  # lazy: its public metadata are checked, each class's rows stay a Dask array
+            data = public_records(self.space, X)
+        else:
+            data = self.space.unchecked.dataset_array(X, "X")
+        if is_dask(y):  # the labels are public (and small): read them
+            y = y.compute()
         labels, classes = self._check_labels(y, data.shape[0])
         return data, labels, classes
 

@@ -11,15 +11,17 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from geodp.errors import InvalidDataError, InvalidTypeError, NotOnManifoldError
+from geodp.manifolds.frechet_hooks import FrechetFlowHooks
+from geodp.manifolds.unchecked import UncheckedGeometry
 from geodp.validation import as_real_array, check_finite_array, check_positive
 
-__all__ = ["Manifold", "UncheckedGeometry", "check_space"]
+__all__ = ["Manifold", "check_space"]
 
 
 RTOL = float(np.sqrt(np.finfo(np.float64).eps))
 
 
-class Manifold(ABC):
+class Manifold(FrechetFlowHooks, ABC):
     """Abstract Riemannian manifold with vectorised geometry.
 
     Subclasses set ``point_shape``, ``dim``, ``curvature_bounds``, ``injectivity_radius``,
@@ -510,71 +512,6 @@ class Manifold(ABC):
         """Remove rounding-level deviations from points already known to belong (identity)."""
         return x
 
-    # ------------------------------------------------------------ Fréchet mean
-    # The flow of geodp.frechet sees the records as blocks (row slices in memory, chunks of a
-    # Dask array); every quantity below is a sum or a maximum over records, so blocks combine.
-    # Float64 temporaries per record in a pass (sets the rows of an in-memory block, ~8 MB).
-    @property
-    def _karcher_row_values(self) -> int:
-        return int(np.prod(self.point_shape))
-
-    # Does _karcher_direction measure distances exactly (a log at the cut locus is 0, a distance
-    # is not)? Then the last pass also certifies uniqueness, without a pass of its own.
-    _karcher_exact_distances = False
-    # Does _karcher_direction(..., hessian=True) return per-block Hessian state for
-    # _newton_direction(x, direction, states, grad_norm, tol) (in-memory records only)?
-    _karcher_newton = False
-
-    def _checked_records(self, X: np.ndarray) -> np.ndarray:
-        """Validate a float64 block ``(n, *point_shape)`` as :meth:`check_points` does (same
-        errors, same returned points); spaces override it with a cheaper test that falls back
-        to :meth:`check_points` whenever some record fails it."""
-        return self.check_points(X, "X", batch_ndim=1)
-
-    def _start_statistic(self, X: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """The block's share of the statistic :meth:`_karcher_start` maps to the start: ``Σ w_i x_i``."""
-        return np.tensordot(weights, X, axes=1)
-
-    def _validated_start(self, X: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(points, start statistic)`` of a block in one pass (validation as :meth:`_checked_records`)."""
-        points = self._checked_records(X)
-        return points, self._start_statistic(points, weights)
-
-    def _karcher_start(self, weighted_sum: np.ndarray) -> np.ndarray | None:
-        """Start of the Karcher flow from the summed :meth:`_start_statistic` (by default the
-        extrinsic mean ``Σ w_i x_i``), or None to start at the first record (the default: not
-        every embedding has a usable extrinsic mean)."""
-        return None
-
-    def _karcher_direction(self, x, X, weights) -> tuple[np.ndarray, float, float]:
-        """``(Σ w_i log_x x_i, ½ Σ w_i ρ²(x, x_i), max_i ρ(x, x_i))`` over the records ``X``:
-        minus the Fréchet gradient, the objective and the largest distance (for the step bound)."""
-        w = weights.reshape(weights.shape + (1,) * len(self.point_shape))
-        logs = self._log(x, X)
-        dists = np.asarray(self._norm(x, logs))
-        return np.sum(w * logs, axis=0), 0.5 * float(np.sum(weights * dists**2)), float(np.max(dists))
-
-    def _max_dist(self, x, X) -> float:
-        """``max_i ρ(x, x_i)`` measured afresh (a log at the cut locus is 0, a distance is not)."""
-        return float(np.max(self._dist(x, X)))
-
-    def _coordinate_sum(self, X, weights) -> tuple[np.ndarray, int]:
-        """Flat spaces: ``(Σ w_i φ(x_i) over the valid records, number of invalid records)``."""
-        coords, invalid = self._record_coordinates(X)
-        return weights @ np.where(invalid[:, None], 0.0, coords), int(np.count_nonzero(invalid))
-
-    def _record_coordinates(self, X) -> tuple[np.ndarray, np.ndarray]:
-        """Flat spaces: ``(coordinates, invalid)`` of a block of records, NaN where invalid."""
-        invalid = ~np.asarray(self.belongs(X))
-        coords = np.full((len(invalid), self.dim), np.nan)
-        if not np.all(invalid):
-            coords[~invalid] = self.to_coordinates(self._canonical_records(np.asarray(X, dtype=float)[~invalid]))
-        return coords, invalid
-
-    def _canonical_records(self, X: np.ndarray) -> np.ndarray:
-        """Records known to be valid in the form :meth:`check_points` returns."""
-        return self._canonical(X)
-
     # --------------------------------------------------------------- randomness
     def random_tangent(self, x, size=None, rng=None):
         """Standard Gaussian tangent vectors at ``x``: coefficients ~ N(0, I_dim) in an
@@ -697,88 +634,6 @@ class Manifold(ABC):
             return base
         size = (size,) if np.isscalar(size) else tuple(size)
         return np.broadcast_shapes(size, base)
-
-
-class UncheckedGeometry:
-    """The unvalidated geometry of a space (see :attr:`Manifold.unchecked`): each method calls
-    the space's implementation directly, without checking shapes, finiteness or membership.
-
-    Examples
-    --------
-    >>> from geodp.manifolds import Sphere
-    >>> fast = Sphere(2).unchecked
-    >>> round(float(fast.dist([1.0, 0.0, 0.0], [0.0, 1.0, 0.0])), 6)
-    1.570796
-    """
-
-    __slots__ = ("space",)
-
-    def __init__(self, space: Manifold):
-        self.space = space
-
-    def exp(self, x, v):
-        return self.space._exp(x, v)
-
-    def log(self, x, y):
-        return self.space._log(x, y)
-
-    def dist(self, x, y):
-        return self.space._dist(x, y)
-
-    def inner(self, x, u, v):
-        return self.space._inner(x, u, v)
-
-    def norm(self, x, v):
-        return self.space._norm(x, v)
-
-    def transport(self, x, y, v):
-        return self.space._transport(x, y, v)
-
-    def polar_exp(self, x, direction, t):
-        return self.space._polar_exp(x, direction, t)
-
-    def clip_to_ball(self, X, center, radius, *, last_resort: str = "center"):
-        return self.space._clip_to_ball(X, center, radius, last_resort=last_resort)
-
-    def random_tangent(self, x, size=None, rng=None):
-        return self.space._random_tangent(x, size=size, rng=rng)
-
-    def random_unit_tangent(self, x, size=None, rng=None):
-        return self.space._random_unit_tangent(x, size=size, rng=rng)
-
-    def adjoint_exp_derivatives(self, p, u, w, y=None):
-        return self.space._adjoint_exp_derivatives(p, u, w, y)
-
-    def tangent_from_coordinates(self, p, c):
-        return self.space._tangent_from_coordinates(p, c)
-
-    def to_embedding(self, x):
-        return self.space._to_embedding(x)
-
-    def from_embedding(self, y):
-        return self.space._from_embedding(y)
-
-    def extrinsic_radius(self, center, radius: float) -> float:
-        return self.space._extrinsic_radius(center, radius)
-
-    def mean_log_norms(self, xs, data):
-        return self.space._mean_log_norms(xs, data)
-
-    def distances_from(self, start):
-        return self.space._distances_from(start)
-
-    def isometry_to_reference(self, center):
-        return self.space._isometry_to_reference(center)
-
-    def prepared_records(self, block, center, radius):
-        return self.space._prepared_records(block, center, radius)
-
-    def canonical_records(self, X):
-        return self.space._canonical_records(X)
-
-    def dataset_array(self, X, name: str = "X"):
-        """``X`` as float64 ``(n, *point_shape)``; entries that are not finite reals become NaN."""
-        return self.space._dataset_array(X, name)
 
 
 def check_space(space) -> Manifold:

@@ -31,18 +31,26 @@ from geodp.models.geodesic_sampling import (
     BURN_IN,
     THINNING,
     flat_gradient_bound,
+    flat_moment_part,
     flat_release_from_moments,
     from_chart,
     mcmc_draws,
     published_release,
 )
-from geodp.models.record_passes import check_dask_records, combine_moments, moment_parts, record_pass, rows_per_block
+from geodp.models.record_passes import (
+    check_covariate_bounds,
+    check_dask_records,
+    combine_moments,
+    covariate_records,
+    record_pass,
+    rows_per_block,
+)
 from geodp.models.report import PrivacyReport, RegressionDiagnostics
 from geodp.records import is_dask
 from geodp.regression import geodesic_predict
 from geodp.release import ReleasePlan, execute
 from geodp.sensitivity import check_radius, geodesic_regression_sensitivity, k25_published_sensitivity, max_radius
-from geodp.validation import as_generator, as_real_array, check_epsilon, check_positive
+from geodp.validation import as_generator, check_epsilon, check_positive
 
 __all__ = ["PrivateGeodesicRegression"]
 
@@ -229,7 +237,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         center = space.check_points(self.center, "center", batch_ndim=0)
         _recentring(space, center)  # refuses a centre too far out to move accurately
         radius = check_radius(space, self.radius)
-        lower, upper = _check_bounds(self.x_bounds)
+        lower, upper = check_covariate_bounds(self.x_bounds)
         m = lower.size
         x_max = math.sqrt(m) / (1.0 if self.as_published else 2.0)
         if self.velocity_bound is None:
@@ -361,7 +369,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         space, *_, lower, _upper, _x_max, _velocity, _tau, _largest = self._check_settings()
         if is_dask(y):  # lazy: only its public metadata are checked here
             check_dask_records(y, "y", space.point_shape)
-        return _covariate_array(X, lower.size), y if is_dask(y) else space.unchecked.dataset_array(y, "y")
+        return covariate_records(X, lower.size), y if is_dask(y) else space.unchecked.dataset_array(y, "y")
 
     def _plan(self, x_arr, data) -> ReleasePlan:
         space, epsilon, center, radius, lower, upper, x_max, velocity, tau, largest = self._check_settings()
@@ -448,7 +456,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         if "intercept_" not in self.__dict__:
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call 'fit' before 'predict'.")
         m = self.x_center_.size
-        x_arr, _ = _covariate_array(X, m, name="X")
+        x_arr, _ = covariate_records(X, m, name="X")
         if not np.all(np.isfinite(x_arr)):
             raise InvalidDataError("X must be finite.")
         coef = self.coef_.reshape((m,) + tuple(self.space.point_shape))
@@ -529,7 +537,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         refuse = self.on_invalid == "raise"
         args = (space, f["center"], f["radius"], f["lower"], f["upper"], c0, refuse)
         rows = rows_per_block(q * (q + d) + 4 * (m + d + int(np.prod(space.point_shape))))
-        results = record_pass(_flat_part, [x_arr, data], args, rows=rows)
+        results = record_pass(flat_moment_part, [x_arr, data], args, rows=rows)
         n_invalid, n_failed, n_clipped_x, n_clipped_y = (int(c) for c in sum(r[1] for r in results))
         if refuse and n_invalid:
             raise NotOnManifoldError(_INVALID_TEXT.format(space=space))
@@ -698,64 +706,3 @@ def _mcmc_reason(space, as_published, affine=False) -> str:
             "clipped and the gradient is not affine; leave residual_bound=None for the exact sampler."
         )
     return "on a curved space the gradient field is not affine in (p, v) and no exact sampler of this law is known."
-
-
-def _check_bounds(x_bounds):
-    try:
-        lower, upper = x_bounds
-    except (TypeError, ValueError):
-        raise InvalidParameterError("x_bounds must be a pair (lower, upper) of scalars or arrays.") from None
-    try:
-        lower = np.atleast_1d(np.asarray(lower, dtype=float)).ravel()
-        upper = np.atleast_1d(np.asarray(upper, dtype=float)).ravel()
-    except (TypeError, ValueError):
-        raise InvalidParameterError("x_bounds must hold real numbers.") from None
-    if lower.shape != upper.shape:
-        lower, upper = np.broadcast_arrays(lower, upper)
-    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper)) and np.all(lower < upper)):
-        raise InvalidParameterError("x_bounds must be finite with lower < upper for every covariate.")
-    return lower.astype(float), upper.astype(float)
-
-
-def _flat_part(space, center, radius, lower, upper, c0, refuse, x, y):
-    """One block of records on a flat space: ``(moment parts, [n_invalid, n_failed, n_clipped_x,
-    n_clipped_y])``. Invalid records are replaced by the public centres (or, refused, nothing is
-    computed); then covariates are clipped into the bounds and scaled to [-1/2, 1/2], responses
-    validated, clipped into the ball and mapped to chart coordinates relative to the centre."""
-    invalid = space.invalid_records(y) | ~np.all(np.isfinite(x), axis=1)
-    n_invalid = int(np.count_nonzero(invalid))
-    if n_invalid and refuse:
-        return None, np.array([n_invalid, 0, 0, 0])
-    if n_invalid:
-        x, y = x.copy(), y.copy()
-        y[invalid], x[invalid] = center, (lower + upper) / 2.0
-    try:  # canonical points (flat spaces need no recentring)
-        points = space.check_points(y, "y", batch_ndim=1)
-    except GeodpError:
-        return None, np.array([n_invalid, 1, 0, 0])
-    clipped_x = np.clip(x, lower, upper)
-    n_clipped_x = np.count_nonzero(np.any(clipped_x != x, axis=1))
-    # A relative 1e-12 inside the ball: rounding must not carry a residual past τ.
-    Y, was_clipped = space.unchecked.clip_to_ball(points, center, radius * (1.0 - 1e-12))
-    xs = (clipped_x - lower) / (upper - lower) - 0.5
-    design = np.hstack([np.ones((len(xs), 1)), xs])
-    coords = space.to_coordinates(Y).reshape(len(xs), -1)
-    return moment_parts(design, coords - c0), np.array([n_invalid, 0, n_clipped_x, np.count_nonzero(was_clipped)])
-
-
-def _covariate_array(x, m, name="X"):
-    """``(array, vector)``: ``x`` as a float array of shape ``(n, m)``, and whether it came as a
-    vector of shape ``(n,)``; entries that are not finite real numbers (None,
-    pd.NA, text, complex, nested lists) become NaN through the one coercion
-    (:func:`~geodp.validation.as_real_array`), so they invalidate only their record."""
-    if is_dask(x):  # lazy: only its public metadata are checked here
-        check_dask_records(x, name, ndims=(1, 2))
-        arr = x
-    else:
-        arr = as_real_array(x, name)
-    vector = arr.ndim == 1  # one covariate given as shape (n,) (after the coercion: entries do not decide)
-    if vector:
-        arr = arr[:, None]
-    if arr.ndim != 2 or arr.shape[1] != m:
-        raise InvalidDataError(f"{name} must have shape (n,) or (n, {m}) to match x_bounds, got {arr.shape}.")
-    return arr, vector

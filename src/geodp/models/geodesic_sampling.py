@@ -14,7 +14,7 @@ import numpy as np
 from geodp.distributions.affine_kng import AffineKNG
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.tangent_bundle import TangentBundle
-from geodp.errors import NumericalWarning
+from geodp.errors import GeodpError, NumericalWarning
 from geodp.models.record_passes import combine_moments, moment_parts
 from geodp.regression import geodesic_regression, unchecked_regression_gradient
 
@@ -203,3 +203,29 @@ def from_chart(space, a, theta_v):
     coordinates are the rows of ``theta_v`` (flat spaces)."""
     p = space.from_coordinates(a)
     return p, space.unchecked.tangent_from_coordinates(p[None], np.asarray(theta_v, dtype=float))
+
+
+def flat_moment_part(space, center, radius, lower, upper, c0, refuse, x, y):
+    """One block of records on a flat space: ``(moment parts, [n_invalid, n_failed, n_clipped_x,
+    n_clipped_y])``. Invalid records are replaced by the public centres (or, refused, nothing is
+    computed); then covariates are clipped into the bounds and scaled to [-1/2, 1/2], responses
+    validated, clipped into the ball and mapped to chart coordinates relative to the centre."""
+    invalid = space.invalid_records(y) | ~np.all(np.isfinite(x), axis=1)
+    n_invalid = int(np.count_nonzero(invalid))
+    if n_invalid and refuse:
+        return None, np.array([n_invalid, 0, 0, 0])
+    if n_invalid:
+        x, y = x.copy(), y.copy()
+        y[invalid], x[invalid] = center, (lower + upper) / 2.0
+    try:  # canonical points (flat spaces need no recentring)
+        points = space.check_points(y, "y", batch_ndim=1)
+    except GeodpError:
+        return None, np.array([n_invalid, 1, 0, 0])
+    clipped_x = np.clip(x, lower, upper)
+    n_clipped_x = np.count_nonzero(np.any(clipped_x != x, axis=1))
+    # A relative 1e-12 inside the ball: rounding must not carry a residual past τ.
+    Y, was_clipped = space.unchecked.clip_to_ball(points, center, radius * (1.0 - 1e-12))
+    xs = (clipped_x - lower) / (upper - lower) - 0.5
+    design = np.hstack([np.ones((len(xs), 1)), xs])
+    coords = space.to_coordinates(Y).reshape(len(xs), -1)
+    return moment_parts(design, coords - c0), np.array([n_invalid, 0, n_clipped_x, np.count_nonzero(was_clipped)])

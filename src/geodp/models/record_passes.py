@@ -20,13 +20,15 @@ import numbers
 
 import numpy as np
 
-from geodp.errors import InvalidDataError
+from geodp.errors import InvalidDataError, InvalidParameterError
 from geodp.records import BLOCK_VALUES, is_dask
-from geodp.validation import check_real_dtype
+from geodp.validation import as_real_array, check_real_dtype
 
 __all__ = [
+    "check_covariate_bounds",
     "check_dask_records",
     "combine_moments",
+    "covariate_records",
     "exact_column_sums",
     "moment_parts",
     "record_pass",
@@ -185,3 +187,39 @@ def combine_moments(parts, n: int, q: int, d: int):
     gram[np.triu_indices(q)] = sums[:k]
     gram = gram + np.triu(gram, 1).T
     return gram / n, sums[k:].reshape(q, d) / n
+
+
+def covariate_records(x, m, name="X"):
+    """``(array, vector)``: ``x`` as a float array of shape ``(n, m)``, and whether it came as a
+    vector of shape ``(n,)``; entries that are not finite real numbers (None,
+    pd.NA, text, complex, nested lists) become NaN through the one coercion
+    (:func:`~geodp.validation.as_real_array`), so they invalidate only their record."""
+    if is_dask(x):  # lazy: only its public metadata are checked here
+        check_dask_records(x, name, ndims=(1, 2))
+        arr = x
+    else:
+        arr = as_real_array(x, name)
+    vector = arr.ndim == 1  # one covariate given as shape (n,) (after the coercion: entries do not decide)
+    if vector:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[1] != m:
+        raise InvalidDataError(f"{name} must have shape (n,) or (n, {m}) to match x_bounds, got {arr.shape}.")
+    return arr, vector
+
+
+def check_covariate_bounds(x_bounds):
+    """``(lower, upper)`` of the public covariate box, as float arrays (finite, lower < upper)."""
+    try:
+        lower, upper = x_bounds
+    except (TypeError, ValueError):
+        raise InvalidParameterError("x_bounds must be a pair (lower, upper) of scalars or arrays.") from None
+    try:
+        lower = np.atleast_1d(np.asarray(lower, dtype=float)).ravel()
+        upper = np.atleast_1d(np.asarray(upper, dtype=float)).ravel()
+    except (TypeError, ValueError):
+        raise InvalidParameterError("x_bounds must hold real numbers.") from None
+    if lower.shape != upper.shape:
+        lower, upper = np.broadcast_arrays(lower, upper)
+    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper)) and np.all(lower < upper)):
+        raise InvalidParameterError("x_bounds must be finite with lower < upper for every covariate.")
+    return lower.astype(float), upper.astype(float)

@@ -1,4 +1,4 @@
-"""Reusable contract tests every Manifold must pass (STYLE.md rule 12).
+"""Reusable contract tests every Manifold must pass.
 
 Subclass :class:`ManifoldContract` in a ``Test…`` class and define ``space`` (a fixture or class
 attribute) and optionally ``tangent_scale`` (how long the random tangent vectors are).
@@ -134,3 +134,65 @@ class ManifoldContract:
             self.space.check_points(x, "center", batch_ndim=0)
         with pytest.raises(InvalidDataError, match=r"shape \(n, "):
             self.space.check_points(x[None], "X", batch_ndim=1)
+
+    # ------------------------------------------------- optional hooks, checked when declared
+    def _orthonormal_tangents(self, x, u, count, seed):
+        """``count`` tangent vectors at ``x``, orthonormal in the metric and orthogonal to ``u``."""
+        space, basis = self.space, [u]
+        for v in space.random_tangent(x, size=count + 4, rng=seed):
+            for b in basis:
+                v = v - space.inner(x, v, b) * b
+            norm = float(space.norm(x, v))
+            if norm > 1e-6:
+                basis.append(v / norm)
+            if len(basis) == count + 1:
+                return basis[1:]
+        raise AssertionError("no orthonormal tangent basis found")
+
+    def _log_polar_volume(self, x, u, basis, t, h=1e-5):
+        """``log J(t)`` from the geometry: the Gram determinant of ``d/dθ_i Exp(x, t(u + θ_i e_i))``."""
+        space = self.space
+        y = space.exp(x, t * u)
+        columns = []
+        for e in basis:
+            diff = (space.exp(x, t * (u + h * e)) - space.exp(x, t * (u - h * e))) / (2 * h)
+            columns.append(space.to_tangent(y, diff))
+        gram = np.array([[float(space.inner(y, a, b)) for b in columns] for a in columns])
+        return 0.5 * np.linalg.slogdet(gram)[1]
+
+    def test_declared_polar_volume_matches_the_geometry(self):
+        """A space that declares ``radial_log_jacobian`` (isotropic: the exact radial samplers
+        trust it) must give the volume its own ``exp`` has, up to a constant."""
+        space = self.space
+        if not space.provides("radial_log_jacobian") or space.dim < 2:
+            pytest.skip("no polar volume declared")
+        x = self.points(31, size=1)[0]
+        u = space.random_unit_tangent(x, rng=32)
+        basis = self._orthonormal_tangents(x, u, space.dim - 1, 33)
+        reach = min(1.0, 0.8 * float(space.cut_radius))
+        ts = np.array([0.2, 0.5, 0.9]) * reach
+        measured = np.array([self._log_polar_volume(x, u, basis, t) for t in ts])
+        declared = np.asarray(space.radial_log_jacobian(ts), dtype=float)
+        np.testing.assert_allclose(np.diff(measured), np.diff(declared), atol=1e-6)
+
+    def test_declared_adjoint_jacobi_fields_match_finite_differences(self, h=1e-6):
+        """``⟨d_uExp(p, u)[a], w⟩ = ⟨a, du⟩`` and the same for ``d_pExp`` (``u`` transported
+        along the variation of ``p``): what geodesic regression's gradient trusts."""
+        space = self.space
+        if not space.provides("_adjoint_exp_derivatives"):
+            pytest.skip("no adjoint Jacobi fields declared")
+        p = self.points(34, size=1)[0]
+        u = self.tangents(p[None], 35)[0]
+        y = space.exp(p, u)
+        w = space.random_tangent(y, rng=36)
+        a = space.random_tangent(p, rng=37)
+        dp, du = space.unchecked.adjoint_exp_derivatives(p, u, w)
+        along_u = space.to_tangent(y, (space.exp(p, u + h * a) - space.exp(p, u - h * a)) / (2 * h))
+        np.testing.assert_allclose(float(space.inner(y, along_u, w)), float(space.inner(p, a, du)), atol=1e-6)
+
+        def moved(s):
+            q = space.exp(p, s * a)
+            return space.exp(q, space.transport(p, q, u))
+
+        along_p = space.to_tangent(y, (moved(h) - moved(-h)) / (2 * h))
+        np.testing.assert_allclose(float(space.inner(y, along_p, w)), float(space.inner(p, a, dp)), atol=1e-6)

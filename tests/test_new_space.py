@@ -113,3 +113,115 @@ def test_a_flat_space_without_its_chart_is_refused_when_written():
             _exp, _log, _inner = ScaledPlane._exp, ScaledPlane._log, ScaledPlane._inner
             _transport, _belongs = ScaledPlane._transport, ScaledPlane._belongs
             _random_tangent, random_point = ScaledPlane._random_tangent, ScaledPlane.random_point
+
+
+# ---------------------------------------------------------------- optional geometry (hooks)
+class ToySphere(Manifold):
+    """The unit circle S¹ ⊂ R², written from scratch with only the required methods: curved
+    (κ = 1 as a 1-manifold has no sectional curvature; declared (1, 1) like geodp's Sphere), no
+    optional hook."""
+
+    point_shape = (2,)
+    dim = 1
+    curvature_bounds = (1.0, 1.0)
+    injectivity_radius = np.pi
+    is_homogeneous = True
+
+    def __repr__(self):
+        return "ToySphere()"
+
+    def _exp(self, x, v):
+        x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
+        t = np.linalg.norm(v, axis=-1, keepdims=True)
+        return np.cos(t) * x + np.where(t > 0, np.sin(t) * v / np.where(t > 0, t, 1.0), 0.0)
+
+    def _log(self, x, y):
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        angle = np.arctan2(x[..., 0] * y[..., 1] - x[..., 1] * y[..., 0], np.sum(x * y, axis=-1))
+        turned = np.stack([-x[..., 1], x[..., 0]], axis=-1)
+        return angle[..., None] * np.broadcast_to(turned, np.broadcast_shapes(x.shape, y.shape))
+
+    def _inner(self, x, u, v):
+        return np.sum(np.asarray(u) * np.asarray(v), axis=-1)
+
+    def _transport(self, x, y, v):
+        turned_x = np.stack([-np.asarray(x)[..., 1], np.asarray(x)[..., 0]], axis=-1)
+        turned_y = np.stack([-np.asarray(y)[..., 1], np.asarray(y)[..., 0]], axis=-1)
+        return np.sum(np.asarray(v) * turned_x, axis=-1, keepdims=True) * turned_y
+
+    def _belongs(self, x, rtol):
+        return np.abs(np.linalg.norm(x, axis=-1) - 1.0) <= rtol
+
+    def _random_tangent(self, x, size=None, rng=None):
+        x = np.asarray(x, dtype=float)
+        shape = np.broadcast_shapes(x.shape[:-1], () if size is None else tuple(np.atleast_1d(size)))
+        z = np.random.default_rng(rng).standard_normal(shape)
+        return z[..., None] * np.stack([-x[..., 1], x[..., 0]], axis=-1)
+
+    def random_point(self, size=None, rng=None):
+        shape = () if size is None else tuple(np.atleast_1d(size))
+        angle = np.random.default_rng(rng).uniform(0, 2 * np.pi, shape)
+        return np.stack([np.cos(angle), np.sin(angle)], axis=-1)
+
+
+class TestToySphereContract(ManifoldContract):
+    space = ToySphere()
+
+
+def test_what_a_new_space_must_provide_and_what_is_optional():
+    """The required geometry is abstract (a class missing one cannot be instantiated); every
+    optional hook has a default in Manifold, and ``provides`` tells whether a space overrides it."""
+    required = {"_exp", "_log", "_inner", "_transport", "_belongs", "_random_tangent", "random_point"}
+    assert set(Manifold.__abstractmethods__) == required
+    optional = ["_adjoint_exp_derivatives", "radial_log_jacobian", "_extrinsic_radius", "_isometry_to_reference"]
+    assert not any(ToySphere().provides(hook) for hook in optional)
+    from geodp.manifolds import Sphere
+
+    assert all(Sphere(1).provides(hook) for hook in ["_adjoint_exp_derivatives", "radial_log_jacobian"])
+    assert ToySphere().closed_forms == frozenset()  # no closed form is assumed of a new space
+
+
+def test_a_curved_space_without_jacobi_fields_is_refused_before_the_charge():
+    from geodp.accountant import BudgetAccountant
+    from geodp.errors import InvalidTypeError
+    from geodp.models import PrivateGeodesicRegression
+
+    accountant = BudgetAccountant(epsilon=10.0)
+    model = PrivateGeodesicRegression(
+        ToySphere(), epsilon=1.0, center=[1.0, 0.0], radius=0.5, x_bounds=(0.0, 1.0), accountant=accountant
+    )
+    Y = ToySphere().exp([1.0, 0.0], np.linspace(-0.3, 0.3, 20)[:, None] * [0.0, 1.0])
+    with pytest.raises(InvalidTypeError, match="_adjoint_exp_derivatives"):
+        model.fit(np.linspace(0, 1, 20), Y)
+    assert accountant.total_spent == (0.0, 0.0)
+
+
+def test_the_toy_curved_space_releases_a_private_mean_by_the_generic_route():
+    """No hook, no closed form: the Laplace release runs by the generic samplers, and is sound
+    (the radius is checked against the declared curvature and injectivity radius)."""
+    space = ToySphere()
+    angles = np.random.default_rng(1).normal(0.2, 0.1, 200)
+    X = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    model = PrivateFrechetMean(space, epsilon=2.0, center=[1.0, 0.0], radius=0.6, random_state=0)
+    with pytest.warns(Warning):  # the generic route is MCMC: said before the charge
+        model.fit(X)
+    assert np.all(space.belongs(model.mean_[None]))
+    assert float(space.dist(model.mean_, [np.cos(0.2), np.sin(0.2)])) < 0.3
+
+
+def test_a_flat_space_gets_geodesic_regression_from_its_chart_and_the_default_jacobi_fields():
+    """Flat spaces need no hook: the adjoint Jacobi fields default to the parallel transport and
+    the chart velocities to straight lines in the chart; the fit matches the Euclidean one."""
+    from geodp.manifolds import Euclidean
+    from geodp.regression import geodesic_regression
+
+    rng = np.random.default_rng(2)
+    x = rng.uniform(0, 1, 30)
+    Y = np.stack([0.3 + 0.5 * x, -0.2 * x], axis=1) + 0.01 * rng.standard_normal((30, 2))
+    p, v = geodesic_regression(ScaledPlane(), x, Y)
+    p_e, v_e = geodesic_regression(Euclidean(2), x, Y)
+    np.testing.assert_allclose(p, p_e, atol=1e-12)
+    np.testing.assert_allclose(v, v_e, atol=1e-12)
+    dp, du = ScaledPlane().unchecked.adjoint_exp_derivatives(p, v, np.array([1.0, 2.0]))
+    np.testing.assert_allclose(dp, [1.0, 2.0])
+    np.testing.assert_allclose(du, [1.0, 2.0])

@@ -39,6 +39,8 @@ __all__ = [
     "regression_objective",
     "regression_gradient",
     "adjoint_exp_derivatives",
+    "check_regression_space",
+    "supports_geodesic_regression",
 ]
 
 # Floats per chunk of (parameter points × records × point entries) in the batched gradient.
@@ -83,14 +85,37 @@ def _expand(a, n_axes: int) -> np.ndarray:
     return a.reshape(a.shape + (1,) * n_axes)
 
 
-def _check_space(space) -> None:
-    check_space(space)
-    if not space.provides("_adjoint_exp_derivatives"):
+def supports_geodesic_regression(space) -> bool:
+    """Whether geodesic regression runs on ``space``: it needs the adjoints of the derivatives of
+    ``Exp`` (the space's ``_adjoint_exp_derivatives``), in closed form on every flat space and on
+    the curved spaces that implement them.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Sphere
+    >>> supports_geodesic_regression(Sphere(2))
+    True
+    """
+    return check_space(space).is_flat or space.provides("_adjoint_exp_derivatives")
+
+
+def check_regression_space(space):
+    """Refuse a space geodesic regression cannot run on (:func:`supports_geodesic_regression`)
+    with an ``InvalidTypeError`` that names the missing hook; return the space.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Euclidean
+    >>> check_regression_space(Euclidean(2))
+    Euclidean(2)
+    """
+    if not supports_geodesic_regression(space):
         raise InvalidTypeError(
-            f"geodesic regression needs closed-form adjoint Jacobi fields (the space's "
-            f"_adjoint_exp_derivatives), available on Euclidean, Sphere, Hyperbolic, KendallShape and SPD; "
-            f"got {space!r}."
+            f"geodesic regression needs closed-form adjoint Jacobi fields, available on every flat "
+            f"space and on Sphere, Hyperbolic, KendallShape and affine-invariant SPD; {space!r} does "
+            "not implement them (a curved space provides them as _adjoint_exp_derivatives, docs/math.md §9)."
         )
+    return space
 
 
 def _check_tangent(space, p, v, name: str, where: str = "p") -> np.ndarray:
@@ -214,7 +239,7 @@ def adjoint_exp_derivatives(space, p, u, w):
     >>> np.round(dp, 12).tolist(), np.round(du * np.pi / 2, 12).tolist()
     ([0.0, 0.0, 0.0], [0.0, 1.0, 0.0])
     """
-    _check_space(space)
+    check_regression_space(space)
     p = space.check_points(p, "p")
     u = space.check_vectors(u, "u")
     u = _check_tangent(space, p, u, "u")
@@ -351,7 +376,7 @@ def regression_objective(space, p, v, x, Y):
     >>> regression_objective(Euclidean(1), [0.0], [1.0], [0.0, 1.0], [[0.0], [3.0]])
     1.0
     """
-    _check_space(space)
+    check_regression_space(space)
     Y = space.check_points(Y, "Y", batch_ndim=1)
     x2, squeeze = _design(x, Y.shape[0])
     p, v, batch_shape = _parameters(space, p, v, x2.shape[1], squeeze, batch=True)
@@ -412,7 +437,7 @@ def regression_gradient(space, p, v, x, Y, *, residual_bound=None):
     >>> gp.tolist(), gv.tolist()
     ([-0.25], [-0.25])
     """
-    _check_space(space)
+    check_regression_space(space)
     Y = space.check_points(Y, "Y", batch_ndim=1)
     x2, squeeze = _design(x, Y.shape[0])
     if residual_bound is not None:
@@ -449,7 +474,7 @@ def geodesic_predict(space, p, v, x):
     >>> np.round(y, 12).tolist()
     [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
     """
-    _check_space(space)
+    check_space(space)  # prediction needs only Exp
     x2, squeeze = _design(x)
     p, v, _ = _parameters(space, p, v, x2.shape[1], squeeze, batch=False)
     return space.unchecked.exp(p, np.einsum("nm,m...->n...", x2, v))
@@ -640,7 +665,7 @@ def geodesic_regression(space, x, Y, *, init=None, max_iter: int = 1000, tol: fl
     >>> (np.round(p, 8) + 0.0).tolist(), (np.round(v, 8) + 0.0).tolist(), info.converged
     ([0.0, 0.0, 1.0], [0.3, 0.4, 0.0], True)
     """
-    _check_space(space)
+    check_regression_space(space)
     Y = space.check_points(Y, "Y", batch_ndim=1)
     x2, squeeze = _design(x, Y.shape[0])
     _check_identifiable(x2)

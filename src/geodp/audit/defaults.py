@@ -73,7 +73,7 @@ def default_center(space: Manifold) -> np.ndarray:
     * Euclidean space: the origin; hyperbolic space: its origin ``(R, 0, …, 0)``;
     * Kendall shape space of ``k`` landmarks: the preshape of the regular ``k``-gon (landmarks
       ``(cos 2πj/k, sin 2πj/k)``, centred and scaled to norm 1);
-    * any other space: ``space.random_point(rng=0)`` (a fixed point).
+    * any other space: its ``reference_point()`` (a fixed point unless the space names one).
 
     These are the named points of the command line (``north``, ``identity``, ``origin``).
 

@@ -300,8 +300,10 @@ def _check_resolved(space, center, radius, n, separation):
 
 
 _MCMC_REFUSAL = (
-    "this configuration samples by MCMC (no exact sampler at this scale and ball), which "
-    "the audit cannot run in reasonable time; choose a smaller radius or a larger n"
+    "this configuration samples by MCMC (no exact sampler at this scale and ball), which the audit "
+    "cannot run in reasonable time; choose a smaller radius or a larger n. On a space of your own, "
+    "exact samplers need its polar volume: radial_log_jacobian, cut_radius and volume_growth_rate "
+    "(isotropic spaces), or a global chart (flat spaces)"
 )
 
 

@@ -300,7 +300,9 @@ class Manifold(FrechetFlowHooks, ABC):
 
     def reference_point(self) -> np.ndarray:
         """A canonical public point of the space (the north pole, the identity, the origin): the
-        default centre of audits and examples. The default is a fixed-seed :meth:`random_point`.
+        default centre of audits and examples. The default is a fixed :meth:`random_point`, drawn
+        from a stream of its own (a spawned seed sequence, so no integer seed a caller passes to
+        the samplers replays it); a new space should override it with a named point.
 
         Examples
         --------
@@ -308,7 +310,8 @@ class Manifold(FrechetFlowHooks, ABC):
         >>> SPD(2).reference_point().tolist()
         [[1.0, 0.0], [0.0, 1.0]]
         """
-        return np.asarray(self.random_point(rng=0), dtype=float)
+        stream = np.random.default_rng(np.random.SeedSequence(0, spawn_key=(0x2EF,)))
+        return np.asarray(self.random_point(rng=stream), dtype=float)
 
     @property
     def embedding_dim(self) -> int:
@@ -373,8 +376,14 @@ class Manifold(FrechetFlowHooks, ABC):
     def _adjoint_exp_derivatives(self, p, u, w, y=None):
         """``(d_pExp(p, u)^† w, d_uExp(p, u)^† w)`` unvalidated, batch axes broadcast; ``y =
         Exp(p, u)`` may be passed when the caller has it. Geodesic regression needs it (adjoint
-        Jacobi fields, docs/math.md §9); a space without a closed form keeps this default."""
-        raise NotImplementedError(f"{self!r} has no closed-form adjoint Jacobi fields.")
+        Jacobi fields, docs/math.md §9). On a flat space Jacobi fields are parallel, so both
+        adjoints are the parallel transport back to ``p`` (the default); a curved space without a
+        closed form keeps the default's ``NotImplementedError``."""
+        if not self.is_flat:
+            raise NotImplementedError(f"{self!r} has no closed-form adjoint Jacobi fields.")
+        y = self._exp(p, u) if y is None else y
+        back = self._transport(y, p, w)
+        return back, back.copy()
 
     def _tangent_from_coordinates(self, p, c):
         """Flat spaces: the tangent vectors at ``p`` whose chart differential is ``c`` (shape

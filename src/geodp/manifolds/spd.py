@@ -582,12 +582,6 @@ class LogEuclideanSPD(SPD):
         s = mf.differential_log(mf.positive_eigenvalues(wx), ux, np.asarray(v, dtype=float))
         return mf.differential_log_inverse(mf.positive_eigenvalues(wy), uy, s)
 
-    def _adjoint_exp_derivatives(self, p, u, w, y=None):
-        """Flat: both derivatives are the flat parallel transport ``p → y``; so is the adjoint back."""
-        y = self._exp(p, u) if y is None else y
-        back = self._transport(y, p, w)
-        return back, back.copy()
-
     def _tangent_from_coordinates(self, p, c):
         """``d Log_p v = invvecd(c)``: ``Exp(p, v) = Exp(Log p + invvecd(c))``."""
         w, frame = mf.eigh(np.asarray(p, dtype=float))

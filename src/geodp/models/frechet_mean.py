@@ -297,7 +297,10 @@ class PrivateFrechetMean(BaseEstimator):
         center = space.check_points(self.center, "center", batch_ndim=0)
         radius = check_radius(space, self.radius)
         if dask and self.mechanism == "kng":  # public refusals come before the charge
-            raise InvalidParameterError("mechanism='kng' needs the records in memory; pass a numpy array.")
+            raise InvalidParameterError(
+                "mechanism='kng' needs the records in memory: pass a numpy array (X.compute()), or use "
+                "mechanism='laplace' or 'tangent-gaussian', which take Dask arrays."
+            )
         as_generator(self.random_state)  # a bad random_state is refused before the charge
 
         bound, margin, tol = release_sensitivity(space, radius, n, self.mechanism)

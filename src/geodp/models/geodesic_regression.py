@@ -24,7 +24,6 @@ from geodp.errors import (
     NotOnManifoldError,
     PrivacyLeakWarning,
 )
-from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
 from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.models.geodesic_sampling import (
@@ -45,9 +44,9 @@ from geodp.models.record_passes import (
     record_pass,
     rows_per_block,
 )
-from geodp.models.report import PrivacyReport, RegressionDiagnostics
+from geodp.models.report import PrivacyReport, RegressionDiagnostics, regression_diagnostics
 from geodp.records import is_dask
-from geodp.regression import geodesic_predict
+from geodp.regression import check_regression_space, geodesic_predict
 from geodp.release import ReleasePlan, execute
 from geodp.sensitivity import check_radius, geodesic_regression_sensitivity, k25_published_sensitivity, max_radius
 from geodp.validation import as_generator, check_epsilon, check_positive
@@ -222,7 +221,7 @@ class PrivateGeodesicRegression(BaseEstimator):
     # ------------------------------------------------------------------ public settings
     def _check_settings(self):
         space = self.space
-        check_space(space)
+        check_regression_space(space)
         if self.on_invalid not in _ON_INVALID:
             raise InvalidParameterError(f"on_invalid must be one of {_ON_INVALID}, got {self.on_invalid!r}.")
         if not isinstance(self.as_published, (bool, np.bool_)):
@@ -512,16 +511,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         else:
             xs = (clipped_x - lower) / (upper - lower) - 0.5
             p, v, info = self._mcmc_release(space, xs, Y, center, radius, velocity, tau * (1.0 - 1e-12), scale, rng)
-        diagnostics = dict(
-            n_clipped_x=n_clipped_x,
-            n_clipped_y=int(np.count_nonzero(was_clipped)),
-            solver_iterations=info.get("solver_iterations"),
-            solver_grad_norm=info.get("solver_grad_norm"),
-            solver_converged=info.get("solver_converged"),
-            sampler_acceptance=info.get("acceptance"),
-            sampler_ess=info.get("ess"),
-            sampler_fell_back=info.get("fell_back"),
-        )
+        diagnostics = regression_diagnostics(n_clipped_x, np.count_nonzero(was_clipped), info)
         p, v = from_origin(p, v)
         return p, v, diagnostics
 
@@ -547,16 +537,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         p, v, info = flat_release_from_moments(
             space, gram, target, c0, f["radius"], f["velocity"], f["scale"], f["gradient_bound"], rng
         )
-        diagnostics = dict(
-            n_clipped_x=n_clipped_x,
-            n_clipped_y=n_clipped_y,
-            solver_iterations=None,
-            solver_grad_norm=None,
-            solver_converged=None,
-            sampler_acceptance=info.get("acceptance"),
-            sampler_ess=info.get("ess"),
-            sampler_fell_back=info.get("fell_back"),
-        )
+        diagnostics = regression_diagnostics(n_clipped_x, n_clipped_y, info)
         return p, v, diagnostics
 
     def _mcmc_release(self, space, xs, Y, center, radius, velocity, tau, scale, rng):

@@ -22,7 +22,7 @@ from geodp.errors import (
 )
 from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.models.record_passes import check_dask_records, combine_moments, moment_parts, record_pass, rows_per_block
-from geodp.models.report import PrivacyReport, RegressionDiagnostics
+from geodp.models.report import PrivacyReport, RegressionDiagnostics, regression_diagnostics
 from geodp.records import is_dask
 from geodp.release import ReleasePlan, execute
 from geodp.validation import as_generator, as_real_array, check_epsilon, check_finite_array
@@ -389,15 +389,14 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             )
         theta = law.sample(rng=rng)
         facts |= {"bounds_X": bounds_X, "bounds_y": bounds_y}
-        diagnostics = dict(
-            n_clipped_x=n_clipped_x,
-            n_clipped_y=n_clipped_y,
-            solver_iterations=None,
-            solver_grad_norm=None,
-            solver_converged=None,
-            sampler_acceptance=law.acceptance_rate,
-            sampler_ess=law.chain_diagnostics.effective_sample_size if law.fell_back else None,
-            sampler_fell_back=law.fell_back,
+        diagnostics = regression_diagnostics(
+            n_clipped_x,
+            n_clipped_y,
+            dict(
+                acceptance=law.acceptance_rate,
+                ess=law.chain_diagnostics.effective_sample_size if law.fell_back else None,
+                fell_back=law.fell_back,
+            ),
         )
         return theta, facts, diagnostics
 

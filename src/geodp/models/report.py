@@ -220,3 +220,25 @@ class PerClassDiagnostics(_CuratorFacts):
             lines.append(f"class {label!r}:")
             lines += [f"  {line}" for line in str(diagnostics).splitlines()[1:]]  # without its banner
         return "\n".join(lines)
+
+
+def regression_diagnostics(n_clipped_x: int, n_clipped_y: int, info: dict) -> dict:
+    """The fields of :class:`RegressionDiagnostics` but ``warnings``, from the clipping counts and
+    the solver's and sampler's ``info`` (keys ``solver_iterations``, ``solver_grad_norm``,
+    ``solver_converged``, ``acceptance``, ``ess``, ``fell_back``; a missing one is None).
+
+    Examples
+    --------
+    >>> regression_diagnostics(1, 0, {"acceptance": 0.5})["sampler_acceptance"]
+    0.5
+    """
+    return dict(
+        n_clipped_x=int(n_clipped_x),
+        n_clipped_y=int(n_clipped_y),
+        solver_iterations=info.get("solver_iterations"),
+        solver_grad_norm=info.get("solver_grad_norm"),
+        solver_converged=info.get("solver_converged"),
+        sampler_acceptance=info.get("acceptance"),
+        sampler_ess=info.get("ess"),
+        sampler_fell_back=info.get("fell_back"),
+    )

@@ -338,7 +338,8 @@ def require_flat(space: Manifold, what: str) -> None:
     """Refuse a curved space where a flat chart is needed."""
     if not space.is_flat:
         raise InvalidParameterError(
-            f"{what} is only available on flat spaces (is_flat, with a global chart: Euclidean, log-Euclidean SPD, or your own); "
+            f"{what} is only available on flat spaces (is_flat, with a global chart: Euclidean, "
+            "log-Euclidean SPD, or your own); "
             f"got {space!r}."
             + (
                 f" Use SPD({space.k}, metric='log-euclidean') (spec spd:{space.k}:log-euclidean)."

@@ -10,6 +10,19 @@ refused when it is written). A curved space needs no chart; its releases use the
 samplers, and its admissible radius is ``½·min(inj, π/(2√κ_max))``. Everything else
 (validation, clipping, the Fréchet mean, the mechanisms' calibration and the report) comes from
 the base class and the estimators.
+
+Optional hooks (declared in ``Manifold`` with a default; ``space.provides(name)`` says whether a
+space overrides one) unlock more, and the contract checks each one a space declares:
+
+* ``radial_log_jacobian`` with ``cut_radius`` and ``volume_growth_rate`` (isotropic spaces: the
+  polar volume about any point): exact Laplace and KNG samplers instead of MCMC;
+* ``_adjoint_exp_derivatives`` (curved spaces; flat ones have it by default): geodesic regression;
+* ``to_tangent`` (embedded spaces): removes rounding-level normal parts of tangent vectors;
+* ``reference_point``: the default centre of audits (a fixed random point otherwise);
+* ``_isometry_to_reference``, ``_extrinsic_radius``, ``_mean_log_norms``, ``_distances_from``,
+  ``_prepared_records``, ``_tangent_from_coordinates``: precision and speed;
+* ``closed_forms``: names of the closed forms of docs/math.md that hold on the space (none is
+  assumed of a new space).
 """
 
 import numpy as np

@@ -296,3 +296,13 @@ def test_every_estimator_runs_on_a_distributed_local_cluster():
     _same_linear(memory[0], linear)
     _same_geodesic(memory[1], geodesic)
     np.testing.assert_allclose(mdm.covmeans_, memory[2].covmeans_, rtol=1e-12, atol=0)
+
+
+def test_exact_sums_beyond_float64_range_round_to_infinity_not_an_error():
+    """A sum past float64's range is ±inf, as a float sum would give (it raised a bare
+    OverflowError, whose text is not one of the fixed refusals)."""
+    from geodp.models.record_passes import _exact_value, exact_column_sums
+
+    column = np.full((1000, 1), 1.79e308)
+    assert _exact_value(exact_column_sums(column)[0]) == np.inf
+    assert _exact_value(exact_column_sums(-column)[0]) == -np.inf

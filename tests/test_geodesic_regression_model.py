@@ -441,3 +441,36 @@ def test_recentring_round_trip_on_a_badly_conditioned_spd_centre():
     assert np.allclose(space.dist(moved, origin), space.dist(Y, center), atol=1e-8)
     back, _ = from_origin(moved[0], np.zeros((1, 2, 2)))
     assert float(space.dist(back, Y[0])) < 1e-8
+
+
+def test_flat_release_is_scale_equivariant_far_from_unit_size():
+    """Sampled in units of the domain (a power of two): data and domain scaled by 2^450 give the
+    release scaled by 2^450, bit for bit; beyond Euclidean space's representable radius (1e150:
+    distances would overflow) the ball is refused before the charge (an audit's radius 1e160
+    released the centre itself)."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, 200)
+    Y = np.stack([0.3 + 0.5 * x, -0.2 * x], 1) + 0.05 * rng.standard_normal((200, 2))
+    fits = []
+    for unit in (1.0, 2.0**450, 2.0**-500):
+        model = PrivateGeodesicRegression(
+            Euclidean(2),
+            epsilon=0.1,
+            center=np.zeros(2),
+            radius=unit,
+            x_bounds=(0, 1),
+            velocity_bound=2 * unit,
+            random_state=1,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ApproximateSamplerWarning)
+            fits.append((unit, model.fit(x, unit * Y)))
+    (_, small), *others = fits
+    assert not small.curator_diagnostics_.sampler_fell_back
+    for unit, big in others:
+        np.testing.assert_array_equal(big.coef_, unit * small.coef_)
+        np.testing.assert_array_equal(big.intercept_, unit * small.intercept_)
+    with pytest.raises(AssumptionError, match="exceeds"):
+        PrivateGeodesicRegression(Euclidean(2), epsilon=0.1, center=np.zeros(2), radius=1e160, x_bounds=(0, 1)).plan(
+            x, Y
+        )

@@ -334,3 +334,29 @@ def test_diffprivlib_only_arguments_are_accepted_or_refused_clearly():
 
     with pytest.raises(InvalidTypeError, match="geodp.accountant.BudgetAccountant, got .*BudgetAccountant"):
         PrivateLinearRegression(epsilon=1.0, bounds_X=(0, 1), bounds_y=(-1, 1), accountant=BudgetAccountant()).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "x_bounds, y_bounds",
+    [((1e6, 1e6 + 1e-9), (1.0, 1.0 + 2**-52)), ((0.0, 5e-324), (-1.0, 1.0)), ((1.0, 1.0 + 2**-52), (1e6, 1e6 + 1e-9))],
+)
+def test_normalised_records_stay_in_the_box_the_bounds_assume(x_bounds, y_bounds):
+    """Δ, τ and the sampler's G assume x̃ ∈ {1} × [−½, ½]^m and ỹ ∈ [−½, ½]; an audit found
+    (x − mid)/width leaving them when mid rounds (x̃ = 1 with bounds (1, 1 + 2⁻⁵²))."""
+    f = _normalisation(
+        np.array([x_bounds[0]]), np.array([x_bounds[1]]), np.array([y_bounds[0]]), np.array([y_bounds[1]]), True
+    )
+    X = np.array([[x_bounds[0]], [x_bounds[1]], [np.nextafter(x_bounds[1], -np.inf)]])
+    y = np.array([[y_bounds[0]], [y_bounds[1]], [np.nextafter(y_bounds[0], np.inf)]])
+    design, response = f["to_design"](X), f["to_response"](y)
+    assert np.all(np.abs(design[:, 1:]) <= 0.5) and np.all(design[:, 0] == 1.0)
+    assert np.all(np.abs(response) <= 0.5)
+    assert np.all(np.linalg.norm(design, axis=1) <= f["x_norm_max"])
+
+
+def test_bounds_whose_width_overflows_are_refused_before_the_charge():
+    accountant = BudgetAccountant(epsilon=5.0)
+    model = PrivateLinearRegression(epsilon=1.0, bounds_X=(-1e308, 1e308), bounds_y=(0.0, 1.0), accountant=accountant)
+    with pytest.raises(InvalidParameterError, match="overflows"):
+        model.fit(np.zeros((10, 1)), np.zeros(10))
+    assert accountant.total_spent == (0.0, 0.0)

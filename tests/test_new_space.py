@@ -238,3 +238,61 @@ def test_a_flat_space_gets_geodesic_regression_from_its_chart_and_the_default_ja
     dp, du = ScaledPlane().unchecked.adjoint_exp_derivatives(p, v, np.array([1.0, 2.0]))
     np.testing.assert_allclose(dp, [1.0, 2.0])
     np.testing.assert_allclose(du, [1.0, 2.0])
+
+
+def test_a_subclass_that_changes_the_metric_cannot_inherit_its_parents_closed_forms():
+    """An audit gave a subclass of affine-invariant SPD with half the distances its parent's exact
+    eigenvalue sampler: half the noise. Closed forms and derived hooks are not inherited across
+    a change of metric; restating them is the author's proof obligation."""
+    from geodp.manifolds.spd import AffineInvariantSPD
+
+    with pytest.raises(TypeError, match="closed_forms.*restate|closed_forms \\(from AffineInvariantSPD\\)"):
+
+        class HalfSPD(AffineInvariantSPD):
+            def _dist(self, x, y):
+                return 0.5 * super()._dist(x, y)
+
+    class RestatedSPD(AffineInvariantSPD):  # same metric, faster distance: restated on purpose
+        closed_forms = AffineInvariantSPD.closed_forms
+        radial_log_jacobian = Manifold.radial_log_jacobian
+        _adjoint_exp_derivatives = AffineInvariantSPD._adjoint_exp_derivatives
+        _extrinsic_radius = AffineInvariantSPD._extrinsic_radius
+        _isometry_to_reference = AffineInvariantSPD._isometry_to_reference
+        _mean_log_norms = Manifold._mean_log_norms
+        _distances_from = AffineInvariantSPD._distances_from
+        _prepared_records = AffineInvariantSPD._prepared_records
+        _tangent_from_coordinates = Manifold._tangent_from_coordinates
+
+        def _dist(self, x, y):
+            return super()._dist(x, y)
+
+    assert "spd-eigenvalue-laplace" in RestatedSPD(2).closed_forms
+
+
+def test_a_wrong_polar_volume_on_a_space_of_ones_own_is_refused_before_the_charge():
+    """A user's space that declares radial_log_jacobian has it checked against its own exp before
+    an exact sampler trusts it (an audit's toy plane declaring log J = 0 got half the noise)."""
+    from geodp.accountant import BudgetAccountant
+    from geodp.distributions.radial import is_isotropic
+    from geodp.errors import AssumptionError
+    from geodp.manifolds import Sphere
+
+    class ClaimedSphere(Sphere):
+        def radial_log_jacobian(self, t):
+            return 2.0 * super().radial_log_jacobian(t)
+
+        def __repr__(self):
+            return f"ClaimedSphere({self.dim})"
+
+    class HonestSphere(Sphere):
+        def __repr__(self):
+            return f"HonestSphere({self.dim})"
+
+    assert is_isotropic(HonestSphere(3))
+    with pytest.raises(AssumptionError, match="does not match its own exp"):
+        is_isotropic(ClaimedSphere(3))
+    accountant = BudgetAccountant(epsilon=5.0)
+    model = PrivateFrechetMean(ClaimedSphere(2), epsilon=1.0, center=[0.0, 0.0, 1.0], radius=0.5, accountant=accountant)
+    with pytest.raises(AssumptionError, match="radial_log_jacobian"):
+        model.fit(Sphere(2).random_point(50, rng=0))
+    assert accountant.total_spent == (0.0, 0.0)

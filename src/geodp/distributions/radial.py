@@ -46,7 +46,7 @@ from geodp.distributions.piecewise_hat import PiecewiseExponentialHat
 from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.validation import as_generator, check_positive
 
-__all__ = ["RadialLaw", "is_isotropic", "MIN_RADIAL_ACCEPTANCE"]
+__all__ = ["RadialLaw", "is_isotropic", "measured_log_polar_volume", "MIN_RADIAL_ACCEPTANCE"]
 
 #: Every :class:`RadialLaw` accepts at least this share of its proposals (it refuses to build
 #: otherwise); the secant hat is refined towards 0.9.
@@ -58,8 +58,26 @@ _WINDOW = 40.0  # initial nodes: where g is within e^40 of its largest value on 
 _CDF_STEPS = 64  # equal hat-quantile steps per piece in the CDF table
 
 
+# A declared polar volume of a space written outside geodp is checked against the space's own
+# exp before a sampler trusts it (geodp's spaces are checked by the manifold contract in CI).
+_VERIFY_MAX_DIM = 64
+_VERIFY_ATOL = 1e-5
+
+
 def is_isotropic(space) -> bool:
     """Does ``space`` expose the polar volume the exact radial sampler needs?
+
+    A space declares it by implementing ``radial_log_jacobian`` (with ``cut_radius`` and
+    ``volume_growth_rate``). The declaration of a space written outside geodp is verified once,
+    from public quantities only: ``log J`` must match the Gram determinant of the derivatives of
+    its own ``exp`` (:func:`measured_log_polar_volume`) at fixed points and radii. A mismatch is
+    refused; above dimension 64 it is not verified, and the space is treated as not isotropic
+    (its releases use the generic samplers).
+
+    Raises
+    ------
+    AssumptionError
+        The declared polar volume does not match the space's geometry.
 
     Examples
     --------
@@ -67,7 +85,65 @@ def is_isotropic(space) -> bool:
     >>> is_isotropic(Sphere(2)), is_isotropic(SPD(2))
     (True, False)
     """
-    return space.provides("radial_log_jacobian")
+    if not space.provides("radial_log_jacobian"):
+        return False
+    if type(space).__module__.startswith("geodp."):
+        return True
+    return _verified_polar_volume(type(space), repr(space), space)
+
+
+@functools.lru_cache(maxsize=64)
+def _verified_polar_volume(kind, text, space) -> bool:
+    if space.dim > _VERIFY_MAX_DIM:
+        return False
+    x = space.reference_point()
+    rng = np.random.default_rng(np.random.SeedSequence(0, spawn_key=(0x7AD,)))
+    u = space.random_unit_tangent(x, rng=rng)
+    reach = min(1.0, 0.8 * float(space.cut_radius))
+    ts = np.array([0.2, 0.5, 0.9]) * reach
+    measured = np.array([measured_log_polar_volume(space, x, u, t, rng) for t in ts])
+    declared = np.asarray(space.radial_log_jacobian(ts), dtype=float)
+    if not np.allclose(np.diff(measured), np.diff(declared), atol=_VERIFY_ATOL, rtol=1e-6):
+        raise AssumptionError(
+            f"{space!r} declares a polar volume (radial_log_jacobian) that does not match its own exp: "
+            f"log J(t2) − log J(t1) is {np.round(np.diff(declared), 6).tolist()} declared, "
+            f"{np.round(np.diff(measured), 6).tolist()} measured at t = {np.round(ts, 4).tolist()}. "
+            "The exact samplers would draw from the wrong law; fix it, or remove it (generic samplers)."
+        )
+    return True
+
+
+def measured_log_polar_volume(space, x, u, t, rng=None, h=1e-5) -> float:
+    """``log J(t)`` about ``x`` in the unit direction ``u``, from the space's ``exp`` alone: half the
+    log-determinant of the Gram matrix of ``d/dθ_i Exp(x, t(u + θ_i e_i))`` over an orthonormal
+    basis ``e_i`` of ``u``'s complement (central differences of step ``h``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geodp.manifolds import Sphere
+    >>> space, north = Sphere(2), np.array([0.0, 0.0, 1.0])
+    >>> round(measured_log_polar_volume(space, north, np.array([1.0, 0.0, 0.0]), 1.0, rng=0), 6)
+    -0.172604
+    >>> round(float(np.log(np.sin(1.0))), 6)
+    -0.172604
+    """
+    basis = [u]
+    for v in space.random_tangent(x, size=2 * space.dim + 4, rng=rng):
+        for b in basis:
+            v = v - space.inner(x, v, b) * b
+        norm = float(space.norm(x, v))
+        if norm > 1e-6:
+            basis.append(v / norm)
+        if len(basis) == space.dim:
+            break
+    y = space.exp(x, t * u)
+    columns = [
+        space.to_tangent(y, (space.exp(x, t * (u + h * e)) - space.exp(x, t * (u - h * e))) / (2 * h))
+        for e in basis[1:]
+    ]
+    gram = np.array([[float(space.inner(y, a, b)) for b in columns] for a in columns])
+    return 0.5 * float(np.linalg.slogdet(gram)[1])
 
 
 class SecantHat(PiecewiseExponentialHat):

@@ -71,6 +71,7 @@ class Manifold(FrechetFlowHooks, ABC):
                 f"{cls.__name__} declares is_flat = True, so it must implement to_coordinates and "
                 "from_coordinates (its global isometric chart onto R^dim): the flat-space samplers work in it."
             )
+        _check_inherited_closed_forms(cls)
 
     def to_coordinates(self, x):
         """Flat spaces: the global isometric chart onto ``R^dim``."""
@@ -643,6 +644,44 @@ class Manifold(FrechetFlowHooks, ABC):
             return base
         size = (size,) if np.isscalar(size) else tuple(size)
         return np.broadcast_shapes(size, base)
+
+
+# The geometry a metric is made of, and what is derived from it: a subclass that redefines the
+# first does not inherit the second silently (an audit gave a subclass with half the distances
+# its parent's exact SPD sampler: half the noise).
+_METRIC = ("_exp", "_log", "_inner", "_dist", "_norm", "_transport", "_polar_exp")
+_DERIVED = (
+    "closed_forms",
+    "radial_log_jacobian",
+    "_adjoint_exp_derivatives",
+    "_extrinsic_radius",
+    "_isometry_to_reference",
+    "_mean_log_norms",
+    "_distances_from",
+    "_prepared_records",
+    "_tangent_from_coordinates",
+)
+
+
+def _check_inherited_closed_forms(cls) -> None:
+    """Refuse a class that redefines its parent's metric but inherits closed forms or hooks
+    derived from it: each must be restated in the class (a proof obligation) or set back."""
+    if not any(name in cls.__dict__ for name in _METRIC):
+        return
+    inherited = []
+    for name in _DERIVED:
+        if name in cls.__dict__:
+            continue
+        owner = next(base for base in cls.__mro__ if name in base.__dict__)
+        if owner is not Manifold and not (name == "closed_forms" and not getattr(cls, name)):
+            inherited.append(f"{name} (from {owner.__name__})")
+    if inherited:
+        raise TypeError(
+            f"{cls.__name__} redefines the metric ({', '.join(n for n in _METRIC if n in cls.__dict__)}) but "
+            f"inherits what was derived from its parent's: {', '.join(inherited)}. Restate each in "
+            f"{cls.__name__} once you have checked it holds for the new metric (name = Parent.name), or set "
+            "it back (closed_forms = frozenset(); name = Manifold.name)."
+        )
 
 
 def check_space(space) -> Manifold:

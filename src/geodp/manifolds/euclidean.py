@@ -33,6 +33,9 @@ class Euclidean(Manifold):
     injectivity_radius = np.inf
     cut_radius = np.inf
     volume_growth_rate = 0.0
+    # Distances square the coordinates: past ~1e154 they overflow and clipping would replace every
+    # record by the centre (an audit's radius 1e160 released the centre itself).
+    max_representable_radius = 1e150
 
     def __init__(self, dim: int):
         dim = check_positive_integer(dim, "dim")

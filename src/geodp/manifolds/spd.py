@@ -304,6 +304,7 @@ class AffineInvariantSPD(SPD):
 
     metric = "affine"
     closed_forms = frozenset({"spd-eigenvalue-laplace", "spd-congruence-whitening"})
+    _extrinsic_radius = SPD._extrinsic_radius  # distances to I are ‖log x‖_F under both metrics
     curvature_bounds = (-0.5, 0.0)
     injectivity_radius = np.inf
     is_homogeneous = True
@@ -522,6 +523,7 @@ class LogEuclideanSPD(SPD):
     """
 
     metric = "log-euclidean"
+    _extrinsic_radius = SPD._extrinsic_radius  # distances to I are ‖log x‖_F under both metrics
     curvature_bounds = (0.0, 0.0)
     injectivity_radius = np.inf
     is_homogeneous = True

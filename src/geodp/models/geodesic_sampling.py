@@ -155,8 +155,12 @@ def flat_release_from_moments(space, gram, target, c0, radius, velocity, scale, 
     coordinates relative to the centre ``c0``, over n: θ is relative to the centre, so the ball
     is ``|θ_0| ≤ r``); exact AffineKNG."""
     m = len(gram) - 1
-    in_domain = BallPairDomain(radius, velocity, m + 1, target.shape[1])
-    law = AffineKNG(gram, target, scale, in_domain=in_domain, gradient_bound=gradient_bound)
+    # Sampled in units of a power of two near the domain's size (the law is scale-equivariant and
+    # the rescaling exact): far from 1, ‖Aθ − B‖ would overflow (an audit's radius 1e160 gave
+    # the centre itself, the race accepting nothing).
+    unit = 2.0 ** round(math.log2(math.hypot(radius, velocity)))
+    in_domain = BallPairDomain(radius / unit, velocity / unit, m + 1, target.shape[1])
+    law = AffineKNG(gram, target / unit, scale / unit, in_domain=in_domain, gradient_bound=gradient_bound / unit)
     if law.singular:  # curator-only: whether the design is singular depends on the data
         warnings.warn(
             "the design is singular (a covariate is constant on these data): the release "
@@ -164,7 +168,7 @@ def flat_release_from_moments(space, gram, target, c0, radius, velocity, scale, 
             NumericalWarning,
             stacklevel=2,
         )
-    theta = law.sample(rng=rng)
+    theta = unit * law.sample(rng=rng)
     p, v = from_chart(space, theta[0] + c0, theta[1:])
     ess = law.chain_diagnostics.effective_sample_size if law.fell_back else None
     return p, v, {"acceptance": law.acceptance_rate, "fell_back": law.fell_back, "ess": ess}

@@ -560,6 +560,10 @@ def _check_bounds(bounds, width: int, name: str):
             f"{name} needs lower < upper in every column; column {bad} has lower={float(lower[bad])!r}, "
             f"upper={float(upper[bad])!r}."
         )
+    if not np.all(np.isfinite(upper - lower)):
+        raise InvalidParameterError(
+            f"{name} are too far apart: upper − lower overflows float64; express the data in smaller units."
+        )
     return lower, upper
 
 
@@ -642,12 +646,16 @@ def _normalisation(x_lo, x_hi, y_lo, y_hi, fit_intercept: bool) -> dict:
         x_norm_max = math.sqrt(float(m))
     domain = CrossPolytopeDomain(weights, np.zeros((len(weights), len(y_lo))), radius)
 
+    # Measured from the lower bound and clipped: (x − mid)/width can leave [−½, ½] when mid
+    # rounds (an audit put x̃ at 1 with bounds (1, 1 + 2⁻⁵²)), and Δ, τ and G assume it does not.
     def to_design(X):
-        Z = (X - x_shift) / x_div
-        return np.hstack([np.ones((len(Z), 1)), Z]) if fit_intercept else Z
+        if not fit_intercept:
+            return X / x_div  # |x| ≤ M gives |x/M| ≤ 1 exactly (division is monotone)
+        Z = np.clip((X - x_lo) / x_div - 0.5, -0.5, 0.5)
+        return np.hstack([np.ones((len(Z), 1)), Z])
 
     def to_response(y):
-        return (y - y_shift) / y_width
+        return np.clip((y - y_lo) / y_width - 0.5, -0.5, 0.5) if fit_intercept else y / y_width
 
     def to_original(theta):  # (q, d) normalised -> coef (d, m), intercept (d,)
         slopes = theta[1:] if fit_intercept else theta

@@ -16,6 +16,7 @@ a rounding error that grows like ``n·eps``). dask is imported only inside a pas
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -173,8 +174,14 @@ def exact_column_sums(terms: np.ndarray) -> list:
 
 
 def _exact_value(total) -> float:
-    """The correctly rounded float of an exact sum (Python's int division rounds correctly)."""
-    return total if isinstance(total, float) else total / (1 << _EXPONENT)
+    """The correctly rounded float of an exact sum (Python's int division rounds correctly);
+    ±inf beyond float64's range, as a float sum would give."""
+    if isinstance(total, float):
+        return total
+    try:
+        return total / (1 << _EXPONENT)
+    except OverflowError:
+        return math.inf if total > 0 else -math.inf
 
 
 def combine_moments(parts, n: int, q: int, d: int):

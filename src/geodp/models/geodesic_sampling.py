@@ -160,7 +160,8 @@ def flat_release_from_moments(space, gram, target, c0, radius, velocity, scale, 
     # the centre itself, the race accepting nothing).
     unit = 2.0 ** round(math.log2(math.hypot(radius, velocity)))
     in_domain = BallPairDomain(radius / unit, velocity / unit, m + 1, target.shape[1])
-    law = AffineKNG(gram, target / unit, scale / unit, in_domain=in_domain, gradient_bound=gradient_bound / unit)
+    bound = None if gradient_bound is None else gradient_bound / unit
+    law = AffineKNG(gram, target / unit, scale / unit, in_domain=in_domain, gradient_bound=bound)
     if law.singular:  # curator-only: whether the design is singular depends on the data
         warnings.warn(
             "the design is singular (a covariate is constant on these data): the release "

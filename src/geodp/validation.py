@@ -26,7 +26,15 @@ __all__ = [
     "check_finite_array",
     "check_real_dtype",
     "check_sample_size",
+    "CHECK_SLACK",
+    "CLIP_MARGIN",
 ]
+
+# Named rounding margins (relative). A radius (or residual bound) shrunk by CLIP_MARGIN keeps
+# rounding from carrying a clipped point, or a residual, past the bound the sensitivity assumes;
+# a computed quantity within CHECK_SLACK of a bound counts as within it (the check's own rounding).
+CLIP_MARGIN = 1.0 - 1e-12
+CHECK_SLACK = 1.0 + 1e-9
 
 
 def as_generator(rng=None) -> np.random.Generator:

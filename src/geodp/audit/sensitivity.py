@@ -34,7 +34,7 @@ from geodp.errors import ConvergenceWarning, InvalidParameterError, NotOnManifol
 from geodp.frechet import convexity_bound, frechet_mean, karcher_iteration_budget
 from geodp.manifolds.base import check_space
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity
-from geodp.validation import as_generator, check_positive_integer
+from geodp.validation import CLIP_MARGIN, as_generator, check_positive_integer
 
 __all__ = ["STATISTICS", "NeighbourPair", "SensitivityAudit", "audit_sensitivity"]
 
@@ -292,7 +292,7 @@ class _ChartBall:
         z = np.asarray(z, dtype=float).reshape(-1, self.space.dim)
         s = np.linalg.norm(z, axis=1)
         shrink = np.where(s > 0, np.sin(s) / np.where(s > 0, s, 1.0), 1.0)
-        coords = self.c0 + self.radius * (1.0 - 1e-12) * (shrink[:, None] * z) @ self.rotation.T
+        coords = self.c0 + self.radius * CLIP_MARGIN * (shrink[:, None] * z) @ self.rotation.T
         with np.errstate(all="ignore"):
             points = self.space.from_coordinates(coords)
         return points, bool(np.all(np.isfinite(points)))
@@ -308,7 +308,7 @@ class _Ball:
         z = np.asarray(z, dtype=float).reshape(-1, self.space.dim)
         s = np.linalg.norm(z, axis=1)
         shrink = np.where(s > 0, np.sin(s) / np.where(s > 0, s, 1.0), 1.0)  # |sin s|/s·s ≤ 1
-        tangents = np.tensordot(self.radius * (1.0 - 1e-12) * shrink[:, None] * z, self.basis, axes=1)
+        tangents = np.tensordot(self.radius * CLIP_MARGIN * shrink[:, None] * z, self.basis, axes=1)
         points = self.space.unchecked.exp(self.center, tangents)
         inside = np.asarray(self.space.unchecked.dist(self.center, points)) <= self.radius
         return points, bool(np.all(inside) and np.all(np.isfinite(points)))

@@ -55,7 +55,7 @@ from geodp.frechet import frechet_mean, karcher_iteration_budget
 from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import check_space
 from geodp.sensitivity import check_radius, curvature_factor
-from geodp.validation import as_generator, check_positive
+from geodp.validation import CHECK_SLACK, as_generator, check_positive
 
 __all__ = [
     "KNGDistribution",
@@ -398,7 +398,7 @@ class KNGDistribution(Distribution):
         self.radius = check_radius(space, radius)
         data = check_private_points(space, data, "data", batch_ndim=1)  # messages without counts
         # Every space, flat ones included: the gradient sensitivity (and KNGMechanism) assume it.
-        if np.any(np.asarray(space.unchecked.dist(self.center, data)) > self.radius * (1 + 1e-9)):
+        if np.any(np.asarray(space.unchecked.dist(self.center, data)) > self.radius * CHECK_SLACK):
             raise InvalidDataError(
                 f"data holds records outside the public ball B_{self.radius!r}(center): KNG's "
                 "sensitivity needs the data in the ball; clip them first (space.clip_to_ball)."

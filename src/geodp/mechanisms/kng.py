@@ -15,6 +15,7 @@ from geodp.manifolds.euclidean import Euclidean
 from geodp.mechanisms.base import Guarantee, Mechanism, combine_sum_parts, exact_weighted_sum_parts
 from geodp.mechanisms.grid import GridLaplace
 from geodp.sensitivity import check_radius
+from geodp.validation import CHECK_SLACK
 
 __all__ = ["KNGMechanism"]
 
@@ -142,7 +143,7 @@ class KNGMechanism(Mechanism):
             raise InvalidParameterError(f"mean_coordinates needs a flat space, got {space!r}.")
         data = check_private_points(space, data, "data", batch_ndim=1)  # messages without counts
         coords, _ = space._record_coordinates(data)
-        if np.any(~(np.linalg.norm(coords - space.to_coordinates(self.center), axis=-1) <= self.radius * (1 + 1e-9))):
+        if np.any(~(np.linalg.norm(coords - space.to_coordinates(self.center), axis=-1) <= self.radius * CHECK_SLACK)):
             raise InvalidDataError(
                 f"data holds records outside the public ball B_{self.radius!r}(center): KNG's "
                 "sensitivity needs the data in the ball; clip them first (space.clip_to_ball)."

@@ -27,7 +27,7 @@ from geodp.models.report import CuratorDiagnostics, PrivacyReport
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
 from geodp.release import ReleasePlan, execute
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity, max_radius
-from geodp.validation import as_generator, check_delta, check_epsilon, check_real_dtype, check_sample_size
+from geodp.validation import CLIP_MARGIN, as_generator, check_delta, check_epsilon, check_real_dtype, check_sample_size
 
 __all__ = ["PrivateFrechetMean"]
 
@@ -539,7 +539,7 @@ def _prepared_records(space, center, radius, block, *, coordinates):
         offset = coords - c0
         dist = np.linalg.norm(offset, axis=-1)
         outside = ~(dist <= radius)
-        coords[outside] = c0 + offset[outside] * (radius * (1.0 - 1e-12) / dist[outside])[:, None]
+        coords[outside] = c0 + offset[outside] * (radius * CLIP_MARGIN / dist[outside])[:, None]
         return coords, (int(np.count_nonzero(invalid)), int(np.count_nonzero(outside)))
     # A space may fold the three steps below into fewer decompositions (affine-invariant SPD).
     prepared = space.unchecked.prepared_records(block, center, radius)

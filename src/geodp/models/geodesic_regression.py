@@ -49,7 +49,7 @@ from geodp.records import is_dask
 from geodp.regression import check_regression_space, geodesic_predict
 from geodp.release import ReleasePlan, execute
 from geodp.sensitivity import check_radius, geodesic_regression_sensitivity, k25_published_sensitivity, max_radius
-from geodp.validation import as_generator, check_epsilon, check_positive
+from geodp.validation import CLIP_MARGIN, as_generator, check_epsilon, check_positive
 
 __all__ = ["PrivateGeodesicRegression"]
 
@@ -493,7 +493,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         to_origin, from_origin, center = _recentring(space, center)
         points = to_origin(points)
         # A relative 1e-12 inside the ball: rounding must not carry a residual past τ.
-        Y, was_clipped = space.unchecked.clip_to_ball(points, center, radius * (1.0 - 1e-12))
+        Y, was_clipped = space.unchecked.clip_to_ball(points, center, radius * CLIP_MARGIN)
         if self.as_published:
             xs = (clipped_x - lower) / (upper - lower)  # K25: covariates in [0, 1]
             p, v, info = published_release(
@@ -503,14 +503,14 @@ class PrivateGeodesicRegression(BaseEstimator):
                 center,
                 radius,
                 velocity,
-                tau * (1.0 - 1e-12),
+                tau * CLIP_MARGIN,
                 sensitivity,
                 check_epsilon(self.epsilon) / 2.0,
                 rng,
             )
         else:
             xs = (clipped_x - lower) / (upper - lower) - 0.5
-            p, v, info = self._mcmc_release(space, xs, Y, center, radius, velocity, tau * (1.0 - 1e-12), scale, rng)
+            p, v, info = self._mcmc_release(space, xs, Y, center, radius, velocity, tau * CLIP_MARGIN, scale, rng)
         diagnostics = regression_diagnostics(n_clipped_x, np.count_nonzero(was_clipped), info)
         p, v = from_origin(p, v)
         return p, v, diagnostics

@@ -17,6 +17,7 @@ from geodp.distributions.tangent_bundle import TangentBundle
 from geodp.errors import GeodpError, NumericalWarning
 from geodp.models.record_passes import combine_moments, moment_parts
 from geodp.regression import geodesic_regression, unchecked_regression_gradient
+from geodp.validation import CLIP_MARGIN
 
 # Metropolis–Hastings settings of the curved-space release (public).
 BURN_IN = 4_000
@@ -229,7 +230,7 @@ def flat_moment_part(space, center, radius, lower, upper, c0, refuse, x, y):
     clipped_x = np.clip(x, lower, upper)
     n_clipped_x = np.count_nonzero(np.any(clipped_x != x, axis=1))
     # A relative 1e-12 inside the ball: rounding must not carry a residual past τ.
-    Y, was_clipped = space.unchecked.clip_to_ball(points, center, radius * (1.0 - 1e-12))
+    Y, was_clipped = space.unchecked.clip_to_ball(points, center, radius * CLIP_MARGIN)
     xs = (clipped_x - lower) / (upper - lower) - 0.5
     design = np.hstack([np.ones((len(xs), 1)), xs])
     coords = space.to_coordinates(Y).reshape(len(xs), -1)

@@ -21,6 +21,7 @@ from geodp.manifolds import Sphere
 from geodp.models.geodesic_sampling import mcmc_draws
 from geodp.regression import geodesic_regression, unchecked_regression_gradient
 from geodp.sensitivity import geodesic_regression_sensitivity, k25_published_sensitivity
+from geodp.validation import CLIP_MARGIN
 
 __all__ = ["k25_two_stage", "release_stats", "signed_angle_deg", "sound_releases", "sphere_releases"]
 
@@ -105,7 +106,7 @@ def sound_releases(space, t, Y, center, n_chains, rng):
             center,
             RADIUS,
             VELOCITY,
-            TAU * (1 - 1e-12),
+            TAU * CLIP_MARGIN,
             2.0 * sens.joint / EPSILON,
             rng,
             n_chains=n_chains,

@@ -325,6 +325,16 @@ def test_as_published_refuses_to_run_where_its_warning_is_filtered_out():
         warnings.filterwarnings("ignore", category=PrivacyLeakWarning)
         with pytest.raises(InvalidParameterError):
             model.fit(t, Y)
+    with warnings.catch_warnings():  # a re-audit: an "always" filter for some other line in front
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        warnings.filterwarnings("always", category=PrivacyLeakWarning, lineno=1)
+        with pytest.raises(InvalidParameterError):
+            model.fit(t, Y)
+    with warnings.catch_warnings():  # ... or for some other module
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        warnings.filterwarnings("always", category=PrivacyLeakWarning, module="elsewhere")
+        with pytest.raises(InvalidParameterError):
+            model.fit(t, Y)
 
 
 def _lorentz_boost(distance, phi=0.7):
@@ -445,14 +455,14 @@ def test_recentring_round_trip_on_a_badly_conditioned_spd_centre():
 
 def test_flat_release_is_scale_equivariant_far_from_unit_size():
     """Sampled in units of the domain (a power of two): data and domain scaled by 2^450 give the
-    release scaled by 2^450, bit for bit; beyond Euclidean space's representable radius (1e150:
+    release scaled by 2^450 (or 2^-450), bit for bit; beyond Euclidean space's representable radius (1e150:
     distances would overflow) the ball is refused before the charge (an audit's radius 1e160
     released the centre itself)."""
     rng = np.random.default_rng(0)
     x = rng.uniform(0, 1, 200)
     Y = np.stack([0.3 + 0.5 * x, -0.2 * x], 1) + 0.05 * rng.standard_normal((200, 2))
     fits = []
-    for unit in (1.0, 2.0**450, 2.0**-500):
+    for unit in (1.0, 2.0**450, 2.0**-450):
         model = PrivateGeodesicRegression(
             Euclidean(2),
             epsilon=0.1,
@@ -474,3 +484,25 @@ def test_flat_release_is_scale_equivariant_far_from_unit_size():
         PrivateGeodesicRegression(Euclidean(2), epsilon=0.1, center=np.zeros(2), radius=1e160, x_bounds=(0, 1)).plan(
             x, Y
         )
+
+
+def test_radius_and_velocity_bound_far_apart_are_refused_before_the_charge():
+    """A re-audit: velocity_bound 1.7e308 overflowed the sampling unit after the charge, and radius
+    1e-300 against velocity 1e300 released the centre; radius 5e-324 was refused as "scale"."""
+    from geodp.accountant import BudgetAccountant
+
+    x, Y = np.linspace(0, 1, 20), np.zeros((20, 2))
+    for radius, velocity in [(1.0, 1.7e308), (1e-140, 1e20), (5e-324, None)]:
+        accountant = BudgetAccountant(epsilon=10.0)
+        model = PrivateGeodesicRegression(
+            Euclidean(2),
+            epsilon=1.0,
+            center=np.zeros(2),
+            radius=radius,
+            x_bounds=(0, 1),
+            velocity_bound=velocity,
+            accountant=accountant,
+        )
+        with pytest.raises(AssumptionError, match="radius|velocity_bound"):
+            model.fit(x, Y)
+        assert accountant.total_spent == (0.0, 0.0)

@@ -338,7 +338,7 @@ def test_diffprivlib_only_arguments_are_accepted_or_refused_clearly():
 
 @pytest.mark.parametrize(
     "x_bounds, y_bounds",
-    [((1e6, 1e6 + 1e-9), (1.0, 1.0 + 2**-52)), ((0.0, 5e-324), (-1.0, 1.0)), ((1.0, 1.0 + 2**-52), (1e6, 1e6 + 1e-9))],
+    [((1e6, 1e6 + 1e-9), (1.0, 1.0 + 2**-52)), ((0.0, 1e-150), (-1.0, 1.0)), ((1.0, 1.0 + 2**-52), (1e6, 1e6 + 1e-9))],
 )
 def test_normalised_records_stay_in_the_box_the_bounds_assume(x_bounds, y_bounds):
     """Δ, τ and the sampler's G assume x̃ ∈ {1} × [−½, ½]^m and ỹ ∈ [−½, ½]; an audit found
@@ -357,6 +357,33 @@ def test_normalised_records_stay_in_the_box_the_bounds_assume(x_bounds, y_bounds
 def test_bounds_whose_width_overflows_are_refused_before_the_charge():
     accountant = BudgetAccountant(epsilon=5.0)
     model = PrivateLinearRegression(epsilon=1.0, bounds_X=(-1e308, 1e308), bounds_y=(0.0, 1.0), accountant=accountant)
-    with pytest.raises(InvalidParameterError, match="overflows"):
+    with pytest.raises(InvalidParameterError, match="upper − lower must lie"):
         model.fit(np.zeros((10, 1)), np.zeros(10))
+    subnormal = PrivateLinearRegression(epsilon=1.0, bounds_X=(0.0, 5e-324), bounds_y=(0.0, 1.0), accountant=accountant)
+    with pytest.raises(InvalidParameterError, match="upper − lower must lie"):  # coef was inf, intercept NaN
+        subnormal.fit(np.zeros((10, 1)), np.zeros(10))
     assert accountant.total_spent == (0.0, 0.0)
+
+
+def test_bounds_near_the_float_range_give_finite_predictions():
+    """A re-audit: bounds (1e308, 1.7e308) overflowed the midpoint, so the intercept was −inf."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1e308, 1.7e308, (200, 1))
+    y = rng.uniform(0.0, 1.0, 200)
+    model = PrivateLinearRegression(epsilon=1.0, bounds_X=(1e308, 1.7e308), bounds_y=(0.0, 1.0), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y)
+    assert np.all(np.isfinite(model.predict(X)))
+
+
+@pytest.mark.parametrize("column", [np.full(50, 1e17), np.linspace(-1.0, 1.0, 50) * 1e308])
+def test_bounds_taken_from_the_data_never_fail_after_the_charge(column):
+    """A re-audit: a constant column at 1e17 (the ±0.5 widening lost to rounding) and data spanning
+    ±1e308 (an overflowing width) raised after the charge, depending on the data."""
+    X, y = column[:, None], np.linspace(0.0, 1.0, 50)
+    model = PrivateLinearRegression(epsilon=1.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y)
+    assert np.all(np.isfinite(model.coef_)) and np.all(np.isfinite(model.intercept_))

@@ -246,9 +246,30 @@ def test_a_subclass_that_changes_the_metric_cannot_inherit_its_parents_closed_fo
     a change of metric; restating them is the author's proof obligation."""
     from geodp.manifolds.spd import AffineInvariantSPD
 
-    with pytest.raises(TypeError, match="closed_forms.*restate|closed_forms \\(from AffineInvariantSPD\\)"):
+    with pytest.raises(TypeError, match="closed_forms \\(from AffineInvariantSPD\\)"):
 
         class HalfSPD(AffineInvariantSPD):
+            def _dist(self, x, y):
+                return 0.5 * super()._dist(x, y)
+
+    class HalfMetric:  # a metric mixin: the MRO, not the class body, decides
+        def _dist(self, x, y):
+            return 0.5 * super()._dist(x, y)
+
+    with pytest.raises(TypeError, match="takes its metric from HalfMetric"):
+
+        class MixedSPD(HalfMetric, AffineInvariantSPD):
+            pass
+
+    from geodp.manifolds import Euclidean
+
+    with pytest.raises(TypeError, match="to_coordinates \\(from Euclidean\\)"):  # the chart is derived too
+
+        class HalfPlane(Euclidean):
+            radial_log_jacobian = Manifold.radial_log_jacobian
+            _adjoint_exp_derivatives = Manifold._adjoint_exp_derivatives
+            _tangent_from_coordinates = Manifold._tangent_from_coordinates
+
             def _dist(self, x, y):
                 return 0.5 * super()._dist(x, y)
 
@@ -262,6 +283,10 @@ def test_a_subclass_that_changes_the_metric_cannot_inherit_its_parents_closed_fo
         _distances_from = AffineInvariantSPD._distances_from
         _prepared_records = AffineInvariantSPD._prepared_records
         _tangent_from_coordinates = Manifold._tangent_from_coordinates
+        max_representable_radius = AffineInvariantSPD.max_representable_radius
+        curvature_bounds = AffineInvariantSPD.curvature_bounds
+        injectivity_radius = AffineInvariantSPD.injectivity_radius
+        is_homogeneous = AffineInvariantSPD.is_homogeneous
 
         def _dist(self, x, y):
             return super()._dist(x, y)
@@ -289,10 +314,66 @@ def test_a_wrong_polar_volume_on_a_space_of_ones_own_is_refused_before_the_charg
             return f"HonestSphere({self.dim})"
 
     assert is_isotropic(HonestSphere(3))
-    with pytest.raises(AssumptionError, match="does not match its own exp"):
+    with pytest.raises(AssumptionError, match="does not match its own geometry"):
         is_isotropic(ClaimedSphere(3))
     accountant = BudgetAccountant(epsilon=5.0)
     model = PrivateFrechetMean(ClaimedSphere(2), epsilon=1.0, center=[0.0, 0.0, 1.0], radius=0.5, accountant=accountant)
     with pytest.raises(AssumptionError, match="radial_log_jacobian"):
         model.fit(Sphere(2).random_point(50, rng=0))
     assert accountant.total_spent == (0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(volume_growth_rate=0.0), "exceeds"),  # a re-audit: 4x too little noise on H^3
+        (dict(cut_radius=1.0), "cut_radius"),  # a sphere's law cut off at t < 1
+        (dict(beyond_one=True), "differs from its measure"),  # right up to t = 1 only
+        (dict(is_homogeneous=False), "homogeneous"),
+    ],
+)
+def test_every_declared_fact_of_the_polar_volume_is_checked(change, message):
+    from geodp.distributions.radial import is_isotropic
+    from geodp.errors import AssumptionError
+    from geodp.manifolds import Hyperbolic
+
+    class Declared(Hyperbolic):
+        def __init__(self, dim):
+            super().__init__(dim)
+            for name, value in change.items():
+                if name != "beyond_one":
+                    setattr(self, name, value)
+
+        def radial_log_jacobian(self, t):
+            t = np.asarray(t, dtype=float)
+            true = super().radial_log_jacobian(t)
+            return np.where(t > 1.0, true + 0.5 * (t - 1.0), true) if "beyond_one" in change else true
+
+        def __repr__(self):
+            return f"Declared({self.dim}, {sorted(change)})"
+
+    with pytest.raises(AssumptionError, match=message):
+        is_isotropic(Declared(3))
+
+
+def test_the_verification_rereads_the_declaration_of_an_equal_space():
+    """Measurements are cached by (type, repr); the declaration is read again on every call, so
+    an instance changed after an equal one was verified is still checked."""
+    from geodp.distributions.radial import is_isotropic
+    from geodp.errors import AssumptionError
+    from geodp.manifolds import Sphere
+
+    class Scaled(Sphere):
+        factor = 1.0
+
+        def radial_log_jacobian(self, t):
+            return self.factor * super().radial_log_jacobian(t)
+
+        def __repr__(self):
+            return "Scaled(3)"
+
+    assert is_isotropic(Scaled(3))
+    changed = Scaled(3)
+    changed.factor = 2.0
+    with pytest.raises(AssumptionError):
+        is_isotropic(changed)

@@ -13,6 +13,10 @@ from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.manifolds.base import check_space
 from geodp.validation import check_positive, check_sample_size
 
+# Smallest public ball radius: distances square the coordinates, and below ~1e-154 the squares
+# underflow (an audit's radius 5e-324 was refused only as "scale must be > 0").
+MIN_RADIUS = 1e-150
+
 __all__ = [
     "curvature_factor",
     "max_radius",
@@ -113,6 +117,11 @@ def check_radius(space, radius) -> float:
     3.0
     """
     radius = check_positive(radius, "radius")
+    if radius < MIN_RADIUS:
+        raise AssumptionError(
+            f"radius={radius!r} is below {MIN_RADIUS:g}: squared distances that small underflow in float64. "
+            "Express the data in larger units."
+        )
     if radius > space.max_representable_radius:
         raise AssumptionError(
             f"radius={radius!r} exceeds {space.max_representable_radius!r}, beyond which float64 "

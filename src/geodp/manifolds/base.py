@@ -646,13 +646,24 @@ class Manifold(FrechetFlowHooks, ABC):
         return np.broadcast_shapes(size, base)
 
 
-# The geometry a metric is made of, and what is derived from it: a subclass that redefines the
-# first does not inherit the second silently (an audit gave a subclass with half the distances
-# its parent's exact SPD sampler: half the noise).
+# The geometry a metric is made of, and what is derived from it: a class whose metric comes from a
+# class nearer to it in the MRO than one of these does not inherit it silently (an audit gave a
+# subclass with half the distances its parent's exact SPD sampler, and a scaled Euclidean plane
+# its parent's identity chart: half the noise). Attributes a parent sets in __init__ are not seen
+# here: a subclass that changes the metric must set them too (docs: tests/test_new_space.py).
 _METRIC = ("_exp", "_log", "_inner", "_dist", "_norm", "_transport", "_polar_exp")
 _DERIVED = (
     "closed_forms",
+    "is_flat",
+    "to_coordinates",
+    "from_coordinates",
+    "curvature_bounds",
+    "injectivity_radius",
+    "is_homogeneous",
+    "max_representable_radius",
     "radial_log_jacobian",
+    "cut_radius",
+    "volume_growth_rate",
     "_adjoint_exp_derivatives",
     "_extrinsic_radius",
     "_isometry_to_reference",
@@ -664,23 +675,31 @@ _DERIVED = (
 
 
 def _check_inherited_closed_forms(cls) -> None:
-    """Refuse a class that redefines its parent's metric but inherits closed forms or hooks
-    derived from it: each must be restated in the class (a proof obligation) or set back."""
-    if not any(name in cls.__dict__ for name in _METRIC):
+    """Refuse a class whose metric is newer (nearer to it in the MRO, mixins included) than
+    closed forms, declared facts or hooks derived from a metric: each must be restated by the
+    class that gives the metric, or nearer (a proof obligation), or set back to the default."""
+    mro = cls.__mro__
+
+    def supplier(name):
+        return next((i for i, k in enumerate(mro) if name in k.__dict__ and k is not Manifold), None)
+
+    metric = [i for i in (supplier(n) for n in _METRIC) if i is not None]
+    if not metric:
         return
-    inherited = []
+    newest = min(metric)
+    stale = []
     for name in _DERIVED:
-        if name in cls.__dict__:
+        i = supplier(name)
+        if i is None or i <= newest or (name == "closed_forms" and not getattr(cls, name)):
             continue
-        owner = next(base for base in cls.__mro__ if name in base.__dict__)
-        if owner is not Manifold and not (name == "closed_forms" and not getattr(cls, name)):
-            inherited.append(f"{name} (from {owner.__name__})")
-    if inherited:
+        stale.append(f"{name} (from {mro[i].__name__})")
+    if stale:
+        given = ", ".join(f"{n} (from {mro[i].__name__})" for n in _METRIC if (i := supplier(n)) == newest)
         raise TypeError(
-            f"{cls.__name__} redefines the metric ({', '.join(n for n in _METRIC if n in cls.__dict__)}) but "
-            f"inherits what was derived from its parent's: {', '.join(inherited)}. Restate each in "
-            f"{cls.__name__} once you have checked it holds for the new metric (name = Parent.name), or set "
-            "it back (closed_forms = frozenset(); name = Manifold.name)."
+            f"{cls.__name__} takes its metric from {mro[newest].__name__} ({given}) but inherits what was "
+            f"derived from an older one: {', '.join(stale)}. Restate each next to the metric once you have "
+            "checked it holds (name = Parent.name), or set it back (closed_forms = frozenset(); "
+            "name = Manifold.name). Patching a space's methods after its class is written is not supported."
         )
 
 

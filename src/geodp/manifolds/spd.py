@@ -305,6 +305,7 @@ class AffineInvariantSPD(SPD):
     metric = "affine"
     closed_forms = frozenset({"spd-eigenvalue-laplace", "spd-congruence-whitening"})
     _extrinsic_radius = SPD._extrinsic_radius  # distances to I are ‖log x‖_F under both metrics
+    max_representable_radius = SPD.max_representable_radius  # eigenvalues within e^±200 either way
     curvature_bounds = (-0.5, 0.0)
     injectivity_radius = np.inf
     is_homogeneous = True
@@ -524,6 +525,7 @@ class LogEuclideanSPD(SPD):
 
     metric = "log-euclidean"
     _extrinsic_radius = SPD._extrinsic_radius  # distances to I are ‖log x‖_F under both metrics
+    max_representable_radius = SPD.max_representable_radius  # eigenvalues within e^±200 either way
     curvature_bounds = (0.0, 0.0)
     injectivity_radius = np.inf
     is_homogeneous = True

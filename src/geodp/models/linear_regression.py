@@ -560,9 +560,11 @@ def _check_bounds(bounds, width: int, name: str):
             f"{name} needs lower < upper in every column; column {bad} has lower={float(lower[bad])!r}, "
             f"upper={float(upper[bad])!r}."
         )
-    if not np.all(np.isfinite(upper - lower)):
+    width = upper - lower
+    if not np.all(np.isfinite(width)) or not np.all(width >= 1e-150):
         raise InvalidParameterError(
-            f"{name} are too far apart: upper − lower overflows float64; express the data in smaller units."
+            f"{name}'s upper − lower must lie in [1e-150, 1.8e308] (float64 must hold the width and its inverse); "
+            "express the data in other units."
         )
     return lower, upper
 
@@ -598,7 +600,8 @@ def _moment_part(to_design, to_response, bounds_X, bounds_y, refuse, X, y):
         return None, np.array([n_invalid, 0, 0])
     if n_invalid:
         X, y = X.copy(), y.copy()
-        X[invalid], y[invalid] = 0.5 * (bounds_X[0] + bounds_X[1]), 0.5 * (bounds_y[0] + bounds_y[1])
+        X[invalid] = bounds_X[0] + 0.5 * (bounds_X[1] - bounds_X[0])  # midpoints, without overflow
+        y[invalid] = bounds_y[0] + 0.5 * (bounds_y[1] - bounds_y[0])
     (x_lo, x_hi), (y_lo, y_hi) = bounds_X, bounds_y
     clipped_x = np.count_nonzero(np.any((X < x_lo) | (X > x_hi), axis=1))
     clipped_y = np.count_nonzero(np.any((y < y_lo) | (y > y_hi), axis=1))
@@ -614,7 +617,13 @@ def _data_bounds(lowers, uppers, width: int):
     if not np.all(np.isfinite(lower)):  # no valid record
         return np.zeros(width), np.ones(width)
     flat = ~(lower < upper)
-    return np.where(flat, lower - 0.5, lower), np.where(flat, upper + 0.5, upper)
+    # widen a constant column by at least its rounding level (±0.5 is lost to rounding at 1e17),
+    # and keep every width finite (data spanning ±1e308)
+    pad = np.maximum(0.5, 2.0**-40 * np.maximum(np.abs(lower), np.abs(upper)))
+    lower, upper = np.where(flat, lower - pad, lower), np.where(flat, upper + pad, upper)
+    half = np.finfo(float).max / 2.0
+    lower, upper = np.clip(lower, -half, half), np.clip(upper, -half, half)
+    return lower, np.maximum(upper, lower + np.maximum(1e-150, 2.0**-40 * np.abs(lower)))
 
 
 def _normalisation(x_lo, x_hi, y_lo, y_hi, fit_intercept: bool) -> dict:
@@ -630,8 +639,8 @@ def _normalisation(x_lo, x_hi, y_lo, y_hi, fit_intercept: bool) -> dict:
     m = len(x_lo)
     y_width = y_hi - y_lo
     if fit_intercept:
-        x_shift, x_div = 0.5 * (x_lo + x_hi), x_hi - x_lo
-        y_shift = 0.5 * (y_lo + y_hi)
+        x_shift, x_div = x_lo + 0.5 * (x_hi - x_lo), x_hi - x_lo  # the midpoints, without overflow
+        y_shift = y_lo + 0.5 * (y_hi - y_lo)
         weights = np.concatenate([[1.0], np.full(m, 0.5)])
         radius = np.full(len(y_lo), 0.5 * DOMAIN_FACTOR)
         tau = radius + 0.5

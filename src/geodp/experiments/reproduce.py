@@ -35,9 +35,12 @@ __all__ = [
     "Reproduction",
     "Result",
     "Row",
+    "compare_text",
     "format_list",
     "format_table",
     "get_reproduction",
+    "interval_text",
+    "mean_interval",
     "make_progress",
     "reproductions",
     "run_reproduction",
@@ -199,6 +202,60 @@ def get_reproduction(name: str) -> Reproduction:
             return item
     known = ", ".join(item.name for item in reproductions())
     raise InvalidParameterError(f"no reproduction called {name!r}; known: {known}, all")
+
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+
+
+def mean_interval(values) -> tuple[float, float]:
+    """``(mean, half-width of its 95% normal interval)``: ``1.96 · sd / √m`` over ``m`` repetitions
+    (half-width 0 for one value).
+
+    Examples
+    --------
+    >>> m, h = mean_interval([1.0, 2.0, 3.0])
+    >>> m, round(h, 3)
+    (2.0, 1.132)
+    """
+    values = np.asarray(values, dtype=float)
+    if values.size < 2:
+        return float(values.mean()), 0.0
+    return float(values.mean()), float(Z95 * values.std(ddof=1) / np.sqrt(values.size))
+
+
+def compare_text(mean: float, half: float, reference=None, *, digits: int = 2, scale: float = 1.0, unit: str = ""):
+    """Our estimate ``mean ± half`` (a 95% interval) as text, and a note generated from it: whether
+    the interval holds ``reference`` (the published value), so the conclusion follows the run.
+
+    Examples
+    --------
+    >>> compare_text(0.5, 0.1, 0.3)
+    ('0.50 ± 0.10', 'published 0.3 outside our 95% interval [0.40, 0.60]: a significant difference')
+    >>> compare_text(0.5, 0.1, 0.55)[1]
+    'published 0.55 inside our 95% interval [0.40, 0.60]: no significant difference'
+    """
+    m, h = mean * scale, half * scale
+    text = f"{m:.{digits}f}{unit} ± {h:.{digits}f}{unit}"
+    if reference is None:
+        return text, ""
+    ref = float(reference) * scale
+    inside = m - h <= ref <= m + h
+    where = "inside" if inside else "outside"
+    verdict = "no significant difference" if inside else "a significant difference"
+    return text, (
+        f"published {ref:g}{unit} {where} our 95% interval [{m - h:.{digits}f}, {m + h:.{digits}f}]: {verdict}"
+    )
+
+
+def interval_text(values, reference=None, *, digits: int = 2, scale: float = 1.0, unit: str = ""):
+    """:func:`compare_text` of the mean of repeated measurements ``values`` (normal 95% interval).
+
+    Examples
+    --------
+    >>> interval_text([1.0, 2.0, 3.0], 1.5)[0]
+    '2.00 ± 1.13'
+    """
+    return compare_text(*mean_interval(values), reference, digits=digits, scale=scale, unit=unit)
 
 
 def make_progress(enabled: bool = True) -> Callable:

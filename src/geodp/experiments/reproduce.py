@@ -4,8 +4,10 @@ Each paper has one module (:mod:`geodp.experiments.r21`, ``u23``, ``s22``, ``k25
 tuple ``REPRODUCTIONS`` of :class:`Reproduction` entries; :func:`reproductions` collects them.
 :func:`run_reproduction` runs one item (or ``"all"``), writes ``<name>.png`` (the panels as in the
 paper) and ``<name>.csv`` (the numbers), prints the table ``setting | ours | published | note``
-and records the run time in ``<name>.json``; a later call with the same settings (name,
-repetitions, seed, geodp version) reads that record instead of running again.
+writes the published numbers the item compares with to ``<name>-published.csv`` (paper, key,
+value, source) and records the run time in ``<name>.json``; a later call with the same settings
+(name, repetitions, seed and a digest of the code, :func:`code_digest`) reads that record instead
+of running again.
 
 The published numbers live in :mod:`geodp.experiments.published`; docs/reproduction.md lists every
 item with its status, our numbers beside the published ones and the run times.
@@ -35,6 +37,7 @@ __all__ = [
     "Reproduction",
     "Result",
     "Row",
+    "code_digest",
     "compare_text",
     "format_list",
     "format_table",
@@ -332,10 +335,40 @@ def _item_rng(name: str, seed: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(name.encode())])
 
 
-def _settings(item: Reproduction, repetitions: int, seed: int) -> dict:
+def code_digest() -> str:
+    """SHA-256 (first 16 hex digits) of every ``.py`` file of the installed ``geodp`` package (paths
+    and contents): the cache key's code part, so an edit anywhere in the code reruns an item, which a
+    version string that stays put across edits did not.
+
+    Examples
+    --------
+    >>> len(code_digest()), code_digest() == code_digest()
+    (16, True)
+    """
+    import hashlib
+
     import geodp
 
-    return {"name": item.name, "repetitions": int(repetitions), "seed": int(seed), "geodp": geodp.__version__}
+    root = Path(geodp.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _settings(item: Reproduction, repetitions: int, seed: int) -> dict:
+    return {"name": item.name, "repetitions": int(repetitions), "seed": int(seed), "code": code_digest()}
+
+
+def _write_published(path: Path, values) -> None:
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["paper", "key", "value", "source"])
+        for paper, value in values:
+            writer.writerow([paper, value.key, value.value, value.source])
 
 
 def _write_csv(path: Path, data: list) -> None:
@@ -355,8 +388,9 @@ def _run_one(
     repetitions = item.repetitions[0] if quick else item.repetitions[1]
     settings = _settings(item, repetitions, seed)
     csv_path, png_path, meta_path = (output_dir / f"{item.name}.{ext}" for ext in ("csv", "png", "json"))
+    published_path = output_dir / f"{item.name}-published.csv"
     print(f"\n{item.name} ({item.paper}, {item.status}): {item.title}; {repetitions} repetitions", file=out)
-    if not force and meta_path.exists() and csv_path.exists() and png_path.exists():
+    if not force and all(p.exists() for p in (meta_path, csv_path, png_path, published_path)):
         try:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):
@@ -366,10 +400,14 @@ def _run_one(
             print(format_table(rows), file=out)
             print(f"(cached: same settings as the run of {meta['seconds']:.1f} s in {meta_path.name})", file=out)
             return Outcome(item, rows, float(meta["seconds"]), True, csv_path, png_path)
+    from geodp.experiments.published import recording
+
     start = time.perf_counter()
-    result = item.run(repetitions, _item_rng(item.stream or item.name, seed), progress)
+    with recording() as looked_up:
+        result = item.run(repetitions, _item_rng(item.stream or item.name, seed), progress)
     seconds = time.perf_counter() - start
     _write_csv(csv_path, result.data)
+    _write_published(output_dir / f"{item.name}-published.csv", looked_up)
     result.figure.savefig(png_path, dpi=120, bbox_inches="tight")
     import matplotlib.pyplot as plt
 

@@ -28,13 +28,16 @@ def short_chains(monkeypatch):
     monkeypatch.setattr(module, "THINNING", 300)
 
 
-def test_sphere_regression_quick(tmp_path, short_chains):
+def test_sphere_regression_quick(short_chains):
     pytest.importorskip("matplotlib")
     script = _load("sphere_regression")
-    result = script.main(tmp_path, quick=True, progress=False)
+    tracked = EXAMPLES.parent / "images" / "sphere_regression.png"
+    before = tracked.read_bytes()
+    result = script.main(quick=True, progress=False)  # no out_dir: --quick must not touch docs/images
 
-    png = tmp_path / "sphere_regression.png"
-    assert result["png"] == png and png.stat().st_size > 10_000
+    png = result["png"]
+    assert tracked.read_bytes() == before and png.resolve().parent != tracked.resolve().parent
+    assert png.stat().st_size > 10_000
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     # The synthetic data: nothing outside the public ball; the non-private fit finds the truth

@@ -5,8 +5,9 @@ import math
 import numpy as np
 import pytest
 
+from geodp.errors import InvalidParameterError, PrivacyLeakWarning
 from geodp.experiments import k25
-from geodp.experiments.k25 import setting
+from geodp.experiments.k25 import sensitivity_ratios, setting
 from geodp.experiments.k25.releases import k25_two_stage, signed_angle_deg
 from geodp.experiments.k25.sensitivity_ratios import run_fig5
 from geodp.experiments.published import published
@@ -17,9 +18,21 @@ def test_fig5_published_footpoint_bound_broken_sound_bound_tight():
     adv = res.data[-1]
     assert adv["r_p_k25"] == pytest.approx(math.cos(1.0), abs=1e-9)  # docs/math.md §10: ratio cos 1 < 1
     assert adv["r_p_sound"] == pytest.approx(1.0, abs=1e-9)
-    rand = [d for d in res.data if d["kind"] == "random"]
+    rand = [d for d in res.data if d["kind"] != sensitivity_ratios.ADVERSARIAL]
     assert min(d["r_p_sound"] for d in rand) >= 1.0 and min(d["r_v_sound"] for d in rand) >= 1.0
     assert published("K25", "fig5-ratio-min").value == 1.0  # K25 claims every ratio exceeds one
+
+
+def test_fig5_draws_k25s_adjacent_pairs_beside_the_other_curve_swap():
+    # K25 App. B: n + 1 points on one curve, D drops the first and D' the last (issue 21, item 6).
+    (t, Y), (t2, Y2) = sensitivity_ratios.k25_adjacent_pair(20, np.random.default_rng(4))
+    assert len(t) == len(t2) == 20 and np.array_equal(Y[:-1], Y2[1:]) and not np.array_equal(Y[-1], Y2[0])
+    res = run_fig5(6, np.random.default_rng(0), lambda it, **kw: it)
+    kinds = [d["kind"] for d in res.data]
+    assert kinds.count(sensitivity_ratios.K25_PAIRS) == 6 and kinds.count(sensitivity_ratios.OTHER_CURVE_PAIRS) == 6
+    # Both constructions in the table, each mean with its 95% interval and a generated verdict.
+    k25_rows = [r for r in res.rows if sensitivity_ratios.K25_PAIRS in r.setting]
+    assert len(k25_rows) == 2 and all("±" in r.ours and "95% interval" in r.note for r in k25_rows)
 
 
 def test_sphere_data_design():
@@ -38,7 +51,10 @@ def test_k25_two_stage_release_matches_published_fig2():
     space = Sphere(2)
     rng = np.random.default_rng(1)
     t, Y, c = setting.k25_sphere_data(rng=rng)
-    p, v, tau = k25_two_stage(space, t, Y, c, 12, rng)
+    with pytest.raises(InvalidParameterError, match="as_published=True"):
+        k25_two_stage(space, t, Y, c, 12, rng)
+    with pytest.warns(PrivacyLeakWarning, match="not differentially private"):
+        p, v, tau = k25_two_stage(space, t, Y, c, 12, rng, as_published=True)
     from geodp.regression import geodesic_regression
 
     p_hat, v_hat = geodesic_regression(space, t[:, None], Y)

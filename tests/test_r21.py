@@ -95,3 +95,55 @@ def test_spd_vech_releases_not_pd_near_r21s_quarter():
     share = np.mean(np.linalg.eigvalsh(invvech(vech(xbar) + noise, 2))[:, 0] <= 0)
     # R21: 'about 25%' at n = 20–40; ours is about 30% at n = 20, 14% at n = 30, 5% at n = 40.
     assert abs(share - published("R21", "fig1-spd-not-pd").value) < 0.08
+
+
+def test_r21_ambient_baseline_as_published_needs_the_flag_and_warns():
+    from geodp.experiments.r21 import r21_ambient_noise
+
+    rng = np.random.default_rng(0)
+    with pytest.raises(InvalidParameterError, match="as_published=True"):
+        r21_ambient_noise(Sphere(2), np.pi / 8, 10, 5, rng)
+    with pytest.warns(PrivacyLeakWarning, match="not differentially private"):
+        assert r21_ambient_noise(Sphere(2), np.pi / 8, 10, 5, rng, as_published=True).shape == (5, 3)
+
+
+def _fake_sphere_rows(laplace_error, se):
+    rows = []
+    for space, n in (("spd", 20), ("spd", 40), ("sphere", 10), ("sphere", 100)):
+        row = {"space": space, "n": n, "repetitions": 1000, "sensitivity_max": 0.5, "bound_thm2": 1.0}
+        row["not_pd_published"], row["not_pd_published_se"] = 0.25, 0.01
+        for key, err in (
+            ("laplace-thm2", laplace_error),
+            ("laplace-b1", 0.85),
+            ("ambient-published", 1.0),
+            ("ambient-sound", 1.0),
+        ):
+            row[f"{key}_error"], row[f"{key}_se"] = err, se
+        rows.append(row)
+    return rows
+
+
+def test_fig1_sphere_conclusions_follow_the_numbers_with_intervals():
+    # Issue 21, items 7–8: the reduction is shown with its 95% interval, and the note is generated
+    # from it (a typed-in 'the reduction needs B.1' stood beside a run's +7.2%).
+    from geodp.experiments.r21 import _fig1_rows
+
+    def thm2_rows(laplace_error, se):
+        rows = _fig1_rows(_fake_sphere_rows(laplace_error, se))
+        return [r for r in rows if "Thm 2 bound (sound), mean over n" in r.setting][0]
+
+    gain = thm2_rows(0.8, 0.001)
+    assert "±" in gain.ours and "a significant reduction" in gain.note
+    loss = thm2_rows(1.05, 0.001)
+    assert "significantly more noise" in loss.note
+    noisy = thm2_rows(0.95, 0.2)
+    assert "no significant difference from the baseline" in noisy.note
+
+
+def test_fig1_utility_rows_carry_monte_carlo_intervals():
+    from geodp.experiments.r21 import run_fig1
+
+    result = run_fig1(4, np.random.default_rng(0), lambda it, **kw: it)
+    compared = [r for r in result.rows if "reduction" in r.setting or "not PD" in r.setting]
+    assert compared and all("±" in r.ours for r in compared)
+    assert all(np.isfinite(row["laplace-thm2_se"]) and row["laplace-thm2_se"] > 0 for row in result.data)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from geodp.errors import AssumptionError, InvalidParameterError
+from geodp.errors import AssumptionError, InvalidParameterError, PrivacyLeakWarning
 from geodp.manifolds import Euclidean, Hyperbolic, KendallShape, Sphere
 from geodp.regression import unchecked_regression_gradient
 from geodp.sensitivity import geodesic_regression_sensitivity, k25_published_sensitivity
@@ -161,7 +161,8 @@ def test_k25_published_footpoint_bound_is_violated_on_the_sphere():
     n = 20
     g = [unchecked_regression_gradient(space, p, v, x, Y[i : i + 1], residual_bound=TAU)[0] / n for i in range(2)]
     observed = float(np.linalg.norm(g[0] - g[1]))
-    published = k25_published_sensitivity(space, n, residual_bound=TAU).footpoint
+    with pytest.warns(PrivacyLeakWarning, match="not sound"):
+        published = k25_published_sensitivity(space, n, residual_bound=TAU, as_published=True).footpoint
     sound = geodesic_regression_sensitivity(space, n, residual_bound=TAU, x_bound=1.0).footpoint
     assert observed / published == pytest.approx(1 / math.cos(1.0), rel=1e-9)
     assert observed / published > 1.85
@@ -192,3 +193,11 @@ def test_assumptions_are_checked(kwargs, error):
     space = args.pop("space")
     with pytest.raises(error):
         geodesic_regression_sensitivity(space, 10, **args)
+
+
+def test_k25_published_sensitivity_needs_the_flag_and_warns():
+    # docs/reproduction.md: every as-published variant runs only behind as_published=True and warns.
+    with pytest.raises(InvalidParameterError, match="as_published=True"):
+        k25_published_sensitivity(Sphere(2), 20, residual_bound=0.1)
+    with pytest.warns(PrivacyLeakWarning, match="not sound"):
+        k25_published_sensitivity(Sphere(2), 20, residual_bound=0.1, as_published=True)

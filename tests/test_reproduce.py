@@ -96,3 +96,72 @@ def test_list_names_every_figure_and_table_of_the_four_papers():
 def test_items_sharing_a_stream_draw_the_same_numbers():
     a, b = get_reproduction("k25-fig2"), get_reproduction("k25-fig3")
     assert a.stream is not None and a.stream == b.stream
+
+
+def test_cache_is_keyed_on_the_code_and_published_numbers_go_to_csv(tmp_path):
+    # Issue 21, items 8–9: a code change reruns an item (the version string did not change with
+    # edits); the published numbers an item compares with are written beside its CSV.
+    from geodp.experiments.reproduce import code_digest
+
+    first = run_reproduction("r21-supp-fig2", quick=True, output_dir=tmp_path, out=io.StringIO(), progress=False)[0]
+    meta_path = tmp_path / "r21-supp-fig2.json"
+    record = json.loads(meta_path.read_text())
+    assert record["settings"]["code"] == code_digest() and "geodp" not in record["settings"]
+    published_csv = (tmp_path / "r21-supp-fig2-published.csv").read_text()
+    assert published_csv.splitlines()[0] == "paper,key,value,source" and "supp-fig2-order" in published_csv
+    record["settings"]["code"] = "0" * 16  # a record made by other code
+    meta_path.write_text(json.dumps(record))
+    again = run_reproduction("r21-supp-fig2", quick=True, output_dir=tmp_path, out=io.StringIO(), progress=False)[0]
+    assert not again.cached and again.rows == first.rows
+
+
+def test_docs_tables_are_the_quick_run_of_this_code():
+    # docs/reproduction.md's tables are generated (python -m geodp.experiments.reproduction_docs) from
+    # a quick run; the JSON it writes carries the digest of the code that ran. After a code change,
+    # rerun the generator.
+    from pathlib import Path
+
+    from geodp.experiments.reproduce import code_digest
+    from geodp.experiments.reproduction_docs import RESULTS, generated_section, render
+
+    root = Path(__file__).resolve().parent.parent
+    results = json.loads((root / RESULTS).read_text())
+    runnable = {item.name for item in reproductions() if item.run is not None}
+    assert set(results["items"]) == runnable
+    assert generated_section((root / "docs" / "reproduction.md").read_text()) == render(results)
+    assert results["code"] == code_digest(), "the code changed: rerun python -m geodp.experiments.reproduction_docs"
+
+
+def test_items_sharing_a_run_draw_their_own_figures(monkeypatch):
+    # k25-fig3 and k25-table1 were byte copies of k25-fig2 and k25-fig4 (issue 21, item 9).
+    import numpy as np
+
+    from geodp.experiments.k25 import euclidean, sphere_figures
+    from geodp.experiments.k25.setting import AS_PUBLISHED, SOUND
+
+    rng = np.random.default_rng(0)
+    sphere = [
+        dict(release=label, footpoint_distance=d, angle_deg=a, mae=m, clipped_share=0.1, sigma=0.01)
+        for label in (SOUND, AS_PUBLISHED)
+        for d, a, m in zip(rng.uniform(0.01, 0.5, 5), rng.normal(0, 5, 5), rng.uniform(0.03, 0.4, 5))
+    ]
+    monkeypatch.setattr(sphere_figures, "_fig23_draws", lambda *a: (sphere, 0.04))
+    fig2, fig3 = sphere_figures.run_fig2(5, None, None), sphere_figures.run_fig3(5, None, None)
+    titles2 = [ax.get_title() for ax in fig2.figure.axes]
+    titles3 = [ax.get_title() for ax in fig3.figure.axes]
+    assert any("Fig. 2" in t for t in titles2) and not any("Fig. 3" in t for t in titles2)
+    assert len(titles3) == 1 and "Fig. 3" in titles3[0]
+    legend3 = [t.get_text() for t in fig3.figure.axes[0].get_legend().get_texts()]
+    assert any("published" in t and "0.11" in t for t in legend3)
+
+    table = [
+        dict(feature=f, method=m, repetition=0, mse=float(rng.uniform(0.5, 2)))
+        for f in euclidean.FEATURES
+        for m in euclidean.METHODS
+    ]
+    monkeypatch.setattr(euclidean, "_draws", lambda *a: (table, None, None, None, None))
+    result = euclidean.run_table1(5, None, None)
+    (ax,) = result.figure.axes
+    assert "Table 1" in ax.get_title()
+    heights = [round(p.get_height(), 3) for p in ax.patches]
+    assert 7.856 in heights and 0.954 in heights  # K25's published MSEs are drawn

@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import io
 import math
+import tempfile
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -160,7 +161,9 @@ def main(out_dir=None, *, quick: bool = False, n_releases: int | None = None, wo
     ``quick`` uses 60 records, ε ∈ {1, 5}, one release each and no worker processes.
     """
     start = time.perf_counter()
-    out_dir = Path(out_dir) if out_dir is not None else Path(__file__).resolve().parent.parent / "images"
+    if out_dir is None:  # the full run redraws the tracked figure; --quick writes to a temporary folder
+        out_dir = Path(tempfile.mkdtemp(prefix="sphere_regression_")) if quick else Path(__file__).resolve().parent.parent / "images"
+    out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     n = 60 if quick else N_RECORDS
     epsilons = (1.0, 5.0) if quick else EPSILONS
@@ -240,7 +243,7 @@ def _print(result: dict) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="60 records, ε ∈ {1, 5}, one release each")
-    parser.add_argument("--out", default=None, help="output directory (default: docs/images)")
+    parser.add_argument("--out", default=None, help="output directory (default: docs/images; with --quick a temporary folder)")
     parser.add_argument("--releases", type=int, default=None, help="private releases per ε (default 3)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default 2)")
     parser.add_argument("--seed", type=int, default=0)

@@ -7,9 +7,10 @@ Adjacency is replace-one with ``n`` public; the data domain is a public geodesic
 from __future__ import annotations
 
 import math
+import warnings
 from typing import NamedTuple
 
-from geodp.errors import AssumptionError, InvalidParameterError
+from geodp.errors import AssumptionError, InvalidParameterError, PrivacyLeakWarning
 from geodp.manifolds.base import check_space
 from geodp.validation import check_positive, check_sample_size
 
@@ -326,8 +327,11 @@ def geodesic_regression_sensitivity(
     return RegressionSensitivity(footpoint, velocity, math.hypot(footpoint, velocity))
 
 
-def k25_published_sensitivity(space, n, *, residual_bound) -> RegressionSensitivity:
+def k25_published_sensitivity(space, n, *, residual_bound, as_published: bool = False) -> RegressionSensitivity:
     """K25's published bounds (Thm 3.4, Thm D.1), for reproductions only: **not sound**.
+
+    Runs only with ``as_published=True`` and then warns (:class:`~geodp.errors.PrivacyLeakWarning`),
+    like every as-published variant; the sound bounds are :func:`geodesic_regression_sensitivity`.
 
     ``Δ_p = 2τ‖J̃_p(1)‖/n`` and ``Δ_v = 2τ‖J̃_v(1)‖/n`` with the Jacobi fields of the
     comparison space of curvature κ_max at ``t = 1``: ``cos(√κ)`` and ``sin(√κ)/√κ`` for
@@ -339,10 +343,36 @@ def k25_published_sensitivity(space, n, *, residual_bound) -> RegressionSensitiv
     Examples
     --------
     >>> from geodp.manifolds import Sphere
-    >>> s = k25_published_sensitivity(Sphere(2), 20, residual_bound=0.1)
+    >>> import warnings
+    >>> from geodp.errors import PrivacyLeakWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", PrivacyLeakWarning)
+    ...     s = k25_published_sensitivity(Sphere(2), 20, residual_bound=0.1, as_published=True)
     >>> round(s.footpoint * 20 / 0.2, 4), round(s.velocity * 20 / 0.2, 4)
     (0.5403, 0.8415)
+
+    Raises
+    ------
+    InvalidParameterError
+        Without ``as_published=True``.
     """
+    if not as_published:
+        raise InvalidParameterError(
+            "K25's published regression bounds are not sound (the footpoint bound 2τ cos(1)/n is too small): "
+            "pass as_published=True to use them in a reproduction, or use geodesic_regression_sensitivity"
+        )
+    warnings.warn(
+        "K25's published regression sensitivity (Thm 3.4) is not sound: a release calibrated with it is only "
+        "about 1.85ε-DP on the unit sphere; use for reproductions only",
+        PrivacyLeakWarning,
+        stacklevel=2,
+    )
+    return _k25_published_bounds(space, n, residual_bound)
+
+
+def _k25_published_bounds(space, n, residual_bound) -> RegressionSensitivity:
+    # K25's Thm 3.4 bounds without the flag and warning: for callers that warn themselves
+    # (PrivateGeodesicRegression(as_published=True)).
     space, n, tau, _, _ = _regression_bounds(space, n, residual_bound, 1.0, None)
     kappa = space.curvature_bounds[1]
     if kappa > 0:

@@ -48,7 +48,7 @@ def add_parser(sub) -> None:
         description="Redo one figure or table of the four papers geodp implements: writes DIR/NAME.png\n"
         "(the panels as in the paper) and DIR/NAME.csv, and prints a table\n"
         "setting | ours | published | note. Results are cached by settings (name, repetitions,\n"
-        "seed, geodp version) in DIR/NAME.json. The papers' unsound choices are drawn beside\n"
+        "seed, a digest of the code) in DIR/NAME.json. The papers' unsound choices are drawn beside\n"
         "the sound defaults, labelled 'as published'. See docs/reproduction.md.",
         epilog="examples:\n"
         "  geodp reproduce --list                # every figure and table with its status\n"

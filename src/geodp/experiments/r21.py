@@ -6,13 +6,15 @@ NeurIPS 2021): Fig. 1 (SPD(2) and S² panels) and supplementary Fig. 2 (B.1's em
 :func:`geodp.datasets.polar_cap`: S², polar angle uniform on ``[0, π/8]``). Panels (a), (c):
 ``ρ(x̄, x̄')`` for neighbouring data sets (the last record redrawn) against Theorem 2's bound
 ``Δ = 2r(2 − h)/(nh)``. Panels (b), (d): the mean Euclidean distance (``vech`` coordinates on SPD,
-R³ on the sphere) between ``x̄`` and its private release, ± 2 SE:
+R³ on the sphere) between ``x̄`` and its private release, with 95% intervals over the data sets (each with
+``RELEASES`` releases):
 
 * Riemannian Laplace at ``x̄`` with Theorem 2's Δ (sound, ``σ = Δ/ε``);
 * on S², the same with R21 B.1's empirical bound in place of ``2r(2 − h)`` (as published: a grid
   value with a fixed footpoint, no proof; behind :func:`r21_b1_sensitivity` ``(as_published=True)``);
 * the ambient baseline as published: ``x̄`` plus an l2-Laplace with ``Δ_E = 2r_E/n`` in ``vech``
-  coordinates (SPD) or in R³ (sphere) — ``Δ_E`` bounds the *ambient* mean, not ``x̄``;
+  coordinates (SPD) or in R³ (sphere) — ``Δ_E`` bounds the *ambient* mean, not ``x̄`` (behind
+  :func:`r21_ambient_noise` ``(as_published=True)``, which warns);
 * the sound ambient baseline: :class:`geodp.mechanisms.ExtrinsicMeanMechanism` (ambient mean of
   the records + l2-Laplace with ``Δ_E``), its distance to ``x̄`` including the bias.
 
@@ -35,7 +37,7 @@ from geodp.datasets.synthetic import polar_cap, wishart_in_ball
 from geodp.distributions import l2_laplace_noise
 from geodp.errors import InvalidParameterError, PrivacyLeakWarning
 from geodp.experiments.published import published
-from geodp.experiments.reproduce import Reproduction, Result, Row
+from geodp.experiments.reproduce import Z95, Reproduction, Result, Row, compare_text
 from geodp.manifolds import SPD, Sphere
 from geodp.manifolds.spd import invvech, vech
 from geodp.mechanisms import ExtrinsicMeanMechanism, LaplaceMechanism
@@ -44,12 +46,15 @@ from geodp.sensitivity import curvature_factor, extrinsic_mean_sensitivity, frec
 __all__ = [
     "EPSILON",
     "N_GRID",
+    "RELEASES",
     "REPRODUCTIONS",
     "SPD_RADIUS",
     "SPHERE_RADIUS",
     "b1_empirical_bound",
     "batched_frechet_means",
+    "r21_ambient_noise",
     "r21_b1_sensitivity",
+    "reduction_interval",
     "run_fig1",
     "run_supp_fig2",
 ]
@@ -60,6 +65,7 @@ SPD_RADIUS = 1.5
 SPHERE_RADIUS = np.pi / 8
 _NORTH = np.array([0.0, 0.0, 1.0])
 _BOUNDARY_POINTS = 360
+RELEASES = 20  # releases per data set in Fig. 1's utility panels
 
 
 def _cap_boundary(r: float, m: int = _BOUNDARY_POINTS) -> np.ndarray:
@@ -137,6 +143,57 @@ def r21_b1_sensitivity(radius: float, n: int, *, as_published: bool = False) -> 
         stacklevel=2,
     )
     return b1_empirical_bound(radius) / (int(n) * curvature_factor(radius, 1.0))
+
+
+def r21_ambient_noise(space, radius: float, n: int, size: int, rng, *, as_published: bool = False) -> np.ndarray:
+    """R21's ambient baseline as published: l2-Laplace noise with ``Δ_E/ε`` (``Δ_E = 2r_E/n``) to add
+    to the **Fréchet mean** ``x̄`` in ``vech`` coordinates (SPD) or R³ (sphere), ``size`` draws.
+
+    ``Δ_E`` bounds the change of the *ambient* mean, not of ``x̄``, so the release is not DP as
+    calibrated: it needs ``as_published=True`` and warns (:class:`~geodp.PrivacyLeakWarning`). The
+    sound baseline is :class:`geodp.mechanisms.ExtrinsicMeanMechanism` (noise on the ambient mean).
+
+    Raises
+    ------
+    InvalidParameterError
+        Without ``as_published=True``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always", PrivacyLeakWarning)
+    ...     noise = r21_ambient_noise(Sphere(2), np.pi / 8, 10, 4, np.random.default_rng(0), as_published=True)
+    >>> noise.shape, caught[0].category.__name__
+    ((4, 3), 'PrivacyLeakWarning')
+    """
+    if not as_published:
+        raise InvalidParameterError(
+            "R21's ambient baseline adds noise calibrated to the ambient mean's sensitivity to the Fréchet mean, "
+            "which it does not bound: pass as_published=True to run it in a reproduction, or use "
+            "geodp.mechanisms.ExtrinsicMeanMechanism"
+        )
+    warnings.warn(
+        "R21's ambient baseline as published (Δ_E-calibrated noise on the Fréchet mean) is not differentially "
+        "private as calibrated: use for reproductions only",
+        PrivacyLeakWarning,
+        stacklevel=2,
+    )
+    sigma_e = extrinsic_mean_sensitivity(space, radius, n) / EPSILON
+    return l2_laplace_noise(3, sigma_e, size=(int(size),), rng=rng)
+
+
+def reduction_interval(ours, ours_se, theirs, theirs_se) -> tuple[float, float]:
+    """``1 − ours/theirs`` and its standard error (delta method, independent estimates).
+
+    Examples
+    --------
+    >>> r, se = reduction_interval(0.8, 0.0, 1.0, 0.01)
+    >>> round(r, 3), round(se, 4)
+    (0.2, 0.008)
+    """
+    ratio = ours / theirs
+    return float(1.0 - ratio), float(abs(ratio) * np.hypot(ours_se / ours, theirs_se / theirs))
 
 
 def mean_se(values) -> tuple[float, float]:
@@ -224,18 +281,26 @@ def _simulate_fig1(repetitions: int, rng, progress) -> list[dict]:
                 laplace["laplace-b1"] = LaplaceMechanism(
                     space, epsilon=EPSILON, sensitivity=r21_b1_sensitivity(radius, n, as_published=True)
                 )
+            # RELEASES releases per data set: the error of a data set is their mean, so the Monte Carlo
+            # error of the noise shrinks without recomputing Fréchet means; SEs are over data sets.
+            K = RELEASES
+            xbar_k = np.repeat(xbar, K, axis=0)
+
+            def per_set(values, shape=(B, K)):
+                return np.asarray(values).reshape(shape).mean(axis=1)
+
             errors = {}
             for key, mech in laplace.items():
-                errors[key] = np.linalg.norm(coords(laplace_at(mech, space, center, xbar, rng)) - coords(xbar), axis=-1)
+                release = laplace_at(mech, space, center, xbar_k, rng)
+                errors[key] = per_set(np.linalg.norm(coords(release) - coords(xbar_k), axis=-1))
             # As published: noise with Δ_E added to the Fréchet mean, in vech (SPD) or R³ coordinates.
-            sigma_e = extrinsic_mean_sensitivity(space, radius, n) / EPSILON
-            noise = l2_laplace_noise(3, sigma_e, size=(B,), rng=rng)
-            errors["ambient-published"] = np.linalg.norm(noise, axis=-1)
+            noise = r21_ambient_noise(space, radius, n, B * K, rng, as_published=True)
+            errors["ambient-published"] = per_set(np.linalg.norm(noise, axis=-1))
             # Sound: ExtrinsicMeanMechanism (ambient mean of the records, noise with Δ_E). Its l2-Laplace is
             # translation-equivariant, so one batch of draws at the centre serves every data set.
             sound = ExtrinsicMeanMechanism(space, epsilon=EPSILON, center=center, radius=radius, n=n)
-            ambient = D.mean(axis=1) + (sound.randomise(center, rng=rng, size=B) - center)
-            errors["ambient-sound"] = np.linalg.norm(coords(ambient) - coords(xbar), axis=-1)
+            ambient = np.repeat(D.mean(axis=1), K, axis=0) + (sound.randomise(center, rng=rng, size=B * K) - center)
+            errors["ambient-sound"] = per_set(np.linalg.norm(coords(ambient) - coords(xbar_k), axis=-1))
             sens_mean, sens_se = mean_se(sens)
             row = {
                 "space": space_name,
@@ -252,11 +317,12 @@ def _simulate_fig1(repetitions: int, rng, progress) -> list[dict]:
                 mean, se = mean_se(errors[key]) if key in errors else (float("nan"), float("nan"))
                 row[f"{key}_error"], row[f"{key}_se"] = mean, se
             if space_name == "spd":
-                published_release = invvech(coords(xbar) + noise, 2)
-                row["not_pd_published"] = float(np.mean(np.linalg.eigvalsh(published_release)[:, 0] <= 0))
+                published_release = invvech(coords(xbar_k) + noise, 2)
+                not_pd = per_set(np.linalg.eigvalsh(published_release)[:, 0] <= 0)
+                row["not_pd_published"], row["not_pd_published_se"] = mean_se(not_pd)
                 row["not_pd_sound"] = float(np.mean(np.linalg.eigvalsh(ambient)[:, 0] <= 0))
             else:
-                row["not_pd_published"] = row["not_pd_sound"] = float("nan")
+                row["not_pd_published"] = row["not_pd_published_se"] = row["not_pd_sound"] = float("nan")
             data.append(row)
     return data
 
@@ -288,7 +354,7 @@ def _fig1_figure(data):
         ax = axes[row_index, 0]
         mean = np.array([r["sensitivity_mean"] for r in rows])
         se = np.array([r["sensitivity_se"] for r in rows])
-        ax.errorbar(n, mean, yerr=2 * se, fmt="o-", color="tab:blue", capsize=3, label="mean ρ(x̄, x̄′) ± 2 SE")
+        ax.errorbar(n, mean, yerr=Z95 * se, fmt="o-", color="tab:blue", capsize=3, label="mean ρ(x̄, x̄′), 95% interval")
         ax.plot(
             n, [r["sensitivity_max"] for r in rows], "v", color="tab:blue", alpha=0.6, label="largest ρ(x̄, x̄′) seen"
         )
@@ -311,16 +377,56 @@ def _fig1_figure(data):
             se = np.array([r[f"{key}_se"] for r in rows])
             color, style = _STYLE[key]
             ax.plot(n, mean, style, marker="o", ms=3, color=color, label=_LABELS[key])
-            ax.fill_between(n, mean - 2 * se, mean + 2 * se, color=color, alpha=0.2)
+            ax.fill_between(n, mean - Z95 * se, mean + Z95 * se, color=color, alpha=0.2)
+        if space_name == "sphere":  # R21 §5.2's published reduction, drawn against our ambient baseline
+            red = published("R21", "fig1-sphere-noise-reduction").value
+            ambient = np.array([r["ambient-published_error"] for r in rows])
+            ax.plot(
+                n, (1 - red) * ambient, "k:", marker="x", label=f"published: {100 * red:.0f}% below the ambient (R21)"
+            )
+        else:
+            src = published("R21", "fig1-spd-not-pd").value
+            shares = ", ".join(
+                f"{100 * r['not_pd_published']:.0f} ± {100 * Z95 * r['not_pd_published_se']:.0f}% (n = {r['n']})"
+                for r in rows
+                if 20 <= r["n"] <= 40
+            )
+            ax.text(
+                0.02,
+                0.03,
+                f"vech releases not PD: published about {100 * src:.0f}% at n = 20–40; ours {shares}",
+                transform=ax.transAxes,
+                fontsize=7,
+            )
         ax.set_yscale("log")
         ax.set_xlabel("sample size n")
         ax.set_ylabel(f"mean Euclidean distance to x̄ ({coords} coordinates)")
         ax.set_title(f"({'bd'[row_index]}) utility at ε = {EPSILON:g}, {label}")
         ax.legend(fontsize=8)
         ax.grid(True, which="both", alpha=0.3)
-    fig.suptitle(f"R21 Fig. 1: {data[0]['repetitions']} repetitions per n (shaded: ± 2 SE)")
+    fig.suptitle(
+        f"R21 Fig. 1: {data[0]['repetitions']} data sets per n, {RELEASES} releases each (shaded: 95% intervals)"
+    )
     fig.tight_layout()
     return fig
+
+
+def _reductions(rows, key, baseline="ambient-published"):
+    """Per n: ``1 − E(key)/E(baseline)`` and its standard error; and their mean over n with its SE."""
+    per_n = [
+        reduction_interval(r[f"{key}_error"], r[f"{key}_se"], r[f"{baseline}_error"], r[f"{baseline}_se"]) for r in rows
+    ]
+    values, ses = np.array([v for v, _ in per_n]), np.array([e for _, e in per_n])
+    return values, ses, float(values.mean()), float(np.sqrt(np.sum(ses**2)) / len(ses))
+
+
+def _gain_verdict(mean, se) -> str:
+    lo, hi = mean - Z95 * se, mean + Z95 * se
+    if lo > 0:
+        return "a significant reduction (95% interval above 0)"
+    if hi < 0:
+        return "significantly more noise than the baseline (95% interval below 0)"
+    return "no significant difference from the baseline (95% interval holds 0)"
 
 
 def _fig1_rows(data) -> list[Row]:
@@ -328,59 +434,74 @@ def _fig1_rows(data) -> list[Row]:
     spd = [r for r in data if r["space"] == "spd"]
     sph = [r for r in data if r["space"] == "sphere"]
     for r in spd + sph:
+        ratio = r["sensitivity_max"] / r["bound_thm2"]
         rows.append(
             Row(
                 f"{r['space']}, n = {r['n']}: largest ρ(x̄, x̄′) / Thm 2 bound",
-                f"{r['sensitivity_max'] / r['bound_thm2']:.2f}",
+                f"{ratio:.2f}",
                 "< 1 (Fig. 1 panels 1, 3: points below the red line)",
+                "below the bound" if ratio < 1 else "ABOVE the bound",
             )
         )
     src = published("R21", "fig1-spd-not-pd")
     for r in spd:
         if 20 <= r["n"] <= 40:
+            share, half = r["not_pd_published"], Z95 * r["not_pd_published_se"]
+            text, note = compare_text(share, half, src.value, digits=0, scale=100, unit="%")
             rows.append(
                 Row(
-                    f"SPD, n = {r['n']}: share of vech releases not PD (as published)",
-                    f"{100 * r['not_pd_published']:.0f}%",
+                    f"SPD, n = {r['n']}: share of vech releases not PD (as published), ± 95%",
+                    text,
                     f"about {100 * src.value:.0f}% at n = 20–40",
-                    "R21 §5.1",
+                    f"R21 §5.1; {note}",
                 )
             )
-    ratio = np.mean([r["laplace-thm2_error"] / r["ambient-published_error"] for r in spd])
+    ratios = np.array([r["laplace-thm2_error"] / r["ambient-published_error"] for r in spd])
+    _, _, red, red_se = _reductions(spd, "laplace-thm2")
+    text, _ = compare_text(1 - red, Z95 * red_se)
+    below = "below 1 (significant)" if 1 - red + Z95 * red_se < 1 else "not significantly below 1"
     rows.append(
         Row(
-            "SPD: Riemannian / vech Laplace error (mean over n)",
-            f"{ratio:.2f}",
+            "SPD: Riemannian / vech Laplace error (mean over n), ± 95%",
+            text,
             "< 1 ('better utility')",
-            "R21 §5.1 gives no number",
+            f"R21 §5.1 gives no number; {below} (per n {ratios.min():.2f}–{ratios.max():.2f})",
         )
     )
     reduction = published("R21", "fig1-sphere-noise-reduction")
+    small, large = published("R21", "fig1-sphere-reduction-small-n"), published("R21", "fig1-sphere-reduction-large-n")
     for key, what in (("laplace-b1", "B.1 bound (as published)"), ("laplace-thm2", "Thm 2 bound (sound)")):
-        per_n = np.array([1 - r[f"{key}_error"] / r["ambient-published_error"] for r in sph])
+        per_n, per_se, mean, se = _reductions(sph, key)
+        text, note = compare_text(mean, Z95 * se, reduction.value, digits=1, scale=100, unit="%")
         rows.append(
             Row(
-                f"S²: noise reduction vs ambient, {what}, mean over n",
-                f"{100 * per_n.mean():.1f}%",
-                f"{100 * reduction.value:.0f}%" if key == "laplace-b1" else f"{100 * reduction.value:.0f}% (with B.1)",
-                "" if key == "laplace-b1" else "the reduction needs B.1's heuristic bound",
+                f"S²: noise reduction vs ambient, {what}, mean over n, ± 95%",
+                text,
+                f"{100 * reduction.value:.0f}%" + ("" if key == "laplace-b1" else " (with B.1)"),
+                f"{_gain_verdict(mean, se)}; {note}",
             )
         )
-        small, large = (
-            published("R21", "fig1-sphere-reduction-small-n"),
-            published("R21", "fig1-sphere-reduction-large-n"),
-        )
+        ends = []
+        for i, pub in ((0, small), (-1, large)):
+            t, note = compare_text(per_n[i], Z95 * per_se[i], pub.value, digits=1, scale=100, unit="%")
+            ends.append((t, note, _gain_verdict(per_n[i], per_se[i])))
         rows.append(
             Row(
-                f"S²: reduction, {what}, n = {sph[0]['n']} / n = {sph[-1]['n']}",
-                f"{100 * per_n[0]:.1f}% / {100 * per_n[-1]:.1f}%",
+                f"S²: reduction, {what}, n = {sph[0]['n']} / n = {sph[-1]['n']}, ± 95%",
+                f"{ends[0][0]} / {ends[1][0]}",
                 f"{100 * small.value:.1f}% / {100 * large.value:.0f}%",
-                "smaller / larger sample sizes",
+                f"n = {sph[0]['n']}: {ends[0][2]}; n = {sph[-1]['n']}: {ends[1][2]}",
             )
         )
-    sound = np.mean([1 - r["laplace-thm2_error"] / r["ambient-sound_error"] for r in sph])
+    _, _, sound, sound_se = _reductions(sph, "laplace-thm2", "ambient-sound")
+    text, _ = compare_text(sound, Z95 * sound_se, digits=1, scale=100, unit="%")
     rows.append(
-        Row("S²: reduction vs the sound ambient baseline, Thm 2 bound", f"{100 * sound:.1f}%", "-", "both sides sound")
+        Row(
+            "S²: reduction vs the sound ambient baseline, Thm 2 bound, ± 95%",
+            text,
+            "-",
+            f"both sides sound; {_gain_verdict(sound, sound_se)}",
+        )
     )
     return rows
 

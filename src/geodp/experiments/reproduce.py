@@ -4,8 +4,10 @@ Each paper has one module (:mod:`geodp.experiments.r21`, ``u23``, ``s22``, ``k25
 tuple ``REPRODUCTIONS`` of :class:`Reproduction` entries; :func:`reproductions` collects them.
 :func:`run_reproduction` runs one item (or ``"all"``), writes ``<name>.png`` (the panels as in the
 paper) and ``<name>.csv`` (the numbers), prints the table ``setting | ours | published | note``
-and records the run time in ``<name>.json``; a later call with the same settings (name,
-repetitions, seed, geodp version) reads that record instead of running again.
+writes the published numbers the item compares with to ``<name>-published.csv`` (paper, key,
+value, source) and records the run time in ``<name>.json``; a later call with the same settings
+(name, repetitions, seed and a digest of the code, :func:`code_digest`) reads that record instead
+of running again.
 
 The published numbers live in :mod:`geodp.experiments.published`; docs/reproduction.md lists every
 item with its status, our numbers beside the published ones and the run times.
@@ -35,9 +37,13 @@ __all__ = [
     "Reproduction",
     "Result",
     "Row",
+    "code_digest",
+    "compare_text",
     "format_list",
     "format_table",
     "get_reproduction",
+    "interval_text",
+    "mean_interval",
     "make_progress",
     "reproductions",
     "run_reproduction",
@@ -201,6 +207,60 @@ def get_reproduction(name: str) -> Reproduction:
     raise InvalidParameterError(f"no reproduction called {name!r}; known: {known}, all")
 
 
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+
+
+def mean_interval(values) -> tuple[float, float]:
+    """``(mean, half-width of its 95% normal interval)``: ``1.96 · sd / √m`` over ``m`` repetitions
+    (half-width 0 for one value).
+
+    Examples
+    --------
+    >>> m, h = mean_interval([1.0, 2.0, 3.0])
+    >>> m, round(h, 3)
+    (2.0, 1.132)
+    """
+    values = np.asarray(values, dtype=float)
+    if values.size < 2:
+        return float(values.mean()), 0.0
+    return float(values.mean()), float(Z95 * values.std(ddof=1) / np.sqrt(values.size))
+
+
+def compare_text(mean: float, half: float, reference=None, *, digits: int = 2, scale: float = 1.0, unit: str = ""):
+    """Our estimate ``mean ± half`` (a 95% interval) as text, and a note generated from it: whether
+    the interval holds ``reference`` (the published value), so the conclusion follows the run.
+
+    Examples
+    --------
+    >>> compare_text(0.5, 0.1, 0.3)
+    ('0.50 ± 0.10', 'published 0.3 outside our 95% interval [0.40, 0.60]: a significant difference')
+    >>> compare_text(0.5, 0.1, 0.55)[1]
+    'published 0.55 inside our 95% interval [0.40, 0.60]: no significant difference'
+    """
+    m, h = mean * scale, half * scale
+    text = f"{m:.{digits}f}{unit} ± {h:.{digits}f}{unit}"
+    if reference is None:
+        return text, ""
+    ref = float(reference) * scale
+    inside = m - h <= ref <= m + h
+    where = "inside" if inside else "outside"
+    verdict = "no significant difference" if inside else "a significant difference"
+    return text, (
+        f"published {ref:g}{unit} {where} our 95% interval [{m - h:.{digits}f}, {m + h:.{digits}f}]: {verdict}"
+    )
+
+
+def interval_text(values, reference=None, *, digits: int = 2, scale: float = 1.0, unit: str = ""):
+    """:func:`compare_text` of the mean of repeated measurements ``values`` (normal 95% interval).
+
+    Examples
+    --------
+    >>> interval_text([1.0, 2.0, 3.0], 1.5)[0]
+    '2.00 ± 1.13'
+    """
+    return compare_text(*mean_interval(values), reference, digits=digits, scale=scale, unit=unit)
+
+
 def make_progress(enabled: bool = True) -> Callable:
     """A tqdm-like wrapper ``progress(iterable, total=None, desc="")``.
 
@@ -275,10 +335,40 @@ def _item_rng(name: str, seed: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(name.encode())])
 
 
-def _settings(item: Reproduction, repetitions: int, seed: int) -> dict:
+def code_digest() -> str:
+    """SHA-256 (first 16 hex digits) of every ``.py`` file of the installed ``geodp`` package (paths
+    and contents): the cache key's code part, so an edit anywhere in the code reruns an item, which a
+    version string that stays put across edits did not.
+
+    Examples
+    --------
+    >>> len(code_digest()), code_digest() == code_digest()
+    (16, True)
+    """
+    import hashlib
+
     import geodp
 
-    return {"name": item.name, "repetitions": int(repetitions), "seed": int(seed), "geodp": geodp.__version__}
+    root = Path(geodp.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _settings(item: Reproduction, repetitions: int, seed: int) -> dict:
+    return {"name": item.name, "repetitions": int(repetitions), "seed": int(seed), "code": code_digest()}
+
+
+def _write_published(path: Path, values) -> None:
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["paper", "key", "value", "source"])
+        for paper, value in values:
+            writer.writerow([paper, value.key, value.value, value.source])
 
 
 def _write_csv(path: Path, data: list) -> None:
@@ -298,8 +388,9 @@ def _run_one(
     repetitions = item.repetitions[0] if quick else item.repetitions[1]
     settings = _settings(item, repetitions, seed)
     csv_path, png_path, meta_path = (output_dir / f"{item.name}.{ext}" for ext in ("csv", "png", "json"))
+    published_path = output_dir / f"{item.name}-published.csv"
     print(f"\n{item.name} ({item.paper}, {item.status}): {item.title}; {repetitions} repetitions", file=out)
-    if not force and meta_path.exists() and csv_path.exists() and png_path.exists():
+    if not force and all(p.exists() for p in (meta_path, csv_path, png_path, published_path)):
         try:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):
@@ -309,10 +400,14 @@ def _run_one(
             print(format_table(rows), file=out)
             print(f"(cached: same settings as the run of {meta['seconds']:.1f} s in {meta_path.name})", file=out)
             return Outcome(item, rows, float(meta["seconds"]), True, csv_path, png_path)
+    from geodp.experiments.published import recording
+
     start = time.perf_counter()
-    result = item.run(repetitions, _item_rng(item.stream or item.name, seed), progress)
+    with recording() as looked_up:
+        result = item.run(repetitions, _item_rng(item.stream or item.name, seed), progress)
     seconds = time.perf_counter() - start
     _write_csv(csv_path, result.data)
+    _write_published(output_dir / f"{item.name}-published.csv", looked_up)
     result.figure.savefig(png_path, dpi=120, bbox_inches="tight")
     import matplotlib.pyplot as plt
 

@@ -47,7 +47,7 @@ from geodp.models.report import PrivacyReport, RegressionDiagnostics, regression
 from geodp.records import is_dask
 from geodp.regression import check_regression_space, geodesic_predict
 from geodp.release import ReleasePlan, execute
-from geodp.sensitivity import check_radius, geodesic_regression_sensitivity, k25_published_sensitivity, max_radius
+from geodp.sensitivity import _k25_published_bounds, check_radius, geodesic_regression_sensitivity, max_radius
 from geodp.validation import CLIP_MARGIN, as_generator, check_epsilon, check_positive
 
 __all__ = ["PrivateGeodesicRegression"]
@@ -387,7 +387,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         notices = []
         if self.as_published:
             notices.append((PrivacyLeakWarning, _PUBLISHED_WARNING))
-            sensitivity = k25_published_sensitivity(space, n, residual_bound=tau)
+            sensitivity = _k25_published_bounds(space, n, tau)  # the warning: the notice above
             scale = None
         else:
             sensitivity = geodesic_regression_sensitivity(

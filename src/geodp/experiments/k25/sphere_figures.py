@@ -20,10 +20,10 @@ from geodp.experiments.k25.setting import (
 from geodp.experiments.k25.streams import shared_stream
 from geodp.experiments.plotting import agg_pyplot
 from geodp.experiments.published import published
-from geodp.experiments.reproduce import Result, Row
+from geodp.experiments.reproduce import Result, Row, interval_text
 from geodp.manifolds import Sphere
 
-__all__ = ["run_fig1", "run_fig2", "run_fig6"]
+__all__ = ["run_fig1", "run_fig2", "run_fig3", "run_fig6"]
 
 
 def run_fig1(repetitions, rng, progress):
@@ -86,84 +86,101 @@ def run_fig1(repetitions, rng, progress):
         )
         for label in (SOUND, AS_PUBLISHED)
     ]
-    rows.append(Row("Fig. 1, non-private MAE", f"{mae_hat:.3f}", "0.043 (Fig. 3 text)", "one draw of the data"))
+    nonprivate = published("K25", "fig3-mae-nonprivate").value
+    rows.append(
+        Row("Fig. 1, non-private MAE", f"{mae_hat:.3f}", f"{nonprivate:g} (Fig. 3 text)", "one draw of the data")
+    )
     return Result(fig, data, rows)
 
 
 @shared_stream
-def run_fig2(repetitions, rng, progress):
+def _fig23_draws(repetitions, rng, progress):
     data, mae_hat, _ = sphere_releases(N_SPHERE, repetitions, rng)
-    labels = (SOUND, AS_PUBLISHED)
-    plt = agg_pyplot()
+    return data, mae_hat
+
+
+def _histogram(ax, data, key, xlabel):
     from matplotlib.ticker import NullFormatter
 
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
-    panels = (
-        ("footpoint_distance", "geodesic distance d(p̂, p̃) at x = 0 (rad, log scale)"),
-        ("angle_deg", "signed angle from Γ v̂ to ṽ (degrees)"),
-        ("mae", "MAE (1/n) Σ d(Exp(p̃, x ṽ), y) (rad, log scale)"),
+    every = np.array([d[key] for d in data])
+    if key == "angle_deg":
+        bins = np.linspace(-180, 180, 37)
+    else:
+        bins = np.geomspace(max(every.min(), 1e-4) * 0.9, every.max() * 1.1, 30)
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    for j, label in enumerate((SOUND, AS_PUBLISHED)):
+        vals = [d[key] for d in data if d["release"] == label]
+        ax.hist(vals, bins=bins, alpha=0.55, color=f"C{j}", label=f"{label} ({len(vals)} releases)")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("number of releases")
+    ax.grid(alpha=0.3)
+    ax.set_ylim(top=ax.get_ylim()[1] * 1.35)  # room for the legend
+
+
+def _stat_row(data, label, key, setting, pub_mean, pub_sd, digits, unit=""):
+    """Mean ± sd over releases (K25's summary) and the 95% interval of the mean against K25's mean."""
+    vals = np.array([d[key] for d in data if d["release"] == label])
+    m, s_ = float(vals.mean()), float(vals.std(ddof=1)) if vals.size > 1 else 0.0
+    _, note = interval_text(vals, pub_mean, digits=digits)
+    return Row(
+        f"{setting} mean ± sd ({vals.size} releases), {label}",
+        f"{m:.{digits}f}{unit} ± {s_:.{digits}f}{unit}",
+        f"{pub_mean:g}{unit} ± {pub_sd:g}{unit}",
+        f"mean: {note}",
     )
-    for i, (key, xlabel) in enumerate(panels):
-        every = np.array([d[key] for d in data])
-        if key == "angle_deg":
-            bins = np.linspace(-180, 180, 37)
-        else:
-            bins = np.geomspace(max(every.min(), 1e-4) * 0.9, every.max() * 1.1, 30)
-            axes[i].set_xscale("log")
-            axes[i].xaxis.set_minor_formatter(NullFormatter())
-        for j, label in enumerate(labels):
-            vals = [d[key] for d in data if d["release"] == label]
-            axes[i].hist(vals, bins=bins, alpha=0.55, color=f"C{j}", label=f"{label} ({len(vals)} releases)")
-        axes[i].set_xlabel(xlabel)
-        axes[i].set_ylabel("number of releases")
-        axes[i].grid(alpha=0.3)
-        axes[i].set_ylim(top=axes[i].get_ylim()[1] * 1.35)  # room for the legend
+
+
+def run_fig2(repetitions, rng, progress):
+    """K25 Fig. 2: footpoint distance and velocity angle over private releases."""
+    data, mae_hat = _fig23_draws(repetitions, rng, progress)
+    plt = agg_pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.6))
+    _histogram(axes[0], data, "footpoint_distance", "geodesic distance d(p̂, p̃) at x = 0 (rad, log scale)")
+    _histogram(axes[1], data, "angle_deg", "signed angle from Γ v̂ to ṽ (degrees)")
     pub = published("K25", "fig2-footpoint-distance-mean").value
-    axes[0].axvline(pub, color="k", ls="--", label=f"K25's mean {pub:g}")
-    axes[1].axvspan(
-        -published("K25", "fig2-angle-sd-deg").value,
-        published("K25", "fig2-angle-sd-deg").value,
-        color="k",
-        alpha=0.12,
-        label="K25's ± 1 sd (5.47°)",
-    )
-    axes[2].axvline(mae_hat, color="k", ls=":", label=f"non-private MAE {mae_hat:.3f}")
-    axes[2].axvline(
-        published("K25", "fig3-mae-private-mean").value, color="k", ls="--", label="K25's private mean 0.11"
-    )
+    axes[0].axvline(pub, color="k", ls="--", label=f"published: K25's mean {pub:g}")
+    sd = published("K25", "fig2-angle-sd-deg").value
+    axes[1].axvspan(-sd, sd, color="k", alpha=0.12, label=f"published: K25's ± 1 sd ({sd:g}°)")
     axes[0].set_title("Fig. 2 left: footpoint")
     axes[1].set_title("Fig. 2 right: shooting vector")
-    axes[2].set_title("Fig. 3: energy (MAE)")
     for ax in axes:
         ax.legend(fontsize=7)
-    fig.suptitle(
-        f"K25 §4.1 on S²: n = {N_SPHERE}, ε = {EPSILON:g} in total, one data set; footpoint at x = 0 as in K25"
-    )
+    fig.suptitle(f"K25 Fig. 2 on S²: n = {N_SPHERE}, ε = {EPSILON:g} in total, one data set; footpoint at x = 0")
     fig.tight_layout()
     rows = []
-    for label in labels:
-        d_m, d_s, cnt = release_stats(data, label, "footpoint_distance")
-        a_m, a_s, _ = release_stats(data, label, "angle_deg")
-        m_m, m_s, _ = release_stats(data, label, "mae")
-        c_m = release_stats(data, label, "clipped_share")[0]
+    for label in (SOUND, AS_PUBLISHED):
         rows.append(
-            Row(f"Fig. 2 left, d(p̂, p̃) mean ± sd, {label}", f"{d_m:.3f} ± {d_s:.3f} ({cnt})", "0.01 ± 0.01", "")
-        )
-        rows.append(Row(f"Fig. 2 right, angle mean ± sd, {label}", f"{a_m:.2f}° ± {a_s:.2f}°", "0.10° ± 5.47°", ""))
-        rows.append(
-            Row(
-                f"Fig. 3, private MAE mean ± sd, {label}",
-                f"{m_m:.3f} ± {m_s:.3f}",
-                "0.11 ± 0.00",
-                f"share of residuals beyond τ: {c_m:.2f}",
+            _stat_row(
+                data,
+                label,
+                "footpoint_distance",
+                "Fig. 2 left, d(p̂, p̃)",
+                pub,
+                published("K25", "fig2-footpoint-distance-sd").value,
+                3,
             )
         )
+        rows.append(
+            _stat_row(
+                data,
+                label,
+                "angle_deg",
+                "Fig. 2 right, angle",
+                published("K25", "fig2-angle-mean-deg").value,
+                sd,
+                2,
+                "°",
+            )
+        )
+    d_s = np.mean([d["footpoint_distance"] for d in data if d["release"] == SOUND])
+    d_k = np.mean([d["footpoint_distance"] for d in data if d["release"] == AS_PUBLISHED])
     rows.append(
         Row(
-            "Fig. 3, non-private MAE",
-            f"{mae_hat:.3f}",
-            f"{published('K25', 'fig3-mae-nonprivate').value}",
-            "depends on the noise draw of the data",
+            "Fig. 2 left, mean d(p̂, p̃): sound / K25 as published; sound / K25's published mean",
+            f"{d_s / d_k:.0f}×; {d_s / pub:.0f}×",
+            "-",
+            "the cost of the sound release at n = 20 (docs/reproduction.md, K25 on the sphere)",
         )
     )
     sig_s, sig_k = data[0]["sigma"], next(d["sigma"] for d in data if d["release"] == AS_PUBLISHED)
@@ -173,6 +190,40 @@ def run_fig2(repetitions, rng, progress):
             f"{sig_s:.4f} / {sig_k:.4f} = {sig_s / sig_k:.1f}",
             "-",
             "the rest: the sound law's mass far from the fit (docs/reproduction.md)",
+        )
+    )
+    return Result(fig, data, rows)
+
+
+def run_fig3(repetitions, rng, progress):
+    """K25 Fig. 3: histogram of the private MAE (the releases of Fig. 2)."""
+    data, mae_hat = _fig23_draws(repetitions, rng, progress)
+    plt = agg_pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.6))
+    _histogram(ax, data, "mae", "MAE (1/n) Σ d(Exp(p̃, x ṽ), y) (rad, log scale)")
+    pub = published("K25", "fig3-mae-private-mean").value
+    ax.axvline(mae_hat, color="k", ls=":", label=f"non-private MAE {mae_hat:.3f} (ours)")
+    nonprivate = published("K25", "fig3-mae-nonprivate").value
+    ax.axvline(nonprivate, color="0.4", ls="-.", label=f"published: K25's non-private MAE {nonprivate:g}")
+    ax.axvline(pub, color="k", ls="--", label=f"published: K25's private mean {pub:g}")
+    ax.legend(fontsize=7)
+    ax.set_title(f"K25 Fig. 3 on S²: MAE of the private geodesics, n = {N_SPHERE}, ε = {EPSILON:g}", fontsize=10)
+    fig.tight_layout()
+    rows = [
+        _stat_row(data, label, "mae", "Fig. 3, private MAE", pub, published("K25", "fig3-mae-private-sd").value, 3)
+        for label in (SOUND, AS_PUBLISHED)
+    ]
+    for row, label in zip(rows, (SOUND, AS_PUBLISHED)):
+        share = np.mean([d["clipped_share"] for d in data if d["release"] == label])
+        rows[rows.index(row)] = Row(
+            row.setting, row.ours, row.published, f"{row.note}; residuals beyond τ: {share:.2f}"
+        )
+    rows.append(
+        Row(
+            "Fig. 3, non-private MAE",
+            f"{mae_hat:.3f}",
+            f"{nonprivate}",
+            "one draw of the data (its noise sets it)",
         )
     )
     return Result(fig, data, rows)

@@ -9,12 +9,36 @@ value up by paper and key.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from dataclasses import dataclass
 
 from geodp.errors import InvalidParameterError
 
-__all__ = ["PAPERS", "PublishedValue", "published", "published_values"]
+__all__ = ["PAPERS", "PublishedValue", "published", "published_values", "recording"]
+
+_RECORDERS: list = []
+
+
+@contextlib.contextmanager
+def recording():
+    """Collect the ``(paper, PublishedValue)`` pairs :func:`published` returns inside the block
+    (each once, in order): what a reproduction compares with, written to its CSV.
+
+    Examples
+    --------
+    >>> with recording() as seen:
+    ...     _ = published("K25", "fig5-ratio-min")
+    >>> [(paper, v.key) for paper, v in seen]
+    [('K25', 'fig5-ratio-min')]
+    """
+    seen: list = []
+    _RECORDERS.append(seen)
+    try:
+        yield seen
+    finally:
+        _RECORDERS.remove(seen)
+
 
 PAPERS = ("R21", "U23", "S22", "K25")
 
@@ -83,5 +107,8 @@ def published(paper: str, key: str) -> PublishedValue:
     """
     for value in published_values(paper):
         if value.key == key:
+            for seen in _RECORDERS:
+                if (paper, value) not in seen:
+                    seen.append((paper, value))
             return value
     raise InvalidParameterError(f"{paper} has no published value {key!r}")

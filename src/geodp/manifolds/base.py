@@ -10,10 +10,10 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from geodp.errors import InvalidDataError, InvalidTypeError, NotOnManifoldError
+from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError, NotOnManifoldError
 from geodp.manifolds.frechet_hooks import FrechetFlowHooks
 from geodp.manifolds.unchecked import UncheckedGeometry
-from geodp.validation import as_real_array, check_finite_array, check_positive
+from geodp.validation import as_real_array, check_finite_array, check_positive, check_size
 
 __all__ = ["Manifold", "check_space"]
 
@@ -640,10 +640,15 @@ class Manifold(FrechetFlowHooks, ABC):
     def _batch_size(self, x: np.ndarray, size) -> tuple[int, ...]:
         """Batch shape of a random draw: ``size`` broadcast with the batch of ``x``."""
         base = x.shape[: x.ndim - len(self.point_shape)]
+        size = check_size(size)
         if size is None:
             return base
-        size = (size,) if np.isscalar(size) else tuple(size)
-        return np.broadcast_shapes(size, base)
+        try:
+            return np.broadcast_shapes(size, base)
+        except ValueError:
+            raise InvalidParameterError(
+                f"size {size} does not broadcast with the batch shape {base} of the base points."
+            ) from None
 
 
 # The geometry a metric is made of, and what is derived from it: a subclass that redefines the

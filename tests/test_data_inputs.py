@@ -130,3 +130,46 @@ def test_flat_space_diagnostics_describe_the_closed_form():
         ).fit(X)
         text = str(model.curator_diagnostics_)
         assert "closed form" in text and "no estimate to release" not in text, mechanism
+
+
+# ------------------------------------------------------------------ item 3: tangent vectors
+NORTH = np.array([0.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    "space,x,v",
+    [
+        (Sphere(2), NORTH, NORTH),
+        (SPD(2), np.eye(2), np.array([[0.0, 1.0], [0.0, 0.0]])),
+        (SPD(2, metric="log-euclidean"), np.eye(2), np.array([[0.0, 1.0], [0.0, 0.0]])),
+        (Hyperbolic(2), np.array([1.0, 0.0, 0.0]), np.array([1.0, 0.5, 0.0])),
+    ],
+    ids=["sphere", "spd-affine", "spd-log-euclidean", "hyperbolic"],
+)
+def test_geometry_refuses_vectors_that_are_not_tangent(space, x, v):
+    y = space.reference_point() if space.point_shape == (2, 2) else np.array([0.0, 1.0, 0.0])
+    y = space.exp(x, space.to_tangent(x, 0.3 * np.ones(space.point_shape))) if isinstance(space, SPD) else y
+    if isinstance(space, Hyperbolic):
+        y = space.project(np.array([0.0, 0.3, 0.2]))
+    calls = {
+        "exp": lambda: space.exp(x, v),
+        "inner": lambda: space.inner(x, v, v),
+        "norm": lambda: space.norm(x, v),
+        "transport": lambda: space.transport(x, y, v),
+        "polar_exp": lambda: space.polar_exp(x, v, 0.5),
+    }
+    for name, call in calls.items():
+        with pytest.raises(InvalidDataError, match="not tangent.*to_tangent") as info:
+            call()
+        assert not isinstance(info.value, NotOnManifoldError), name
+    tangent = space.to_tangent(x, v)
+    assert np.all(np.isfinite(space.exp(x, tangent)))  # the fix the message names works
+    space.unchecked.exp(x, v)  # the fast path stays unvalidated
+
+
+def test_sphere_exp_of_a_normal_vector_no_longer_leaves_the_sphere():
+    with pytest.raises(InvalidDataError):
+        Sphere(2).exp(NORTH, NORTH)
+    # a tangent vector with a rounding-level normal part is accepted and stays on the sphere
+    out = Sphere(2).exp(NORTH, np.array([0.5, 0.0, 1e-12]))
+    assert abs(np.linalg.norm(out) - 1.0) < 1e-15

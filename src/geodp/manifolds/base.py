@@ -15,10 +15,13 @@ from geodp.manifolds.frechet_hooks import FrechetFlowHooks
 from geodp.manifolds.unchecked import UncheckedGeometry
 from geodp.validation import as_real_array, check_finite_array, check_positive, check_size
 
-__all__ = ["Manifold", "check_space"]
+__all__ = ["TANGENT_RTOL", "Manifold", "check_space"]
 
 
 RTOL = float(np.sqrt(np.finfo(np.float64).eps))
+# Largest relative normal part (Euclidean, ambient) of a vector the public geometry accepts as
+# tangent: ‖v − to_tangent(x, v)‖ ≤ TANGENT_RTOL·‖v‖ (docs/guide.md).
+TANGENT_RTOL = 1e-6
 
 
 class Manifold(FrechetFlowHooks, ABC):
@@ -110,7 +113,10 @@ class Manifold(FrechetFlowHooks, ABC):
         Raises
         ------
         InvalidDataError
-            Wrong trailing shape, NaN or inf.
+            Wrong trailing shape, NaN or inf, or ``v`` not tangent at ``x``: its normal part
+            (``v − space.to_tangent(x, v)``) above ``TANGENT_RTOL = 1e-6`` of its norm. Every
+            public method that takes tangent vectors (``inner``, ``norm``, ``transport``,
+            ``polar_exp``) checks them so; ``space.unchecked`` does not.
         NotOnManifoldError
             ``x`` is not a point of the space.
 
@@ -120,7 +126,8 @@ class Manifold(FrechetFlowHooks, ABC):
         >>> Euclidean(2).exp([1.0, 1.0], [0.5, 0.0]).tolist()
         [1.5, 1.0]
         """
-        return self._exp(self._checked_points(x, "x"), self._checked_vectors(v, "v"))
+        x = self._checked_points(x, "x")
+        return self._exp(x, self._checked_tangent(x, v, "v"))
 
     def log(self, x, y):
         """Riemannian logarithm ``log_x(y)``, a tangent vector at ``x`` (validated like :meth:`exp`).
@@ -154,7 +161,7 @@ class Manifold(FrechetFlowHooks, ABC):
         11.0
         """
         x = self._checked_points(x, "x")
-        return self._inner(x, self._checked_vectors(u, "u"), self._checked_vectors(v, "v"))
+        return self._inner(x, self._checked_tangent(x, u, "u"), self._checked_tangent(x, v, "v"))
 
     def norm(self, x, v):
         """Riemannian norm ``|v|_x``.
@@ -165,7 +172,8 @@ class Manifold(FrechetFlowHooks, ABC):
         >>> float(Euclidean(2).norm([0.0, 0.0], [3.0, 4.0]))
         5.0
         """
-        return self._norm(self._checked_points(x, "x"), self._checked_vectors(v, "v"))
+        x = self._checked_points(x, "x")
+        return self._norm(x, self._checked_tangent(x, v, "v"))
 
     def transport(self, x, y, v):
         """Parallel transport of ``v`` from ``x`` to ``y`` along the minimising geodesic.
@@ -177,7 +185,7 @@ class Manifold(FrechetFlowHooks, ABC):
         [1.0, 0.0]
         """
         x, y = self._checked_points(x, "x"), self._checked_points(y, "y")
-        return self._transport(x, y, self._checked_vectors(v, "v"))
+        return self._transport(x, y, self._checked_tangent(x, v, "v"))
 
     def polar_exp(self, x, direction, t):
         """The point at distance ``t`` from ``x`` along the unit tangent ``direction``.
@@ -190,7 +198,7 @@ class Manifold(FrechetFlowHooks, ABC):
         """
         x = self._checked_points(x, "x")
         t = check_finite_array(t, "t")
-        return self._polar_exp(x, self._checked_vectors(direction, "direction"), t)
+        return self._polar_exp(x, self._checked_tangent(x, direction, "direction"), t)
 
     @property
     def unchecked(self) -> UncheckedGeometry:
@@ -232,6 +240,29 @@ class Manifold(FrechetFlowHooks, ABC):
                 f"{name} must have trailing shape {self.point_shape} for {self!r}, got shape {arr.shape}."
             )
         return arr
+
+    def _checked_tangent(self, x, v, name: str, where: str = "x") -> np.ndarray:
+        """``v`` validated like :meth:`_checked_vectors` and tangent at the (validated) points
+        ``x``: its normal part ``v − to_tangent(x, v)`` at most ``TANGENT_RTOL·|v| + 64·eps·|x|``
+        (Euclidean, ambient norms; the second term is the rounding level of the point); returned
+        projected (the rounding-level normal part removed)."""
+        v = self._checked_vectors(v, name)
+        axes = tuple(range(-len(self.point_shape), 0))
+        with np.errstate(all="ignore"):
+            projected = np.asarray(self.to_tangent(x, v), dtype=float)
+            defect = np.sqrt(np.sum((v - projected) ** 2, axis=axes))
+            size = np.sqrt(np.sum(v**2, axis=axes))
+            # plus the rounding level of the point: a vector computed as a sum that cancels
+            # (a gradient at the optimum) carries a normal part of that size whatever its length
+            floor = 64.0 * np.finfo(float).eps * np.sqrt(np.sum(np.asarray(x, dtype=float) ** 2, axis=axes))
+        bad = ~(defect <= TANGENT_RTOL * size + floor)
+        if np.any(bad):
+            raise InvalidDataError(
+                f"{int(np.count_nonzero(bad))} vector(s) of {name} are not tangent to {self!r} at {where} "
+                f"(relative normal part above {TANGENT_RTOL:g}); compute them with space.log, or project "
+                f"them onto the tangent space with space.to_tangent({where}, {name})."
+            )
+        return projected
 
     def _checked_points(self, x, name: str) -> np.ndarray:
         """Like :meth:`_checked_vectors`, and every point must belong to the space."""

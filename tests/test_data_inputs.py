@@ -173,3 +173,71 @@ def test_sphere_exp_of_a_normal_vector_no_longer_leaves_the_sphere():
     # a tangent vector with a rounding-level normal part is accepted and stays on the sphere
     out = Sphere(2).exp(NORTH, np.array([0.5, 0.0, 1e-12]))
     assert abs(np.linalg.norm(out) - 1.0) < 1e-15
+
+
+# ------------------------------------------------------------------ item 2: rounded records
+def test_unit_vectors_written_with_six_decimals_are_accepted_and_normalised(tmp_path):
+    da = pytest.importorskip("dask.array")
+    from geodp.cli.records import check_records, read_records
+
+    space = Sphere(2)
+    X = np.round(space.random_point(500, rng=0), 6)
+    assert not space.invalid_records(X).any()
+    checked = space.check_points(X)
+    np.testing.assert_allclose(np.linalg.norm(checked, axis=1), 1.0, rtol=0, atol=4e-16)
+    for data in (X, da.from_array(X, chunks=97)):
+        model = PrivateFrechetMean(space, epsilon=1.0, center=NORTH, radius=0.7, on_invalid="center", random_state=0)
+        assert model.fit(data).curator_diagnostics_.n_invalid == 0
+    path = tmp_path / "directions.csv"
+    np.savetxt(path, X, fmt="%.6f", delimiter=",")
+    records, lines = read_records(path, space)
+    check_records(records, space, str(path), lines)  # no refusal
+    # beyond the public tolerance: refused
+    assert space.invalid_records(1.001 * X).all()
+    with pytest.raises(InvalidDataError, match="record_rtol"):
+        check_records(1.001 * X, space, str(path))
+
+
+def test_hyperboloid_records_written_with_six_decimals_are_accepted_and_lifted():
+    space = Hyperbolic(2)
+    X = np.round(space.random_point(200, rng=0), 6)
+    assert not space.invalid_records(X).any()
+    checked = space.check_points(X)
+    np.testing.assert_allclose(checked[:, 1:], X[:, 1:])
+    assert np.all(space.belongs(checked))  # on the hyperboloid to the strict tolerance
+    with pytest.raises(NotOnManifoldError):
+        space.exp(X[0], np.zeros(3))  # the geometry keeps the strict tolerance
+
+
+# ------------------------------------------------------------------ item 4: the Poincaré ball
+@pytest.mark.parametrize("curvature", [-1.0, -0.25, -4.0])
+def test_poincare_ball_conversion_is_accurate_near_the_boundary(curvature):
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 60
+    space = Hyperbolic(3, curvature=curvature)
+    R = space.radius
+    rng = np.random.default_rng(0)
+    directions = rng.standard_normal((40, 3))
+    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+    gaps = np.r_[1e-12, 3e-12, 1e-10, 1e-6, 0.1, 0.9, np.full(34, 0.5)]
+    P = R * directions * (1.0 - gaps)[:, None]
+    P = P[np.linalg.norm(P, axis=1) < R]
+    X = space.from_poincare(P)
+    assert np.all(space.belongs(X))
+    for p, x in zip(P, X):
+        mp = [mpmath.mpf(float(c)) for c in p]
+        gap = mpmath.mpf(R) ** 2 - sum(c * c for c in mp)
+        exact = [2 * mpmath.mpf(R) ** 2 * c / gap for c in mp]
+        exact0 = mpmath.sqrt(mpmath.mpf(R) ** 2 + sum(c * c for c in exact))
+        for got, want in zip(x, [exact0, *exact]):
+            assert abs(mpmath.mpf(float(got)) - want) <= 1e-9 * abs(exact0)
+    np.testing.assert_allclose(space.to_poincare(X), P, rtol=1e-14, atol=1e-15 * R)
+    # the distance from the origin, 2R artanh(|p|/R), in high precision
+    d = space.dist(space.origin, X)
+    for p, got in zip(P, d):
+        norm = mpmath.sqrt(sum(mpmath.mpf(float(c)) ** 2 for c in p))
+        assert abs(got - float(2 * R * mpmath.atanh(norm / R))) <= 1e-9 * float(2 * R * mpmath.atanh(norm / R))
+    with pytest.raises(NotOnManifoldError):
+        space.from_poincare([R, 0.0, 0.0])
+    with pytest.raises(InvalidDataError):
+        space.from_poincare([0.1, 0.0])

@@ -307,11 +307,14 @@ def _why_invalid(space: Manifold, record: np.ndarray) -> str:
     if isinstance(space, Sphere):
         norm = "1" if space.curvature == 1.0 else f"1/sqrt(K) = {space.radius!r}"
         return (
-            f"does not have Euclidean norm {norm} (up to a relative 1.5e-8; values written with few "
-            "decimals are not: write them in full or normalise each record)"
+            f"does not have Euclidean norm {norm} (up to a relative record_rtol = {space.record_rtol:g}, "
+            "within which records are normalised: write them with more decimals or normalise each record)"
         )
     if isinstance(space, Hyperbolic):
-        return "is not on the upper sheet of the hyperboloid (-x0² + |x_rest|² = -1/|K|, x0 > 0)"
+        return (
+            "is not on the upper sheet of the hyperboloid (-x0² + |x_rest|² = -1/|K|, x0 > 0, up to a "
+            f"relative record_rtol = {space.record_rtol:g})"
+        )
     if isinstance(space, KendallShape):
         return "has all its landmarks equal, so it has no shape"
     return f"is not a point of {space!r}"

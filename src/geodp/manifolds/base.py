@@ -58,6 +58,12 @@ class Manifold(FrechetFlowHooks, ABC):
     # Largest ball radius whose points float64 still represents (coordinates grow like e^r on
     # SPD and hyperbolic space); check_radius refuses larger public balls.
     max_representable_radius: float = float("inf")
+    # Relative tolerance of membership for records and public points given as data
+    # (check_points, invalid_records, the estimators and the command line): None means the
+    # dtype-aware default of belongs. Spaces whose points are normalised (sphere, hyperboloid)
+    # accept rounded records within it and normalise them (a per-record map); the geometry
+    # methods (exp, log, ...) keep the strict default.
+    record_rtol: float | None = None
     # Largest distance from reference_point() (curvature radii; for affine-invariant SPD, half
     # the spread of the log-eigenvalues) that _isometry_to_reference keeps accurate.
     RECENTRING_LIMIT = 12.0
@@ -491,7 +497,7 @@ class Manifold(FrechetFlowHooks, ABC):
             raise InvalidDataError(
                 f"{name} must have trailing shape {self.point_shape} for {self!r}, got shape {arr.shape}."
             )
-        ok = np.asarray(self.belongs(np.asarray(X)))
+        ok = np.asarray(self._records_belong(np.asarray(X)))
         if not np.all(ok):
             bad = np.argwhere(~ok)
             where = f" (first at batch index {tuple(int(i) for i in bad[0])})" if ok.ndim else ""
@@ -513,7 +519,9 @@ class Manifold(FrechetFlowHooks, ABC):
         """Which records of a dataset are not points of the space (per-record, no exception).
 
         A record is invalid when it holds NaN or inf or is off the manifold beyond the
-        dtype-aware tolerance. Models use this for their ``on_invalid="center"`` policy.
+        records' tolerance (``record_rtol`` where the space sets one, e.g. 1e-4 on the sphere and
+        the hyperboloid, else the dtype-aware default). Models use this for their
+        ``on_invalid="center"`` policy.
 
         Parameters
         ----------
@@ -537,7 +545,16 @@ class Manifold(FrechetFlowHooks, ABC):
         [False, True, True]
         """
         arr = self._dataset_array(X, "X")
-        return ~np.asarray(self.belongs(arr))
+        return ~np.asarray(self._records_belong(arr))
+
+    def _records_belong(self, X) -> np.ndarray:
+        """:meth:`belongs` with the records' tolerance: ``record_rtol`` when the space sets one
+        (at least the dtype-aware default), else the default."""
+        if self.record_rtol is None:
+            return self.belongs(X)
+        x = np.asarray(X)
+        dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64
+        return self.belongs(x, rtol=max(float(self.record_rtol), float(np.sqrt(np.finfo(dtype).eps))))
 
     def _dataset_array(self, X, name: str) -> np.ndarray:
         """``X`` as a float64 array of shape ``(n, *point_shape)``; NaN/inf allowed. Entries that

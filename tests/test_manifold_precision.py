@@ -305,46 +305,41 @@ SPREADS = [30.0, 45.0, 60.0]
 
 @pytest.mark.parametrize("metric", ["affine", "log-euclidean"])
 @pytest.mark.parametrize("k", [2, 3, 8])
-def test_badly_conditioned_spd_records_are_points_of_the_space(metric, k):
-    # Q diag(e^{−s/2}, …, e^{s/2}) Qᵀ with a random rotation: valid SPD matrices. With s ≥ 45
-    # eigh returns a smallest eigenvalue of either sign at the rounding level; before, about half
-    # of them made check_points (and so fit) raise.
+def test_badly_conditioned_spd_records_are_points_while_their_eigenvalues_are_determined(metric, k):
+    # Q diag(e^{−s/2}, …, e^{s/2}) Qᵀ with a random rotation. At s = 30 the smallest eigenvalue
+    # is resolved (above the rounding level k·eps·max λ): a point, untouched. At s ≥ 45 eigh
+    # returns a smallest eigenvalue of either sign at the rounding level: float64 does not hold
+    # the matrix as PD, so every path refuses it (before, it was accepted and raised to the
+    # rounding level, an arbitrary extreme point).
     space = SPD(k, metric=metric)
     rng = np.random.default_rng(23)
     for spread in SPREADS:
         X = np.stack([_spd(k, np.linspace(-spread / 2, spread / 2, k), rng) for _ in range(40)])
-        assert np.all(space.belongs(X))
-        assert not np.any(space.invalid_records(X))
-        checked = space.check_points(X)
-        w = np.linalg.eigvalsh(checked)
-        assert np.all(w[:, 0] > 0)
-        np.testing.assert_array_equal(checked, np.swapaxes(checked, -1, -2))
-        assert np.all(np.linalg.eigh(checked)[0][:, 0] > 0)
-        # only the eigenvalue below the rounding level k·eps·max|λ| is touched (raised to that
-        # level); the rest of the spectrum is unchanged, and matrices without one are untouched
-        w_in = np.linalg.eigvalsh(mf.sym(X))
-        level = k * EPS * w_in[:, -1:]  # what eigh itself can resolve
-        assert np.all(np.abs(w[:, 1:] - w_in[:, 1:]) <= 1e-12 * w_in[:, 1:] + 4 * level)
-        if spread == 30.0:  # e^-30 relative: resolved, so untouched
-            np.testing.assert_array_equal(checked, mf.sym(X))
-        else:  # raised to the rounding level (the true e^-45, e^-60 are below what float64 holds)
-            np.testing.assert_array_less(w[:, 0], 4 * 4 * k * EPS * w[:, -1])
+        if spread == 30.0:
+            assert np.all(space.belongs(X)) and not np.any(space.invalid_records(X))
+            np.testing.assert_array_equal(space.check_points(X), mf.sym(X))
+        else:
+            assert not np.any(space.belongs(X)) and np.all(space.invalid_records(X))
+            with pytest.raises(NotOnManifoldError, match="regularise"):
+                space.check_points(X)
 
 
-def test_spd_rounding_negative_eigenvalues_are_accepted_and_made_pd():
+def test_spd_singular_up_to_rounding_is_refused_and_regularise_makes_it_a_point():
     space = SPD(2)
     q = _rotation(2, np.random.default_rng(24))
-    singular_looking = [np.diag([1.0, 0.0]), mf.from_eig(np.array([-1e-17, 1.0]), q)]
+    singular_looking = [np.diag([1.0, 0.0]), mf.from_eig(np.array([-1e-17, 1.0]), q), np.diag([1.0, 1e-17])]
     for x in singular_looking:
-        assert space.belongs(x)
-        y = space.check_points(x)
-        assert np.linalg.eigvalsh(y)[0] > 0
-        np.testing.assert_allclose(y, mf.sym(x), atol=1e-14)
-    # beyond rounding: refused
+        assert not space.belongs(x)
+        with pytest.raises(NotOnManifoldError):
+            space.check_points(x)
+        y = space.check_points(space.regularise(x, ridge=1e-6))
+        np.testing.assert_allclose(y, mf.sym(x) + 1e-6 * np.eye(2), atol=1e-15)
     for x in (np.diag([1.0, -1e-6]), -np.eye(2), np.zeros((2, 2))):
         assert not space.belongs(x)
         with pytest.raises(NotOnManifoldError):
             space.check_points(x)
+    # the criterion: smallest eigenvalue at least k·eps·max λ
+    assert space.belongs(np.diag([1.0, 4 * 2 * EPS])) and not space.belongs(np.diag([1.0, 0.5 * 2 * EPS]))
 
 
 def test_spd_project_does_not_change_positive_definite_matrices_in_a_batch():
@@ -371,7 +366,7 @@ def test_badly_conditioned_spd_records_are_clipped_into_the_ball(metric, k):
     space = SPD(k, metric=metric)
     rng = np.random.default_rng(26)
     centers = [np.eye(k), _spd(k, rng.uniform(-1, 1, k), rng)]
-    for spread in SPREADS:
+    for spread in (30.0, 33.0):  # beyond ~35, float64 no longer holds them as PD: invalid records
         X = np.stack([_spd(k, np.linspace(-spread / 2, spread / 2, k), rng) for _ in range(2)] + [np.eye(k)])
         for center in centers:
             with warnings.catch_warnings():

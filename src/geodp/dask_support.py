@@ -20,11 +20,11 @@ import os
 
 import numpy as np
 
-from geodp.errors import MissingDependencyError, missing_extra
+from geodp.errors import InvalidDataError, MissingDependencyError, missing_extra
 from geodp.records import DaskRecords
 from geodp.validation import check_positive_integer
 
-__all__ = ["DaskRecords", "read_npy"]
+__all__ = ["DaskRecords", "npy_header", "read_npy"]
 
 
 class _NpyStore:
@@ -34,11 +34,62 @@ class _NpyStore:
     has a ``copy`` method). Only the path is pickled to a worker."""
 
     def __init__(self, path):
-        mapped = np.load(path, mmap_mode="r")
-        self.path, self.shape, self.dtype, self.ndim = path, mapped.shape, mapped.dtype, mapped.ndim
+        self.shape, self.dtype = npy_header(path)
+        self.path, self.ndim = path, len(self.shape)
 
     def __getitem__(self, key):
         return np.load(self.path, mmap_mode="r")[key]
+
+
+def npy_header(path) -> tuple[tuple[int, ...], np.dtype]:
+    """``(shape, dtype)`` from the header of a ``.npy`` file, checked against the file's size.
+
+    Raises
+    ------
+    InvalidDataError
+        The file cannot be read, does not start with numpy's NPY header, has a corrupt header,
+        is shorter than its header announces, or holds Python objects (never unpickled).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.npy")
+    >>> np.save(path, np.zeros((4, 3)))
+    >>> npy_header(path)
+    ((4, 3), dtype('float64'))
+    >>> with open(path, "wb") as f:
+    ...     _ = f.write(b"not numpy")
+    >>> npy_header(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    geodp.errors.InvalidDataError: ...: not a .npy file (it does not start with numpy's NPY header)
+    """
+    fmt = np.lib.format
+    try:
+        with open(path, "rb") as f:
+            try:
+                version = fmt.read_magic(f)
+            except ValueError:
+                raise InvalidDataError(f"{path}: not a .npy file (it does not start with numpy's NPY header)") from None
+            try:
+                if version == (1, 0):
+                    shape, _, dtype = fmt.read_array_header_1_0(f)
+                else:
+                    shape, _, dtype = fmt.read_array_header_2_0(f)
+            except (ValueError, SyntaxError, EOFError):
+                raise InvalidDataError(f"{path}: corrupt .npy file (its header cannot be parsed)") from None
+            offset = f.tell()
+            size = os.fstat(f.fileno()).st_size
+    except OSError as err:
+        raise InvalidDataError(f"{path}: cannot read it ({err.strerror or err})") from None
+    if dtype.hasobject:
+        raise InvalidDataError(
+            f"{path}: holds Python objects, not numbers; geodp never unpickles data: save a numeric array"
+        )
+    needed = offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if size < needed:
+        raise InvalidDataError(f"{path}: truncated .npy file ({size} bytes, its header announces {needed})")
+    return tuple(int(n) for n in shape), dtype
 
 
 def read_npy(path, chunk_records: int = 1_000_000):
@@ -68,6 +119,9 @@ def read_npy(path, chunk_records: int = 1_000_000):
         dask is not installed (``pip install "geodp[dask]"``).
     InvalidParameterError
         ``chunk_records`` is not a positive integer.
+    InvalidDataError
+        The file cannot be read, is not a ``.npy`` file, is truncated, or holds Python objects
+        (which are never unpickled).
 
     Examples
     --------

@@ -26,6 +26,7 @@ __all__ = [
     "check_finite_array",
     "check_real_dtype",
     "check_sample_size",
+    "check_size",
     "CHECK_SLACK",
     "CLIP_MARGIN",
 ]
@@ -91,6 +92,36 @@ def _as_real(value, name: str) -> float:
     if not np.isfinite(value):
         raise InvalidParameterError(f"{name} must be finite, got {value!r}.")
     return value
+
+
+def check_size(size) -> tuple[int, ...] | None:
+    """A batch ``size`` of random draws (None, a non-negative int, or a tuple of them) as a tuple.
+
+    Raises
+    ------
+    InvalidTypeError
+        ``size`` is not None, an int or a sequence of ints.
+    InvalidParameterError
+        A negative entry.
+
+    Examples
+    --------
+    >>> check_size(3), check_size((2, 0)), check_size(None)
+    ((3,), (2, 0), None)
+    >>> check_size(-1)
+    Traceback (most recent call last):
+    ...
+    geodp.errors.InvalidParameterError: size must be a non-negative int or a tuple of them, got -1.
+    """
+    if size is None:
+        return None
+    entries = (size,) if isinstance(size, numbers.Number) or np.ndim(size) == 0 else tuple(size)
+    for entry in entries:
+        if isinstance(entry, bool) or not isinstance(entry, numbers.Integral):
+            raise InvalidTypeError(f"size must be None, an int or a tuple of ints, got {size!r}.")
+        if entry < 0:
+            raise InvalidParameterError(f"size must be a non-negative int or a tuple of them, got {size!r}.")
+    return tuple(int(entry) for entry in entries)
 
 
 def check_epsilon(epsilon) -> float:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import sys
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -171,7 +172,13 @@ def _locked_content(real: Path, path: Path):
     except OSError as err:
         raise CommandError(f"--budget-file {str(path)!r} cannot be read ({err.strerror or err})") from None
     try:
-        links = os.fstat(fd).st_nlink
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            what = "a directory" if stat.S_ISDIR(status.st_mode) else "not a regular file"
+            raise CommandError(
+                f'--budget-file {str(path)!r} is {what}; a ledger is a JSON file, e.g. {{"epsilon": E, "delta": D}}'
+            )
+        links = status.st_nlink
         if links > 1:
             raise CommandError(
                 f"--budget-file {str(path)!r} has {links} names (hard links); a ledger must have one, "

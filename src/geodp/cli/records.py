@@ -39,6 +39,7 @@ import numpy as np
 
 from geodp.cli.common import CommandError
 from geodp.cli.specs import NAMED_POINTS, named_point, space_spec
+from geodp.dask_support import npy_header
 from geodp.errors import GeodpError, InvalidDataError
 from geodp.manifolds import SPD, Hyperbolic, KendallShape, Manifold, Sphere
 from geodp.validation import as_real_array
@@ -236,6 +237,7 @@ def _read_array(path, key=None, width=None, space_text="", header=False):
         if suffix in (".csv", ".txt"):
             return _read_text(path, label, width, space_text, header)
         if suffix == ".npy":
+            npy_header(path)  # a typed, accurate refusal of a file that is not a numeric .npy array
             return np.load(path, allow_pickle=False), None
         if suffix == ".npz":
             with np.load(path, allow_pickle=False) as archive:
@@ -286,17 +288,33 @@ def _why_invalid(space: Manifold, record: np.ndarray) -> str:
     if not np.all(np.isfinite(record)):
         return "holds NaN or inf"
     if isinstance(space, SPD):
+        if bool(space.beyond_range(record)):
+            return (
+                "has entries beyond float64's working range (largest absolute entry outside "
+                "[1e-150, 1e150]): rescale the data by a public constant"
+            )
         if bool(space.belongs((record + record.T) / 2)):
             return "is not symmetric"
+        with np.errstate(all="ignore"):
+            w = np.linalg.eigvalsh((record + record.T) / 2)
+        if w[-1] > 0 and w[0] > -space.k * np.finfo(float).eps * w[-1]:
+            return (
+                "is singular (its smallest eigenvalue is below the rounding level k·eps·max λ, so float64 "
+                "does not determine it): regularise the records first, with a public shrinkage or ridge "
+                "(SPD.regularise)"
+            )
         return "is not positive definite"
     if isinstance(space, Sphere):
         norm = "1" if space.curvature == 1.0 else f"1/sqrt(K) = {space.radius!r}"
         return (
-            f"does not have Euclidean norm {norm} (up to a relative 1.5e-8; values written with few "
-            "decimals are not: write them in full or normalise each record)"
+            f"does not have Euclidean norm {norm} (up to a relative record_rtol = {space.record_rtol:g}, "
+            "within which records are normalised: write them with more decimals or normalise each record)"
         )
     if isinstance(space, Hyperbolic):
-        return "is not on the upper sheet of the hyperboloid (-x0² + |x_rest|² = -1/|K|, x0 > 0)"
+        return (
+            "is not on the upper sheet of the hyperboloid (-x0² + |x_rest|² = -1/|K|, x0 > 0, up to a "
+            f"relative record_rtol = {space.record_rtol:g})"
+        )
     if isinstance(space, KendallShape):
         return "has all its landmarks equal, so it has no shape"
     return f"is not a point of {space!r}"

@@ -10,15 +10,18 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from geodp.errors import InvalidDataError, InvalidTypeError, NotOnManifoldError
+from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError, NotOnManifoldError
 from geodp.manifolds.frechet_hooks import FrechetFlowHooks
 from geodp.manifolds.unchecked import UncheckedGeometry
-from geodp.validation import as_real_array, check_finite_array, check_positive
+from geodp.validation import as_real_array, check_finite_array, check_positive, check_size
 
-__all__ = ["Manifold", "check_space"]
+__all__ = ["TANGENT_RTOL", "Manifold", "check_space"]
 
 
 RTOL = float(np.sqrt(np.finfo(np.float64).eps))
+# Largest relative normal part (Euclidean, ambient) of a vector the public geometry accepts as
+# tangent: ‖v − to_tangent(x, v)‖ ≤ TANGENT_RTOL·‖v‖ (docs/guide.md).
+TANGENT_RTOL = 1e-6
 
 
 class Manifold(FrechetFlowHooks, ABC):
@@ -55,6 +58,12 @@ class Manifold(FrechetFlowHooks, ABC):
     # Largest ball radius whose points float64 still represents (coordinates grow like e^r on
     # SPD and hyperbolic space); check_radius refuses larger public balls.
     max_representable_radius: float = float("inf")
+    # Relative tolerance of membership for records and public points given as data
+    # (check_points, invalid_records, the estimators and the command line): None means the
+    # dtype-aware default of belongs. Spaces whose points are normalised (sphere, hyperboloid)
+    # accept rounded records within it and normalise them (a per-record map); the geometry
+    # methods (exp, log, ...) keep the strict default.
+    record_rtol: float | None = None
     # Largest distance from reference_point() (curvature radii; for affine-invariant SPD, half
     # the spread of the log-eigenvalues) that _isometry_to_reference keeps accurate.
     RECENTRING_LIMIT = 12.0
@@ -110,7 +119,10 @@ class Manifold(FrechetFlowHooks, ABC):
         Raises
         ------
         InvalidDataError
-            Wrong trailing shape, NaN or inf.
+            Wrong trailing shape, NaN or inf, or ``v`` not tangent at ``x``: its normal part
+            (``v − space.to_tangent(x, v)``) above ``TANGENT_RTOL = 1e-6`` of its norm. Every
+            public method that takes tangent vectors (``inner``, ``norm``, ``transport``,
+            ``polar_exp``) checks them so; ``space.unchecked`` does not.
         NotOnManifoldError
             ``x`` is not a point of the space.
 
@@ -120,7 +132,8 @@ class Manifold(FrechetFlowHooks, ABC):
         >>> Euclidean(2).exp([1.0, 1.0], [0.5, 0.0]).tolist()
         [1.5, 1.0]
         """
-        return self._exp(self._checked_points(x, "x"), self._checked_vectors(v, "v"))
+        x = self._checked_points(x, "x")
+        return self._exp(x, self._checked_tangent(x, v, "v"))
 
     def log(self, x, y):
         """Riemannian logarithm ``log_x(y)``, a tangent vector at ``x`` (validated like :meth:`exp`).
@@ -154,7 +167,7 @@ class Manifold(FrechetFlowHooks, ABC):
         11.0
         """
         x = self._checked_points(x, "x")
-        return self._inner(x, self._checked_vectors(u, "u"), self._checked_vectors(v, "v"))
+        return self._inner(x, self._checked_tangent(x, u, "u"), self._checked_tangent(x, v, "v"))
 
     def norm(self, x, v):
         """Riemannian norm ``|v|_x``.
@@ -165,7 +178,8 @@ class Manifold(FrechetFlowHooks, ABC):
         >>> float(Euclidean(2).norm([0.0, 0.0], [3.0, 4.0]))
         5.0
         """
-        return self._norm(self._checked_points(x, "x"), self._checked_vectors(v, "v"))
+        x = self._checked_points(x, "x")
+        return self._norm(x, self._checked_tangent(x, v, "v"))
 
     def transport(self, x, y, v):
         """Parallel transport of ``v`` from ``x`` to ``y`` along the minimising geodesic.
@@ -177,7 +191,7 @@ class Manifold(FrechetFlowHooks, ABC):
         [1.0, 0.0]
         """
         x, y = self._checked_points(x, "x"), self._checked_points(y, "y")
-        return self._transport(x, y, self._checked_vectors(v, "v"))
+        return self._transport(x, y, self._checked_tangent(x, v, "v"))
 
     def polar_exp(self, x, direction, t):
         """The point at distance ``t`` from ``x`` along the unit tangent ``direction``.
@@ -190,7 +204,7 @@ class Manifold(FrechetFlowHooks, ABC):
         """
         x = self._checked_points(x, "x")
         t = check_finite_array(t, "t")
-        return self._polar_exp(x, self._checked_vectors(direction, "direction"), t)
+        return self._polar_exp(x, self._checked_tangent(x, direction, "direction"), t)
 
     @property
     def unchecked(self) -> UncheckedGeometry:
@@ -232,6 +246,29 @@ class Manifold(FrechetFlowHooks, ABC):
                 f"{name} must have trailing shape {self.point_shape} for {self!r}, got shape {arr.shape}."
             )
         return arr
+
+    def _checked_tangent(self, x, v, name: str, where: str = "x") -> np.ndarray:
+        """``v`` validated like :meth:`_checked_vectors` and tangent at the (validated) points
+        ``x``: its normal part ``v − to_tangent(x, v)`` at most ``TANGENT_RTOL·|v| + 64·eps·|x|``
+        (Euclidean, ambient norms; the second term is the rounding level of the point); returned
+        projected (the rounding-level normal part removed)."""
+        v = self._checked_vectors(v, name)
+        axes = tuple(range(-len(self.point_shape), 0))
+        with np.errstate(all="ignore"):
+            projected = np.asarray(self.to_tangent(x, v), dtype=float)
+            defect = np.sqrt(np.sum((v - projected) ** 2, axis=axes))
+            size = np.sqrt(np.sum(v**2, axis=axes))
+            # plus the rounding level of the point: a vector computed as a sum that cancels
+            # (a gradient at the optimum) carries a normal part of that size whatever its length
+            floor = 64.0 * np.finfo(float).eps * np.sqrt(np.sum(np.asarray(x, dtype=float) ** 2, axis=axes))
+        bad = ~(defect <= TANGENT_RTOL * size + floor)
+        if np.any(bad):
+            raise InvalidDataError(
+                f"{int(np.count_nonzero(bad))} vector(s) of {name} are not tangent to {self!r} at {where} "
+                f"(relative normal part above {TANGENT_RTOL:g}); compute them with space.log, or project "
+                f"them onto the tangent space with space.to_tangent({where}, {name})."
+            )
+        return projected
 
     def _checked_points(self, x, name: str) -> np.ndarray:
         """Like :meth:`_checked_vectors`, and every point must belong to the space."""
@@ -460,7 +497,7 @@ class Manifold(FrechetFlowHooks, ABC):
             raise InvalidDataError(
                 f"{name} must have trailing shape {self.point_shape} for {self!r}, got shape {arr.shape}."
             )
-        ok = np.asarray(self.belongs(np.asarray(X)))
+        ok = np.asarray(self._records_belong(np.asarray(X)))
         if not np.all(ok):
             bad = np.argwhere(~ok)
             where = f" (first at batch index {tuple(int(i) for i in bad[0])})" if ok.ndim else ""
@@ -482,7 +519,9 @@ class Manifold(FrechetFlowHooks, ABC):
         """Which records of a dataset are not points of the space (per-record, no exception).
 
         A record is invalid when it holds NaN or inf or is off the manifold beyond the
-        dtype-aware tolerance. Models use this for their ``on_invalid="center"`` policy.
+        records' tolerance (``record_rtol`` where the space sets one, e.g. 1e-4 on the sphere and
+        the hyperboloid, else the dtype-aware default). Models use this for their
+        ``on_invalid="center"`` policy.
 
         Parameters
         ----------
@@ -506,7 +545,16 @@ class Manifold(FrechetFlowHooks, ABC):
         [False, True, True]
         """
         arr = self._dataset_array(X, "X")
-        return ~np.asarray(self.belongs(arr))
+        return ~np.asarray(self._records_belong(arr))
+
+    def _records_belong(self, X) -> np.ndarray:
+        """:meth:`belongs` with the records' tolerance: ``record_rtol`` when the space sets one
+        (at least the dtype-aware default), else the default."""
+        if self.record_rtol is None:
+            return self.belongs(X)
+        x = np.asarray(X)
+        dtype = x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64
+        return self.belongs(x, rtol=max(float(self.record_rtol), float(np.sqrt(np.finfo(dtype).eps))))
 
     def _dataset_array(self, X, name: str) -> np.ndarray:
         """``X`` as a float64 array of shape ``(n, *point_shape)``; NaN/inf allowed. Entries that
@@ -640,10 +688,15 @@ class Manifold(FrechetFlowHooks, ABC):
     def _batch_size(self, x: np.ndarray, size) -> tuple[int, ...]:
         """Batch shape of a random draw: ``size`` broadcast with the batch of ``x``."""
         base = x.shape[: x.ndim - len(self.point_shape)]
+        size = check_size(size)
         if size is None:
             return base
-        size = (size,) if np.isscalar(size) else tuple(size)
-        return np.broadcast_shapes(size, base)
+        try:
+            return np.broadcast_shapes(size, base)
+        except ValueError:
+            raise InvalidParameterError(
+                f"size {size} does not broadcast with the batch shape {base} of the base points."
+            ) from None
 
 
 # The geometry a metric is made of, and what is derived from it: a class whose metric comes from a

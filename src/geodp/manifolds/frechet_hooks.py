@@ -74,7 +74,7 @@ class FrechetFlowHooks:
 
     def _record_coordinates(self, X) -> tuple[np.ndarray, np.ndarray]:
         """Flat spaces: ``(coordinates, invalid)`` of a block of records, NaN where invalid."""
-        invalid = ~np.asarray(self.belongs(X))
+        invalid = ~np.asarray(self._records_belong(X))
         coords = np.full((len(invalid), self.dim), np.nan)
         if not np.all(invalid):
             coords[~invalid] = self.to_coordinates(self._canonical_records(np.asarray(X, dtype=float)[~invalid]))

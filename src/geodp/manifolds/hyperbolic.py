@@ -13,10 +13,10 @@ import math
 
 import numpy as np
 
-from geodp.errors import AssumptionError, InvalidParameterError
+from geodp.errors import AssumptionError, InvalidDataError, InvalidParameterError, NotOnManifoldError
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.jacobi import constant_curvature_adjoints, sinhc
-from geodp.validation import as_generator, check_positive_integer
+from geodp.validation import as_generator, check_finite_array, check_positive_integer
 
 __all__ = ["Hyperbolic"]
 
@@ -50,6 +50,38 @@ def _pow2_scale(*arrays):
     for a in arrays:
         m = np.maximum(m, _amax(a))
     return np.ldexp(1.0, np.frexp(m)[1])
+
+
+def _two_sum(a, b):
+    """``(s, e)`` with ``s = fl(a + b)`` and ``a + b = s + e`` exactly (Knuth)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _two_prod(a, b):
+    """``(p, e)`` with ``p = fl(a·b)`` and ``a·b = p + e`` exactly (Dekker's split)."""
+    p = a * b
+    split = 134217729.0  # 2^27 + 1
+    ah = split * a
+    ah = ah - (ah - a)
+    al = a - ah
+    bh = split * b
+    bh = bh - (bh - b)
+    bl = b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _dd_gap(radius, p):
+    """``R² − |p|²`` in double-double arithmetic over the last axis: ``(hi, lo)``."""
+    hi, lo = _two_prod(np.float64(radius), np.float64(radius))
+    hi = np.broadcast_to(hi, p.shape[:-1]).astype(float)
+    lo = np.broadcast_to(lo, p.shape[:-1]).astype(float)
+    for i in range(p.shape[-1]):
+        sq, sq_err = _two_prod(p[..., i], p[..., i])
+        hi, err = _two_sum(hi, -sq)
+        lo = lo + err - sq_err
+    return _two_sum(hi, lo)
 
 
 def _lift(spatial, radius):
@@ -195,6 +227,71 @@ class Hyperbolic(Manifold):
         o = np.zeros(self.point_shape)
         o[0] = self.radius
         return o
+
+    # ------------------------------------------------------------ other models
+    def from_poincare(self, P):
+        """Points of the Poincaré ball of radius ``R = 1/sqrt(-curvature)`` on the hyperboloid.
+
+        ``x_s = 2R² p/(R² − |p|²)``, ``x_0 = √(R² + |x_s|²)`` (the ball of radius ``R`` is the
+        convention of geoopt's ``PoincareBall(c)``, ``c = −curvature``; for a unit-ball embedding
+        at curvature −1, ``R = 1``). ``R² − |p|²`` is formed in double-double arithmetic from the
+        float64 coordinates, so the result is accurate to ~1e-15 relative even within 1e-12 of
+        the boundary, where ``1 − |p|²`` in float64 loses all but 4 digits. A per-record map:
+        apply it to the records before ``fit``.
+
+        Parameters
+        ----------
+        P : array_like, shape (..., dim)
+            Points with ``|p| < R``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (..., dim + 1)
+
+        Raises
+        ------
+        InvalidDataError
+            Wrong trailing shape, NaN or inf.
+        NotOnManifoldError
+            Some point is not strictly inside the ball.
+
+        Examples
+        --------
+        >>> space = Hyperbolic(2)
+        >>> space.from_poincare([0.5, 0.0]).tolist()
+        [1.6666666666666667, 1.3333333333333333, 0.0]
+        >>> round(float(space.dist(space.origin, space.from_poincare([1 - 1e-12, 0.0]))), 6)
+        28.32419
+        """
+        p = check_finite_array(P, "P", min_ndim=1)
+        if p.shape[-1] != self.dim:
+            raise InvalidDataError(f"P must have trailing shape ({self.dim},) for {self!r}, got shape {p.shape}.")
+        R = self.radius
+        gap_hi, gap_lo = _dd_gap(R, p)  # R² − |p|² as an unevaluated sum
+        if not np.all(gap_hi > 0):
+            raise NotOnManifoldError(
+                f"{int(np.count_nonzero(~(gap_hi > 0)))} point(s) of P are not strictly inside the Poincaré "
+                f"ball of radius R = {R!r}."
+            )
+        gap = gap_hi + gap_lo
+        spatial = (2.0 * R * R) * p / gap[..., None]
+        return np.concatenate([_lift(spatial, R)[..., None], spatial], axis=-1)
+
+    def to_poincare(self, X):
+        """Points of the hyperboloid in the Poincaré ball of radius ``R``: ``p = R x_s/(R + x_0)``.
+
+        The inverse of :meth:`from_poincare` (``x_0`` is taken as the lift of ``x_s``, as
+        :meth:`project` does; no cancellation: each coordinate is accurate to ~1e-16 relative).
+
+        Examples
+        --------
+        >>> space = Hyperbolic(2)
+        >>> space.to_poincare(space.from_poincare([0.5, -0.25])).round(15).tolist()
+        [0.5, -0.25]
+        """
+        x = self.check_points(X, "X")
+        R = self.radius
+        return R * x[..., 1:] / (R + _lift(x[..., 1:], R))[..., None]
 
     # ----------------------------------------------------------------- geometry
     # Numerics. A point is determined by its spatial coordinates x_s (x_0 = √(R² + |x_s|²), the
@@ -370,6 +467,12 @@ class Hyperbolic(Manifold):
         return np.concatenate([proj, xi + a_s * (proj / (1.0 + a0))], axis=-1)
 
     # --------------------------------------------------------------- membership
+    # Records (and public points given as data) within a relative 1e-4 of the hyperboloid
+    # (|−x0² + |x_rest|² + R²| ≤ 1e-4·(|x|² + R²)) are accepted and lifted onto it from their
+    # spatial part (a per-record map): coordinates written with 6 decimals; the geometry keeps
+    # the strict default.
+    record_rtol = 1e-4
+
     def _belongs(self, x, rtol):
         # Scaled by a power of two so that points far from the origin (|x| up to 1e308) do not
         # overflow; the tolerance is relative to |x|² + R².

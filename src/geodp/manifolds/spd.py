@@ -10,18 +10,25 @@ import math
 
 import numpy as np
 
-from geodp.errors import AssumptionError, InvalidParameterError
+from geodp.errors import AssumptionError, InvalidDataError, InvalidParameterError, NotOnManifoldError
 from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import RTOL, Manifold
 from geodp.manifolds.jacobi import sinhc
-from geodp.validation import as_generator, check_positive_integer
+from geodp.validation import as_generator, check_positive_integer, check_size
 
 __all__ = ["SPD", "AffineInvariantSPD", "LogEuclideanSPD"]
 
 _METRICS = ("affine", "log-euclidean")
-# Acceptance margin for rounding-level negative eigenvalues, in units of k·eps·max|λ|; the
-# measured worst case over random rotations with spreads 45–60 and k ≤ 8 is about 0.2.
-_ROUNDING_FACTOR = 4.0
+# pyRiemann's names of the same metrics (its ``metric="riemann"`` is the affine-invariant one).
+_METRIC_ALIASES = {"riemann": "affine", "logeuclid": "log-euclidean"}
+# A record is a point of SPD(k) only if its smallest eigenvalue is positive and at least the
+# rounding level k·u·max λ (u the rounding unit of its dtype): below that level float64 does not
+# determine the eigenvalue (eigh is backward stable, its absolute error is about eps·max λ), so
+# the matrix is singular up to rounding and its logarithm is arbitrary (docs/math.md §1).
+# Fast paths decide only records whose smallest eigenvalue is at least _CLEAR_FACTOR rounding
+# levels (a margin of 3·k·eps·max λ over the criterion, far above the difference between two
+# backward-stable decompositions); every other record is decided by belongs itself.
+_CLEAR_FACTOR = 4.0
 
 
 def _raised_to_rounding_level(w, u):
@@ -75,11 +82,11 @@ def _scaled_symmetry(x, rtol):
     return x, representable, symmetric
 
 
-def _pd_up_to_rounding(w, k, unit):
-    """``(positive definite up to rounding, max|λ|)`` from ascending eigenvalues ``w``: the
-    largest is positive and the smallest above ``−4·k·unit·max|λ|``."""
+def _determined_pd(w, k, unit):
+    """Whether ascending eigenvalues ``w`` are those of a matrix float64 holds as positive
+    definite: the smallest is positive and at least the rounding level ``k·unit·max λ``."""
     top = np.maximum(np.abs(w[..., 0]), np.abs(w[..., -1]))
-    return (w[..., -1] > 0) & (w[..., 0] > -_ROUNDING_FACTOR * k * unit * top), top
+    return (w[..., 0] > 0) & (w[..., 0] >= k * unit * top)
 
 
 class SPD(Manifold):
@@ -93,6 +100,8 @@ class SPD(Manifold):
     k : int
         Matrix size, at least 1.
     metric : {"affine", "log-euclidean"}
+        pyRiemann's names are accepted as aliases: ``"riemann"`` (affine-invariant) and
+        ``"logeuclid"`` (log-Euclidean).
 
     Notes
     -----
@@ -101,12 +110,15 @@ class SPD(Manifold):
     condition number of the matrix whose eigenvalues are taken). Distances between matrices of
     moderate condition are accurate to ~2e-15 relative however far apart they are (checked
     against 60-digit arithmetic up to distance 30√k); with ``κ = e^20`` expect ~1e-9, and an
-    eigenvalue below the rounding level ``k·eps·max|λ|`` (log-eigenvalue spread beyond ~36) is
-    not held by a float64 matrix at all. Such matrices are still points of the space:
-    :meth:`belongs` accepts a computed smallest eigenvalue down to ``−4·k·eps·max|λ|`` and
-    :meth:`project` raises what lies below the rounding level to it, so that one record at the
-    edge of float64 cannot decide whether an estimator raises; clipping still puts it in the
-    ball.
+    eigenvalue below the rounding level ``k·eps·max λ`` (log-eigenvalue spread beyond ~36) is
+    not held by a float64 matrix at all: such a matrix is **singular up to rounding** and is not
+    a point of the space. :meth:`belongs`, :meth:`invalid_records`, :meth:`check_points` and
+    every estimator (in memory, on Dask arrays, in the command line) refuse a matrix whose
+    computed smallest eigenvalue is not positive or is below ``k·u·max λ`` (``u`` the rounding
+    unit of its dtype), a rank-deficient covariance (average-referenced EEG) included; under
+    ``on_invalid="center"`` it is replaced by the centre. Map such data with :meth:`regularise`
+    (shrinkage towards a public matrix or a ridge ``λI``, a per-record map that keeps the
+    guarantee) before fitting.
 
     Examples
     --------
@@ -121,15 +133,19 @@ class SPD(Manifold):
     metric: str
     max_representable_radius = 200.0  # eigenvalues up to e^200; their products stay finite
     _membership_hint = (
-        "SPD points must be symmetric with positive eigenvalues (up to rounding); add a small "
-        "ridge (e.g. X + 1e-6 * I) to singular covariance estimates."
+        "SPD points must be symmetric with a smallest eigenvalue of at least k·eps·(largest), "
+        "entries within [1e-150, 1e150]; regularise singular covariance estimates with "
+        "space.regularise(X, ridge=...) or space.regularise(X, shrinkage=...)."
     )
 
     def __new__(cls, k: int, metric: str = "affine"):
         if cls is SPD:
-            if metric not in _METRICS:
-                raise InvalidParameterError(f"metric must be one of {_METRICS}, got {metric!r}.")
-            cls = AffineInvariantSPD if metric == "affine" else LogEuclideanSPD
+            name = _METRIC_ALIASES.get(metric, metric) if isinstance(metric, str) else metric
+            if name not in _METRICS:
+                raise InvalidParameterError(
+                    f"metric must be one of {_METRICS} (or pyRiemann's aliases 'riemann', 'logeuclid'), got {metric!r}."
+                )
+            cls = AffineInvariantSPD if name == "affine" else LogEuclideanSPD
         return super().__new__(cls)
 
     def __init__(self, k: int, metric: str = "affine"):
@@ -145,19 +161,80 @@ class SPD(Manifold):
         return (self.k, self.metric)
 
     def _belongs(self, x, rtol):
-        """Symmetric within ``rtol`` (relative, Frobenius) and positive definite up to rounding.
-
-        ``eigh`` of a valid but badly conditioned matrix (log-eigenvalue spread beyond ~36, or a
-        float32 matrix) can return a smallest eigenvalue slightly ≤ 0: every matrix whose
-        computed smallest eigenvalue exceeds ``−4·k·u·max|λ|`` is accepted, ``u = rtol²`` (the
-        rounding unit of the input's dtype for the default ``rtol``); :meth:`project` then makes
-        it numerically PD. One record at the edge of float64 must not decide whether ``fit``
-        raises.
+        """Symmetric within ``rtol`` (relative, Frobenius), entries within [1e-150, 1e150], and
+        positive definite beyond rounding: the smallest eigenvalue of the symmetric part (scaled
+        by a power of two) is positive and at least ``k·u·max λ``, ``u = max(rtol², eps)`` (the
+        rounding unit of the input's dtype for the default ``rtol``). A smaller eigenvalue is
+        not determined by the matrix: it is singular up to rounding (see the class notes).
         """
         x, representable, symmetric = _scaled_symmetry(x, rtol)
         w = np.linalg.eigvalsh(mf.sym(x))
         unit = max(rtol * rtol, np.finfo(np.float64).eps)
-        return representable & symmetric & _pd_up_to_rounding(w, self.k, unit)[0]
+        return representable & symmetric & _determined_pd(w, self.k, unit)
+
+    def regularise(self, X, *, shrinkage: float = 0.0, target=None, ridge: float = 0.0):
+        """Regularise covariance estimates into points of the space: a public per-record map.
+
+        Each matrix becomes ``(1 − shrinkage)·sym(x) + shrinkage·target + ridge·I``. The map looks
+        at one record at a time with public parameters only, so replacing one record changes one
+        output: applied before ``fit`` it keeps the estimator's guarantee (choose ``shrinkage``,
+        ``target`` and ``ridge`` without looking at the private data, e.g. from the sensor's noise
+        floor). Use it for rank-deficient covariances (average-referenced EEG, fewer samples
+        than channels), which :meth:`belongs` and the estimators refuse as singular.
+
+        Parameters
+        ----------
+        X : array_like, shape (..., k, k)
+            Symmetric positive semi-definite matrices (NaN/inf pass through and stay invalid).
+        shrinkage : float in [0, 1], default 0
+            Weight of ``target`` (linear shrinkage, as in Ledoit–Wolf with a public coefficient).
+        target : array_like, shape (k, k), optional
+            A public SPD matrix; default the identity. Needed only with ``shrinkage > 0``.
+        ridge : float >= 0, default 0
+            Added to the diagonal.
+
+        Returns
+        -------
+        numpy.ndarray, shape (..., k, k)
+
+        Raises
+        ------
+        InvalidParameterError
+            ``shrinkage`` outside [0, 1], a negative or non-finite ``ridge``, both zero, or a
+            ``target`` that is not a point of the space.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> space = SPD(3, metric="log-euclidean")
+        >>> singular = np.tile(np.diag([1.0, 1.0, 0.0]), (2, 1, 1))
+        >>> space.invalid_records(singular).tolist()
+        [True, True]
+        >>> space.invalid_records(space.regularise(singular, ridge=1e-3)).tolist()
+        [False, False]
+        >>> space.regularise(singular, shrinkage=0.1)[0].diagonal().round(3).tolist()
+        [1.0, 1.0, 0.1]
+        """
+        shrinkage = float(shrinkage) if isinstance(shrinkage, (int, float, np.floating, np.integer)) else shrinkage
+        ridge = float(ridge) if isinstance(ridge, (int, float, np.floating, np.integer)) else ridge
+        if not isinstance(shrinkage, float) or not 0.0 <= shrinkage <= 1.0:
+            raise InvalidParameterError(f"shrinkage must be a number in [0, 1], got {shrinkage!r}.")
+        if not isinstance(ridge, float) or not (math.isfinite(ridge) and ridge >= 0.0):
+            raise InvalidParameterError(f"ridge must be a finite number >= 0, got {ridge!r}.")
+        if shrinkage == 0.0 and ridge == 0.0:
+            raise InvalidParameterError("regularise needs shrinkage > 0 or ridge > 0 (both are 0).")
+        if target is None:
+            target = np.eye(self.k)
+        else:
+            try:
+                target = self.check_points(target, "target", batch_ndim=0)
+            except InvalidDataError as err:
+                raise InvalidParameterError(f"target must be a public SPD({self.k}) matrix: {err}") from None
+        x = np.asarray(X, dtype=np.float64)
+        if x.ndim < 2 or x.shape[-2:] != self.point_shape:
+            raise InvalidDataError(f"X must have trailing shape {self.point_shape} for {self!r}, got shape {x.shape}.")
+        with np.errstate(all="ignore"):
+            return (1.0 - shrinkage) * mf.sym(x) + shrinkage * target + ridge * np.eye(self.k)
 
     def to_tangent(self, x, v):
         """Tangent vectors are symmetric matrices: the symmetric part."""
@@ -193,7 +270,9 @@ class SPD(Manifold):
         Eigenvalues below that level are not determined by a float64 matrix in a general basis
         (``eigh`` is backward stable: its absolute error is about ``eps·max|λ|``), so they may come
         out with either sign; every eigenvalue above it is left unchanged (``e^{-15}`` next to
-        ``e^{15}``, say), and matrices with none below it are only symmetrised.
+        ``e^{15}``, say), and matrices with none below it are only symmetrised. It does **not**
+        turn a singular matrix into a point of the space (a raised eigenvalue sits at the
+        rounding level, which :meth:`belongs` refuses as undetermined): use :meth:`regularise`.
         """
         return self._numerically_pd(mf.sym(np.asarray(x, dtype=float)))
 
@@ -213,6 +292,37 @@ class SPD(Manifold):
 
     def _canonical(self, x):
         return self.project(x)
+
+    def check_points(self, X, name: str = "X", *, batch_ndim: int | None = None) -> np.ndarray:
+        """As :meth:`Manifold.check_points`; finite matrices with an entry beyond float64's
+        working range (largest absolute entry outside [1e-150, 1e150], where products of the
+        matrix functions overflow or underflow) are refused as such, not as non-PD."""
+        try:
+            return super().check_points(X, name, batch_ndim=batch_ndim)
+        except NotOnManifoldError:
+            far = self.beyond_range(X)
+            if np.any(far):
+                raise NotOnManifoldError(
+                    f"{int(np.count_nonzero(far))} point(s) of {name} have entries beyond float64's working range "
+                    "for SPD matrix functions (largest absolute entry outside [1e-150, 1e150]): rescale the "
+                    "data by a public constant (e.g. change units) before using them."
+                ) from None
+            raise
+
+    def beyond_range(self, X) -> np.ndarray:
+        """Which finite matrices have their largest absolute entry outside [1e-150, 1e150]
+        (beyond float64's working range for SPD matrix functions; such records are invalid).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> SPD(2).beyond_range(np.stack([np.eye(2), 1e300 * np.eye(2)])).tolist()
+        [False, True]
+        """
+        x = np.asarray(X, dtype=np.float64)
+        with np.errstate(all="ignore"):
+            peak = np.max(np.abs(x), axis=(-2, -1))
+            return np.isfinite(peak) & ~((peak >= 1e-150) & (peak <= 1e150))
 
     def _checked_points(self, x, name):
         # An accepted point may have a rounding-level eigenvalue ≤ 0: the implementations get its
@@ -236,7 +346,7 @@ class SPD(Manifold):
         that replacing one record moves the mean of the clipped coordinates by at most ``2r/n``
         however (in)accurate that map is for a badly conditioned record.
         """
-        X = np.asarray(X, dtype=np.float64)
+        X = original = np.asarray(X, dtype=np.float64)
         k = self.k
         eps = np.finfo(float).eps
         with np.errstate(all="ignore"):
@@ -273,18 +383,27 @@ class SPD(Manifold):
                     X = X.copy()
                     X[~rounding] = mf.sym(X[~rounding])
             w, u = np.linalg.eigh(X)  # reads one triangle
-            pd, top = _pd_up_to_rounding(w, k, eps)
-            valid = in_range & symmetric & pd
+            top = np.maximum(np.abs(w[:, 0]), np.abs(w[:, -1]))
             floor = np.maximum(k * eps * top, np.finfo(float).tiny)[:, None]  # mf.rounding_level(w)
-            logw = np.log(np.maximum(w, floor))
+            clear = w[:, 0] >= _CLEAR_FACTOR * floor[:, 0]
+            valid = in_range & symmetric & clear
+            # Every record this decomposition does not clearly accept (singular, indefinite or at
+            # the edge of the criterion, or at the edge of the symmetry test) is decided by
+            # belongs on that record alone, so that every path agrees with invalid_records.
+            doubt = ~clear | ~in_range | ~np.asarray(symmetric)
+            if not isinstance(symmetric, bool):
+                doubt |= (asym2 >= 0.25 * RTOL**2 * norm2) & (asym2 <= 4.0 * RTOL**2 * norm2)
+            if np.any(doubt):
+                valid[doubt] = self.belongs(original[doubt])
+            logw = np.log(np.maximum(w, floor))  # only valid records matter; they are not raised
             logw += shift
-        as_is = bool(np.all(valid)) and bool(np.all(w[:, 0] >= 2.0 * floor[:, 0]))
+        as_is = bool(np.all(valid)) and not bool(np.any(doubt))
         return w, u, logw, valid, as_is
 
     def random_point(self, size=None, rng=None):
         """``Exp(S)`` with ``vecd(S)`` standard Gaussian (log-normal around the identity)."""
         rng = as_generator(rng)
-        shape = () if size is None else ((size,) if np.isscalar(size) else tuple(size))
+        shape = check_size(size) or ()
         return mf.expm(mf.invvecd(rng.standard_normal(shape + (self.dim,)), self.k))
 
 
@@ -370,7 +489,7 @@ class AffineInvariantSPD(SPD):
                 usable = finite & representable
                 S = mf.sym(np.where(usable[:, None, None], X, 0.0))
                 w = np.linalg.eigvalsh(S)
-                clear = usable & (w[:, 0] >= 2.0 * mf.rounding_level(w)[:, 0])
+                clear = usable & (w[:, 0] >= _CLEAR_FACTOR * mf.rounding_level(w)[:, 0])
                 valid = clear & symmetric
                 if not np.all(clear):
                     valid[~clear] = self.belongs(X[~clear])

@@ -402,7 +402,7 @@ class PrivateFrechetMean(BaseEstimator):
             release = mechanism.randomise(private_input, rng=rng)
             if self.project_to_ball:
                 release = space.unchecked.clip_to_ball(release[None], center, radius)[0][0]
-        closed_form = info is None and self.mechanism != "kng"  # the chart mean of a flat space
+        closed_form = info is None and (flat or self.mechanism != "kng")  # the chart mean of a flat space
         diagnostics = dict(
             n_clipped=int(n_clipped),
             n_invalid=int(n_invalid),
@@ -504,10 +504,11 @@ def release_sensitivity(space, radius, n, mechanism):
 
 
 _INVALID_MESSAGE = (
-    "X holds records that are not points of {space!r} (NaN/inf, off the manifold or degenerate). "
-    "Find them with space.invalid_records(X). If they are points up to normalisation or rounding "
-    "(unit vectors, symmetric matrices), map the data with space.project(X) first; otherwise pass "
-    "on_invalid='center' to replace each by the public centre."
+    "X holds records that are not points of {space!r} (NaN/inf, off the manifold, singular, "
+    "degenerate, or beyond float64's range). Find them with space.invalid_records(X). If they are "
+    "points up to normalisation or rounding (unit vectors, symmetric matrices), map the data with "
+    "space.project(X) first; regularise singular covariances with a public per-record map "
+    "(SPD.regularise); otherwise pass on_invalid='center' to replace each by the public centre."
 )
 
 

@@ -68,8 +68,9 @@ class CuratorDiagnostics(_CuratorFacts):
         Records that were not points of the space and were replaced by the public centre
         (``on_invalid="center"``).
     mean_iterations : int or None
-        Karcher-flow iterations (0 for a closed form; None for KNG, which privatises the
-        objective: its sampler computes the mean only as its proposal's anchor).
+        Karcher-flow iterations (0 for the closed form of a flat space, whatever the mechanism;
+        None for KNG on a curved space, which privatises the objective: its sampler computes the
+        mean only as its proposal's anchor).
     mean_grad_norm : float or None
         Gradient norm of the Fréchet objective at the computed mean (None for KNG).
     mean_converged : bool or None
@@ -103,6 +104,8 @@ class CuratorDiagnostics(_CuratorFacts):
             "Fréchet mean: no estimate to release (KNG privatises the whole objective; its sampler uses "
             "the mean only as the proposal's anchor)"
             if self.mean_iterations is None
+            else "Fréchet mean: closed form (the mean of the chart coordinates of a flat space; no iterations)"
+            if self.mean_iterations == 0 and self.mean_grad_norm == 0.0
             else f"Fréchet mean: {self.mean_iterations} iterations, gradient norm {self.mean_grad_norm:.3g}, "
             f"converged: {self.mean_converged}",
         ]

@@ -12,7 +12,7 @@ from geodp.experiments.published import published
 from geodp.experiments.r21 import b1_empirical_bound, batched_frechet_means, r21_b1_sensitivity
 from geodp.frechet import frechet_mean
 from geodp.manifolds import SPD, Sphere
-from geodp.manifolds.spd import invvecd, invvech, vecd, vech
+from geodp.manifolds.symmetric_coordinates import invvecd, invvech, vecd, vech
 from geodp.mechanisms import ExtrinsicMeanMechanism, LaplaceMechanism
 from geodp.sensitivity import frechet_mean_sensitivity
 

@@ -39,7 +39,7 @@ from geodp.errors import InvalidParameterError, PrivacyLeakWarning
 from geodp.experiments.published import published
 from geodp.experiments.reproduce import Z95, Reproduction, Result, Row, compare_text
 from geodp.manifolds import SPD, Sphere
-from geodp.manifolds.spd import invvech, vech
+from geodp.manifolds.symmetric_coordinates import invvech, vech
 from geodp.mechanisms import ExtrinsicMeanMechanism, LaplaceMechanism
 from geodp.sensitivity import curvature_factor, extrinsic_mean_sensitivity, frechet_mean_sensitivity
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from geodp.errors import InvalidDataError, InvalidParameterError, InvalidTypeError, NotOnManifoldError
 from geodp.manifolds.frechet_hooks import FrechetFlowHooks
+from geodp.manifolds.inheritance import check_inherited_declarations
 from geodp.manifolds.unchecked import UncheckedGeometry
 from geodp.validation import as_real_array, check_finite_array, check_positive, check_size
 
@@ -80,7 +81,7 @@ class Manifold(FrechetFlowHooks, ABC):
                 f"{cls.__name__} declares is_flat = True, so it must implement to_coordinates and "
                 "from_coordinates (its global isometric chart onto R^dim): the flat-space samplers work in it."
             )
-        _check_inherited_closed_forms(cls)
+        check_inherited_declarations(cls, Manifold)
 
     def to_coordinates(self, x):
         """Flat spaces: the global isometric chart onto ``R^dim``."""
@@ -697,63 +698,6 @@ class Manifold(FrechetFlowHooks, ABC):
             raise InvalidParameterError(
                 f"size {size} does not broadcast with the batch shape {base} of the base points."
             ) from None
-
-
-# The geometry a metric is made of, and what is derived from it: a class whose metric comes from a
-# class nearer to it in the MRO than one of these does not inherit it silently (an audit gave a
-# subclass with half the distances its parent's exact SPD sampler, and a scaled Euclidean plane
-# its parent's identity chart: half the noise). Attributes a parent sets in __init__ are not seen
-# here: a subclass that changes the metric must set them too (docs: tests/test_new_space.py).
-_METRIC = ("_exp", "_log", "_inner", "_dist", "_norm", "_transport", "_polar_exp")
-_DERIVED = (
-    "closed_forms",
-    "is_flat",
-    "to_coordinates",
-    "from_coordinates",
-    "curvature_bounds",
-    "injectivity_radius",
-    "is_homogeneous",
-    "max_representable_radius",
-    "radial_log_jacobian",
-    "cut_radius",
-    "volume_growth_rate",
-    "_adjoint_exp_derivatives",
-    "_extrinsic_radius",
-    "_isometry_to_reference",
-    "_mean_log_norms",
-    "_distances_from",
-    "_prepared_records",
-    "_tangent_from_coordinates",
-)
-
-
-def _check_inherited_closed_forms(cls) -> None:
-    """Refuse a class whose metric is newer (nearer to it in the MRO, mixins included) than
-    closed forms, declared facts or hooks derived from a metric: each must be restated by the
-    class that gives the metric, or nearer (a proof obligation), or set back to the default."""
-    mro = cls.__mro__
-
-    def supplier(name):
-        return next((i for i, k in enumerate(mro) if name in k.__dict__ and k is not Manifold), None)
-
-    metric = [i for i in (supplier(n) for n in _METRIC) if i is not None]
-    if not metric:
-        return
-    newest = min(metric)
-    stale = []
-    for name in _DERIVED:
-        i = supplier(name)
-        if i is None or i <= newest or (name == "closed_forms" and not getattr(cls, name)):
-            continue
-        stale.append(f"{name} (from {mro[i].__name__})")
-    if stale:
-        given = ", ".join(f"{n} (from {mro[i].__name__})" for n in _METRIC if (i := supplier(n)) == newest)
-        raise TypeError(
-            f"{cls.__name__} takes its metric from {mro[newest].__name__} ({given}) but inherits what was "
-            f"derived from an older one: {', '.join(stale)}. Restate each next to the metric once you have "
-            "checked it holds (name = Parent.name), or set it back (closed_forms = frozenset(); "
-            "name = Manifold.name). Patching a space's methods after its class is written is not supported."
-        )
 
 
 def check_space(space) -> Manifold:

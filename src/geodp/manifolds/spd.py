@@ -14,6 +14,13 @@ from geodp.errors import AssumptionError, InvalidDataError, InvalidParameterErro
 from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import RTOL, Manifold
 from geodp.manifolds.jacobi import sinhc
+from geodp.manifolds.spd_numerics import (
+    CLEAR_FACTOR,
+    determined_pd,
+    raised_to_rounding_level,
+    scaled_symmetry,
+    weighted_eig_sum,
+)
 from geodp.validation import as_generator, check_positive_integer, check_size
 
 __all__ = ["SPD", "AffineInvariantSPD", "LogEuclideanSPD"]
@@ -21,72 +28,6 @@ __all__ = ["SPD", "AffineInvariantSPD", "LogEuclideanSPD"]
 _METRICS = ("affine", "log-euclidean")
 # pyRiemann's names of the same metrics (its ``metric="riemann"`` is the affine-invariant one).
 _METRIC_ALIASES = {"riemann": "affine", "logeuclid": "log-euclidean"}
-# A record is a point of SPD(k) only if its smallest eigenvalue is positive and at least the
-# rounding level k·u·max λ (u the rounding unit of its dtype): below that level float64 does not
-# determine the eigenvalue (eigh is backward stable, its absolute error is about eps·max λ), so
-# the matrix is singular up to rounding and its logarithm is arbitrary (docs/math.md §1).
-# Fast paths decide only records whose smallest eigenvalue is at least _CLEAR_FACTOR rounding
-# levels (a margin of 3·k·eps·max λ over the criterion, far above the difference between two
-# backward-stable decompositions); every other record is decided by belongs itself.
-_CLEAR_FACTOR = 4.0
-
-
-def _raised_to_rounding_level(w, u):
-    """``u diag(max(w, f)) uᵀ`` with ``f`` the rounding level, raised (×4 at a time, at most 8
-    times) for any matrix whose rebuilt version ``eigh`` or ``eigvalsh`` still does not see as PD."""
-    floor = mf.rounding_level(w)
-    out = mf.sym(mf.from_eig(np.maximum(w, floor), u))
-    for _ in range(8):
-        bad = (np.linalg.eigvalsh(out)[..., 0] <= 0) | (np.linalg.eigh(out)[0][..., 0] <= 0)
-        if not np.any(bad):
-            break
-        floor = np.where(bad[..., None], 4.0 * floor, floor)
-        out[bad] = mf.sym(mf.from_eig(np.maximum(w[bad], floor[bad]), u[bad]))
-    return out
-
-
-# Float64 values per slice of _weighted_eig_sum: its two temporaries stay in the L2 cache
-# (2^15: 5.7 ms for SPD(10), n = 10⁴, against 9.6 ms in one slice and 9.9 ms batched).
-_SLICE_VALUES = 2**15
-
-
-def _weighted_eig_sum(weights, logw, u):
-    """``Σ_i weights_i u_i diag(logw_i) u_iᵀ`` as ``Vᵀ diag(c) V``, ``V`` holding the eigenvectors
-    of the records as rows and ``c_ij = weights_i logw_ij``: one ``(k, m·k) @ (m·k, k)`` product per
-    slice of ``m`` records (no ``n × k × k`` batch of small products and no sum over it)."""
-    n, k = logw.shape
-    c = weights[:, None] * logw
-    m = max(1, _SLICE_VALUES // (k * k))
-    total = np.zeros((k, k))
-    for start in range(0, n, m):
-        rows = np.swapaxes(u[start : start + m], -1, -2).reshape(-1, k)
-        total += rows.T @ (rows * c[start : start + m].reshape(-1, 1))
-    return total
-
-
-def _scaled_symmetry(x, rtol):
-    """``(x scaled, representable, symmetric)`` for the membership test: each matrix scaled by a
-    power of two to a largest entry in [½, 1), whether its entries are in [1e-150, 1e150], and
-    whether it is symmetric within ``rtol`` (relative, Frobenius)."""
-    # Scale first: entries near the float64 limit would overflow in the norms and the symmetric
-    # part (eigvalsh then fails to converge). (ldexp scales exactly, without forming 2^e: 2^1070
-    # for a subnormal matrix overflows.)
-    peak = np.max(np.abs(x), axis=(-2, -1), keepdims=True)
-    x = np.ldexp(x, -np.frexp(np.where(peak > 0, peak, 1.0))[1])
-    scale = np.linalg.norm(x, axis=(-2, -1))
-    symmetric = np.linalg.norm(x - np.swapaxes(x, -1, -2), axis=(-2, -1)) <= rtol * scale
-    # Entries beyond 1e150 overflow the products every matrix function forms: not a point
-    # float64 can work with (their log-eigenvalues exceed max_representable_radius anyway).
-    # Below 1e-150 (down to subnormals) likewise: no such matrix survives a product.
-    representable = (peak[..., 0, 0] <= 1e150) & (peak[..., 0, 0] >= 1e-150)
-    return x, representable, symmetric
-
-
-def _determined_pd(w, k, unit):
-    """Whether ascending eigenvalues ``w`` are those of a matrix float64 holds as positive
-    definite: the smallest is positive and at least the rounding level ``k·unit·max λ``."""
-    top = np.maximum(np.abs(w[..., 0]), np.abs(w[..., -1]))
-    return (w[..., 0] > 0) & (w[..., 0] >= k * unit * top)
 
 
 class SPD(Manifold):
@@ -167,10 +108,10 @@ class SPD(Manifold):
         rounding unit of the input's dtype for the default ``rtol``). A smaller eigenvalue is
         not determined by the matrix: it is singular up to rounding (see the class notes).
         """
-        x, representable, symmetric = _scaled_symmetry(x, rtol)
+        x, representable, symmetric = scaled_symmetry(x, rtol)
         w = np.linalg.eigvalsh(mf.sym(x))
         unit = max(rtol * rtol, np.finfo(np.float64).eps)
-        return representable & symmetric & _determined_pd(w, self.k, unit)
+        return representable & symmetric & determined_pd(w, self.k, unit)
 
     def regularise(self, X, *, shrinkage: float = 0.0, target=None, ridge: float = 0.0):
         """Regularise covariance estimates into points of the space: a public per-record map.
@@ -287,7 +228,7 @@ class SPD(Manifold):
             return x
         x = np.array(x, dtype=float)
         w, u = mf.eigh(x[need])
-        x[need] = _raised_to_rounding_level(w, u)
+        x[need] = raised_to_rounding_level(w, u)
         return x
 
     def _canonical(self, x):
@@ -385,7 +326,7 @@ class SPD(Manifold):
             w, u = np.linalg.eigh(X)  # reads one triangle
             top = np.maximum(np.abs(w[:, 0]), np.abs(w[:, -1]))
             floor = np.maximum(k * eps * top, np.finfo(float).tiny)[:, None]  # mf.rounding_level(w)
-            clear = w[:, 0] >= _CLEAR_FACTOR * floor[:, 0]
+            clear = w[:, 0] >= CLEAR_FACTOR * floor[:, 0]
             valid = in_range & symmetric & clear
             # Every record this decomposition does not clearly accept (singular, indefinite or at
             # the edge of the criterion, or at the edge of the symmetry test) is decided by
@@ -465,7 +406,7 @@ class AffineInvariantSPD(SPD):
             return X, self._start_statistic(X, weights)
         if not np.array_equal(X, np.swapaxes(X, -1, -2)):
             X = mf.sym(X)  # what check_points returns (w, u are of this matrix)
-        return X, _weighted_eig_sum(weights, logw, u)
+        return X, weighted_eig_sum(weights, logw, u)
 
     def _prepared_records(self, block, center, radius):
         """What :class:`~geodp.models.PrivateFrechetMean` makes of a block of records, ``(records,
@@ -485,11 +426,11 @@ class AffineInvariantSPD(SPD):
         try:
             with np.errstate(all="ignore"):
                 finite = np.all(np.isfinite(X), axis=(-2, -1))
-                _, representable, symmetric = _scaled_symmetry(np.where(finite[:, None, None], X, 0.0), RTOL)
+                _, representable, symmetric = scaled_symmetry(np.where(finite[:, None, None], X, 0.0), RTOL)
                 usable = finite & representable
                 S = mf.sym(np.where(usable[:, None, None], X, 0.0))
                 w = np.linalg.eigvalsh(S)
-                clear = usable & (w[:, 0] >= _CLEAR_FACTOR * mf.rounding_level(w)[:, 0])
+                clear = usable & (w[:, 0] >= CLEAR_FACTOR * mf.rounding_level(w)[:, 0])
                 valid = clear & symmetric
                 if not np.all(clear):
                     valid[~clear] = self.belongs(X[~clear])
@@ -506,7 +447,7 @@ class AffineInvariantSPD(SPD):
         # Σ w_i Log x_i: the log-Euclidean mean, a far better start than the arithmetic mean
         # (gradient 9e-3 against 2.0 for SPD(10) records with log-spread 0.5).
         w, u = np.linalg.eigh(X)
-        return _weighted_eig_sum(weights, np.log(mf.positive_eigenvalues(w)), u)
+        return weighted_eig_sum(weights, np.log(mf.positive_eigenvalues(w)), u)
 
     def _karcher_start(self, weighted_sum):
         return mf.expm(weighted_sum)
@@ -521,7 +462,7 @@ class AffineInvariantSPD(SPD):
         w, u = np.linalg.eigh(mf.congruence(inv_root, X))  # reads one triangle
         logs = np.log(mf.positive_eigenvalues(w))
         dists2 = np.einsum("ni,ni->n", logs, logs)
-        whitened = _weighted_eig_sum(weights, logs, u)
+        whitened = weighted_eig_sum(weights, logs, u)
         out = (mf.sym(mf.congruence(root, whitened)), 0.5 * float(weights @ dists2), float(np.sqrt(np.max(dists2))))
         return out + ((u, logs, weights),) if hessian else out
 
@@ -666,7 +607,7 @@ class LogEuclideanSPD(SPD):
     def _coordinate_sum(self, X, weights):
         """``(vecd(Σ w_i Log x_i) over the valid records, number of invalid)``: one ``eigh``."""
         w, u, logw, valid, _ = self._eigen_records(X)
-        return mf.vecd(_weighted_eig_sum(np.where(valid, weights, 0.0), logw, u)), int(np.count_nonzero(~valid))
+        return mf.vecd(weighted_eig_sum(np.where(valid, weights, 0.0), logw, u)), int(np.count_nonzero(~valid))
 
     def from_coordinates(self, y):
         """``Exp(invvecd(y))``."""
@@ -716,79 +657,3 @@ class LogEuclideanSPD(SPD):
         z = as_generator(rng).standard_normal(self._batch_size(x, size) + (self.dim,))
         w, u = mf.eigh(x)
         return mf.differential_log_inverse(mf.positive_eigenvalues(w), u, mf.invvecd(z, self.k))
-
-
-# Coordinates of symmetric matrices (public helpers; R21 §5.1 and U23 §3 use them).
-
-
-def vecd(s) -> np.ndarray:
-    """Isometric coordinates of symmetric matrices: ``[diag(s), √2·strict-upper(s)]``.
-
-    ``‖vecd(s)‖₂ = ‖s‖_F`` (U23 §3); shape ``(..., k, k) → (..., k(k+1)/2)``. Inverse: :func:`invvecd`.
-
-    Examples
-    --------
-    >>> vecd(np.array([[1.0, 2.0], [2.0, 3.0]]))
-    array([1.        , 3.        , 2.82842712])
-    >>> round(float(np.linalg.norm(vecd(np.array([[1.0, 2.0], [2.0, 3.0]]))) ** 2), 12)  # 1 + 9 + 2·4
-    18.0
-    """
-    s = np.asarray(s, dtype=float)
-    if s.ndim < 2 or s.shape[-1] != s.shape[-2]:
-        raise InvalidParameterError(f"vecd needs square matrices, got shape {s.shape}")
-    return mf.vecd(s)
-
-
-def invvecd(y, k: int) -> np.ndarray:
-    """Inverse of :func:`vecd`: coordinates of shape ``(..., k(k+1)/2)`` to symmetric ``k×k`` matrices.
-
-    Examples
-    --------
-    >>> invvecd(np.array([1.0, 3.0, 2.0 * np.sqrt(2.0)]), 2)
-    array([[1., 2.],
-           [2., 3.]])
-    """
-    y = np.asarray(y, dtype=float)
-    if y.shape[-1] != k * (k + 1) // 2:
-        raise InvalidParameterError(f"invvecd with k = {k} needs {k * (k + 1) // 2} coordinates, got {y.shape[-1]}")
-    return mf.invvecd(y, k)
-
-
-def vech(s) -> np.ndarray:
-    """Half-vectorisation: the lower triangle of symmetric matrices, stacked column by column.
-
-    Not isometric (off-diagonal entries count once: ``‖vech(s)‖ ≤ ‖s‖_F``); R21 §5.1 adds its
-    Euclidean baseline's noise in these coordinates. Inverse: :func:`invvech`.
-
-    Examples
-    --------
-    >>> vech(np.array([[1.0, 2.0], [2.0, 3.0]]))
-    array([1., 2., 3.])
-    """
-    s = np.asarray(s, dtype=float)
-    if s.ndim < 2 or s.shape[-1] != s.shape[-2]:
-        raise InvalidParameterError(f"vech needs square matrices, got shape {s.shape}")
-    cols, rows = np.triu_indices(s.shape[-1])  # column-major order of the lower triangle
-    return s[..., rows, cols]
-
-
-def invvech(y, k: int) -> np.ndarray:
-    """Inverse of :func:`vech`: a symmetric ``k×k`` matrix from its lower triangle.
-
-    Examples
-    --------
-    >>> invvech(np.array([1.0, 2.0, 3.0]), 2)
-    array([[1., 2.],
-           [2., 3.]])
-    """
-    y = np.asarray(y, dtype=float)
-    if y.shape[-1] != k * (k + 1) // 2:
-        raise InvalidParameterError(f"invvech with k = {k} needs {k * (k + 1) // 2} coordinates, got {y.shape[-1]}")
-    cols, rows = np.triu_indices(k)
-    out = np.zeros(y.shape[:-1] + (k, k))
-    out[..., rows, cols] = y
-    out[..., cols, rows] = y
-    return out
-
-
-__all__ += ["invvecd", "invvech", "vecd", "vech"]

@@ -17,7 +17,7 @@ from geodp.calibration import gaussian_sigma
 from geodp.errors import InvalidDataError, InvalidParameterError, NumericalWarning, PrivacyLeakWarning
 from geodp.manifolds import SPD
 from geodp.manifolds import matrix_functions as mf
-from geodp.manifolds.spd import invvecd, vecd
+from geodp.manifolds.symmetric_coordinates import invvecd, vecd
 from geodp.sensitivity import extrinsic_mean_sensitivity
 from geodp.validation import as_generator, check_positive
 

@@ -98,3 +98,27 @@ def test_registry_statuses():
     assert {"k25-fig1", "k25-fig2", "k25-fig3", "k25-fig4", "k25-fig5", "k25-fig6", "k25-fig7", "k25-table1"} == set(
         by_name
     )
+
+
+def test_fig1_fig6_and_table1_rows_carry_intervals_and_computed_verdicts(monkeypatch):
+    # Issue 21, item 9: K25 Figs. 1 and 6 and Table 1 compared numbers without intervals.
+    from geodp.experiments.k25 import euclidean, sphere_figures
+    from geodp.experiments.reproduce import make_progress
+
+    quiet = make_progress(False)
+    fig1 = sphere_figures.run_fig1(3, np.random.default_rng(0), quiet)
+    assert all(" ± " in r.ours and "95% interval" in r.note for r in fig1.rows if "drawn releases" in r.setting)
+    monkeypatch.setattr(sphere_figures, "N_GRID", (10, 20))
+    fig6 = sphere_figures.run_fig6(3, np.random.default_rng(0), quiet)
+    change = [r for r in fig6.rows if "minus" in r.setting]
+    assert len(change) == 2 and all("95% interval" in r.note and "decrease" in r.note for r in change)
+    rng = np.random.default_rng(0)
+    table = [
+        dict(feature=f, method=m, repetition=r, mse=float(rng.uniform(0.5, 2)))
+        for f in euclidean.FEATURES
+        for m in euclidean.METHODS
+        for r in range(5)
+    ]
+    monkeypatch.setattr(euclidean, "_draws", lambda *a: (table, None, None, None, None))
+    rows = euclidean.run_table1(5, None, None).rows
+    assert " ± " in rows[1].ours and rows[1].note.count("95% interval") == 2

@@ -165,3 +165,61 @@ def test_items_sharing_a_run_draw_their_own_figures(monkeypatch):
     assert "Table 1" in ax.get_title()
     heights = [round(p.get_height(), 3) for p in ax.patches]
     assert 7.856 in heights and 0.954 in heights  # K25's published MSEs are drawn
+
+
+def test_mdm_docs_tables_are_the_quick_run_of_this_code():
+    # Issue 21, item 8: docs/mdm.md's tables and observations were typed by hand. They are generated
+    # (python -m geodp.experiments.mdm_docs) from a `geodp mdm --quick` run whose JSON carries the
+    # code digest. After a code change, rerun the generator.
+    from pathlib import Path
+
+    from geodp.experiments.mdm_docs import RESULTS, generated_section, render
+    from geodp.experiments.mdm_study import QUICK_EPSILONS, QUICK_REPEATS
+    from geodp.experiments.reproduce import code_digest
+
+    root = Path(__file__).resolve().parent.parent
+    results = json.loads((root / RESULTS).read_text())
+    for name, grid in QUICK_EPSILONS.items():
+        assert sorted({r["epsilon"] for r in results["rows"] if r["dataset"] == name}) == sorted(grid)
+    assert results["quick"] and {r["repeats"] for r in results["rows"]} == {QUICK_REPEATS} == {results["repeats"]}
+    text = (root / "docs" / "mdm.md").read_text()
+    assert generated_section(text) == render(results)
+    outside = text.replace(generated_section(text), "")
+    assert "|---|---|---|" not in outside.split("| train / test |")[1], "accuracy tables outside the generated part"
+    assert results["code"] == code_digest(), "the code changed: rerun python -m geodp.experiments.mdm_docs"
+
+
+def _mdm_row(eps, accuracy, *, se=0.01, repeats=3, exact=True, mechanism="laplace"):
+    return dict(
+        dataset="connectomes",
+        metric="log-euclidean",
+        mechanism=mechanism,
+        epsilon=eps,
+        repeats=repeats,
+        accuracy=accuracy,
+        accuracy_se=se,
+        non_private=0.72,
+        chance=0.55,
+        exact=exact,
+        seconds_per_fit=0.1,
+    )
+
+
+def test_mdm_docs_observations_are_computed_from_the_rows():
+    from geodp.experiments.mdm_docs import render
+
+    def results(rows):
+        sizes = {"connectomes": 29}
+        return dict(code="x", seed=0, quick=True, repeats=rows[0]["repeats"], seconds=1.0, test_sizes=sizes, rows=rows)
+
+    rows = [_mdm_row(10.0, 0.55, exact=False), _mdm_row(1e4, 0.71), _mdm_row(1e4, 0.60, mechanism="kng")]
+    rows.append(_mdm_row(10.0, 0.50, mechanism="kng"))
+    text = render(results(rows))
+    assert "| log-euclidean | laplace | 0.55 ± 0.02† | 0.71 ± 0.02 | 0.72 |" in text
+    assert "ε = 10⁴: +0.01 to +0.12 (1 of 2 intervals hold the non-private accuracy" in text
+    assert "Sampled by MCMC (†, DP only approximately): log-euclidean laplace at ε = 10" in text
+    assert "Most accurate at the smallest ε (10): log-euclidean laplace (0.55" in text
+    rows = [dict(r, exact=True, repeats=1, accuracy_se=None) for r in rows]
+    text = render(results(rows))
+    assert "Every release was exact" in text and "†" not in text.split("all others are exact")[1]
+    assert "one test record moves an accuracy by 0.034" in text and "intervals hold" not in text

@@ -83,3 +83,33 @@ def test_registry_items():
     names = {r.name for r in u23.REPRODUCTIONS}
     assert names == {"u23-fig1", "u23-fig2", "u23-fig3", "u23-fig4", "u23-table1", "u23-table2"}
     assert all((r.run is None) == (r.status == "not reproducible") for r in u23.REPRODUCTIONS)
+
+
+def test_fig2_compares_band_tops_with_intervals_and_draws_and_writes_the_published_tops(tmp_path):
+    # Issue 21, items 8–9: the Fig. 2–3 panels' axis tops were compared without an interval and a
+    # hand-written verdict; they were neither drawn nor written to the -published.csv.
+    import io
+
+    from geodp.experiments.reproduce import run_reproduction
+
+    (outcome,) = run_reproduction("u23-fig2", quick=True, output_dir=tmp_path, out=io.StringIO(), progress=False)
+    panels = [r for r in outcome.rows if "panel" in r.setting]
+    assert len(panels) == 8
+    for row in panels:
+        assert "95% interval" in row.note and "significant difference" in row.note
+        assert " ± " in row.ours
+    published_csv = (tmp_path / "u23-fig2-published.csv").read_text()
+    assert all(f"fig2-panel{i}-axis-top" in published_csv for i in range(1, 9))
+
+
+def test_fig1_bottom_verdicts_follow_the_interval_and_published_tops_are_drawn(monkeypatch):
+    from geodp.experiments.reproduce import make_progress
+    from geodp.experiments.u23 import synthetic
+
+    monkeypatch.setattr(synthetic, "KS", (2, 30))
+    result = synthetic.run_fig1(3, np.random.default_rng(0), make_progress(False))
+    bottom = [r for r in result.rows if "bottom" in r.setting]
+    assert len(bottom) == 4 and all("95% interval" in r.note for r in bottom)
+    assert not any("agrees" in r.note for r in bottom)
+    labels = [t.get_text() for ax in result.figure.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert any("U23's axis top" in t for t in labels)

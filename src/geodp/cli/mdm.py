@@ -16,18 +16,16 @@ from geodp.cli.common import (
 
 __all__ = ["add_parser"]
 
-_QUICK_EPSILONS = {"emg": (0.3, 3.0, 30.0), "connectomes": (10.0, 1e3, 1e4)}
-
 
 def _run_command(args) -> None:
     require_geomstats("the mdm command")
     output_dir = None if args.no_plot else prepare_output_dir(args.output_dir)
-    from geodp.experiments.mdm_study import DATASETS, run_mdm_study
+    from geodp.experiments.mdm_study import DATASETS, QUICK_EPSILONS, QUICK_REPEATS, run_mdm_study
 
     datasets = DATASETS if args.dataset == "all" else (args.dataset,)
     start = time.perf_counter()
-    epsilons = _QUICK_EPSILONS if args.quick and args.epsilons is None else args.epsilons
-    repeats = args.repeats or (1 if args.quick else 3)
+    epsilons = QUICK_EPSILONS if args.quick and args.epsilons is None else args.epsilons
+    repeats = args.repeats or (QUICK_REPEATS if args.quick else 3)
     run_mdm_study(
         datasets,
         epsilons=epsilons,

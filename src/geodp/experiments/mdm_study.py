@@ -39,13 +39,16 @@ from geodp.manifolds import SPD
 from geodp.models import PrivateMDM
 from geodp.validation import as_generator, check_epsilon
 
-__all__ = ["DATASETS", "STUDY_EPSILONS", "load_study_data", "run_mdm_study"]
+__all__ = ["DATASETS", "QUICK_EPSILONS", "QUICK_REPEATS", "STUDY_EPSILONS", "load_study_data", "run_mdm_study"]
 
 DATASETS = ("emg", "connectomes")
 METRICS = ("affine", "log-euclidean")
 MECHANISMS = ("laplace", "kng", "tangent-gaussian")
 DELTA = 1e-6  # for the tangent Gaussian
 STUDY_EPSILONS = {"emg": (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0), "connectomes": (1.0, 10.0, 100.0, 1e3, 1e4)}
+# ``geodp mdm --quick`` (and the tables of docs/mdm.md, :mod:`geodp.experiments.mdm_docs`)
+QUICK_EPSILONS = {"emg": (0.3, 3.0, 30.0), "connectomes": (10.0, 1e3, 1e4)}
+QUICK_REPEATS = 1
 _PYRIEMANN_METRIC = {"affine": "riemann", "log-euclidean": "logeuclid"}
 _EMG_RADIUS = 3.0
 _EMG_TEST_CYCLES = (4, 5)  # the last two of the six cycles of each recording

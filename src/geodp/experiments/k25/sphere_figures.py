@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from geodp.experiments.k25.releases import (
-    release_stats,
     sphere_releases,
 )
 from geodp.experiments.k25.setting import (
@@ -20,7 +19,7 @@ from geodp.experiments.k25.setting import (
 from geodp.experiments.k25.streams import shared_stream
 from geodp.experiments.plotting import agg_pyplot
 from geodp.experiments.published import published
-from geodp.experiments.reproduce import Result, Row, interval_text
+from geodp.experiments.reproduce import Result, Row, compare_text, interval_text, mean_interval
 from geodp.manifolds import Sphere
 
 __all__ = ["run_fig1", "run_fig2", "run_fig3", "run_fig6"]
@@ -77,15 +76,18 @@ def run_fig1(repetitions, rng, progress):
         fontsize=9,
     )
     fig.tight_layout()
-    rows = [
-        Row(
-            f"Fig. 1, MAE of the drawn releases, {label}",
-            f"{release_stats(data, label, 'mae')[0]:.3f}",
-            "blue curve close to green (picture)",
-            "",
+    rows = []
+    for label in (SOUND, AS_PUBLISHED):
+        maes = [d["mae"] for d in data if d["release"] == label]
+        text, note = interval_text(maes, round(mae_hat, 4), digits=3, label="non-private MAE")
+        rows.append(
+            Row(
+                f"Fig. 1, MAE of the drawn releases (± 95%), {label}",
+                text,
+                "blue curve close to green (picture)",
+                f"{len(maes)} releases: {note}",
+            )
         )
-        for label in (SOUND, AS_PUBLISHED)
-    ]
     nonprivate = published("K25", "fig3-mae-nonprivate").value
     rows.append(
         Row("Fig. 1, non-private MAE", f"{mae_hat:.3f}", f"{nonprivate:g} (Fig. 3 text)", "one draw of the data")
@@ -267,17 +269,35 @@ def run_fig6(repetitions, rng, progress):
     fig.suptitle(f"K25 Fig. 6 on S², ε = {EPSILON:g} in total, one data set per n (error bars: ± 1 sd)")
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     rows = []
+
+    def maes(n, label):
+        return [d["mae"] for d in data if d["n"] == n and d["release"] == label]
+
     for n in N_GRID:
-        cells = []
+        cells, notes = [], []
         for label in (SOUND, AS_PUBLISHED):
-            m, s_, _ = release_stats([d for d in data if d["n"] == n], label, "mae")
-            cells.append(f"{m:.3f} ± {s_:.3f}")
+            text, note = interval_text(maes(n, label), round(hats[n], 4), digits=3, label="non-private")
+            cells.append(text)
+            notes.append(f"{label}: {note}")
         rows.append(
             Row(
-                f"Fig. 6, n = {n}: MAE sound; K25 as published",
+                f"Fig. 6, n = {n}: MAE sound; K25 as published (± 95%)",
                 "; ".join(cells),
                 "decreasing towards the non-private MAE (picture)",
-                f"non-private {hats[n]:.3f}",
+                "; ".join(notes),
+            )
+        )
+    for label in (SOUND, AS_PUBLISHED):
+        (first, h1), (last, h2) = mean_interval(maes(N_GRID[0], label)), mean_interval(maes(N_GRID[-1], label))
+        half = float(np.hypot(h1, h2))
+        text, note = compare_text(last - first, half, 0.0, digits=3, label="no change")
+        decreasing = "a decrease" if last - first + half < 0 else "no significant decrease"
+        rows.append(
+            Row(
+                f"Fig. 6, MAE at n = {N_GRID[-1]} minus n = {N_GRID[0]} (± 95%), {label}",
+                text,
+                "decreasing (picture)",
+                f"{note}; {decreasing}",
             )
         )
     return Result(fig, data, rows)

@@ -95,3 +95,14 @@ FIG3_PANELS = (
     ("FashionMNIST", 7000, 1, 12.0),
     ("FashionMNIST", 7000, 1, 16.0),
 )
+
+# Each panel's axis top as a published value (looked up by the run, so it goes to the CSV).
+VALUES += tuple(
+    PublishedValue(
+        f"{fig}-panel{i + 1}-axis-top",
+        top,
+        f"axis reading of Fig. {fig[-1]}, panel {i + 1} ({name}, N = {n}): " + _TOP,
+    )
+    for fig, panels in (("fig2", FIG2_PANELS), ("fig3", FIG3_PANELS))
+    for i, (name, n, _, top) in enumerate(panels)
+)

@@ -8,6 +8,7 @@ import numpy as np
 from geodp.mechanisms import LaplaceMechanism, TangentGaussianMechanism
 
 __all__ = [
+    "AXIS_PRECISION",
     "BURN_INS",
     "DELTAS_MIDDLE",
     "DELTAS_REAL",
@@ -22,6 +23,7 @@ __all__ = [
     "R_SYNTHETIC",
     "STYLE",
     "band",
+    "band_top",
     "laplace_pair",
     "le_mean",
     "summary",
@@ -60,6 +62,20 @@ def tangent_gaussian(space, epsilon, delta, sensitivity, calibration="analytic")
     return TangentGaussianMechanism(
         epsilon=epsilon, delta=delta, sensitivity=sensitivity, calibration=calibration, space=space
     )
+
+
+AXIS_PRECISION = 0.15  # U23's axis readings (published.u23): the top tick, ±15%
+
+
+def band_top(errors) -> float:
+    """The top of U23's band, mean + 2 sd of one release's error: what an axis top reads.
+
+    Examples
+    --------
+    >>> band_top([1.0, 2.0, 3.0])
+    4.0
+    """
+    return float(np.mean(errors) + 2.0 * np.std(errors, ddof=1))
 
 
 def summary(data, keys, value="error"):

@@ -15,6 +15,7 @@ import pytest
 import geodp.mechanisms.grid as grid
 from geodp.distributions.gaussian import TangentGaussian
 from geodp.distributions.laplace import RiemannianLaplace
+from geodp.errors import NotOnManifoldError
 from geodp.manifolds import SPD
 from geodp.mechanisms import KNGMechanism, LaplaceMechanism
 from geodp.models import PrivateFrechetMean
@@ -84,30 +85,35 @@ def fed(monkeypatch):
 @pytest.mark.filterwarnings("ignore::geodp.errors.NumericalWarning")
 @pytest.mark.parametrize("mechanism", ["laplace", "tangent-gaussian", "kng"])
 @pytest.mark.parametrize("random_state", [0, "secure"])
-def test_adversarial_pair_at_r30_moves_the_statistic_by_at_most_delta(fed, mechanism, random_state):
+def test_adversarial_pair_at_r30_is_refused_or_collapses_to_the_centre(fed, mechanism, random_state):
+    """The audit's pair has log-eigenvalues spread beyond what float64 determines in a rotated
+    basis (condition number above 1/(k·eps)): such records are singular up to rounding, so they
+    are invalid (issue 21). Refused after the charge with the fixed text, or replaced by the
+    public centre, in which case both datasets give the same statistic."""
     space, radius, n = SPD(3, metric="log-euclidean"), 30.0, 10_000
-    for data in _pair(space, radius, n):
-        model = PrivateFrechetMean(
-            space,
-            epsilon=1.0,
-            delta=1e-6 if mechanism == "tangent-gaussian" else 0.0,
-            center=np.eye(3),
-            radius=radius,
-            mechanism=mechanism,
-            random_state=random_state,
-        ).fit(data)
+    d0, d1 = _pair(space, radius, n)
+    assert space.invalid_records(d0)[[0, -1]].all() and space.invalid_records(d1)[-1]
+    kwargs = dict(
+        epsilon=1.0,
+        delta=1e-6 if mechanism == "tangent-gaussian" else 0.0,
+        center=np.eye(3),
+        radius=radius,
+        mechanism=mechanism,
+        random_state=random_state,
+    )
+    with pytest.raises(NotOnManifoldError, match="singular"):
+        PrivateFrechetMean(space, **kwargs).fit(d0)
+    for data in (d0, d1):
+        model = PrivateFrechetMean(space, on_invalid="center", **kwargs).fit(data)
     assert len(fed) == 2
     assert model.sensitivity_ == pytest.approx(2 * radius / n, rel=1e-15)
-    assert np.linalg.norm(fed[0] - fed[1]) <= model.sensitivity_ * (1 + 1e-9)
-    # The statistic is the mean of the records' clipped chart coordinates, to rounding: the
-    # common records' coordinates (exact sum in rationals) and the replaced one's.
-    coords = space._record_coordinates(data[[0, -1]])[0]
-    exact = [float((Fraction(coords[0, j]) * (n - 1) + Fraction(coords[1, j])) / n) for j in range(space.dim)]
-    assert np.allclose(fed[1], exact, rtol=0, atol=1e-12)
+    assert np.array_equal(fed[0], fed[1])
+    np.testing.assert_allclose(fed[1], np.zeros(space.dim), atol=1e-12)  # every record at the centre
 
 
 def test_largest_accepted_radius(fed):
-    # r = 200 (SPD's max_representable_radius): eigenvalues up to e^±200 in the records.
+    # r = 200 (SPD's max_representable_radius) is accepted; records at e^±200 are beyond what float64
+    # determines and are replaced by the centre, so the release stays in the ball.
     space, radius, n = SPD(2, metric="log-euclidean"), 200.0, 1000
     a, u = np.array([60.0, -80.0, 50.0]), np.array([0.6, -0.8, 0.0])
     for random_state in (1, "secure"):
@@ -116,7 +122,13 @@ def test_largest_accepted_radius(fed):
             with warnings.catch_warnings():  # the release's matrix may overflow: it says so
                 warnings.simplefilter("ignore")
                 model = PrivateFrechetMean(
-                    space, epsilon=1.0, center=np.eye(2), radius=radius, random_state=random_state, project_to_ball=True
+                    space,
+                    epsilon=1.0,
+                    center=np.eye(2),
+                    radius=radius,
+                    random_state=random_state,
+                    project_to_ball=True,
+                    on_invalid="center",
                 ).fit(data)
         assert np.linalg.norm(fed[0] - fed[1]) <= model.sensitivity_ * (1 + 1e-9)
         assert np.linalg.norm(model.mean_coordinates_) <= radius * (1 + 1e-12)
@@ -128,7 +140,8 @@ def test_record_coordinates_do_not_depend_on_the_other_records():
     # outside [1e-150, 1e150] (scaled by a power of two, not the others).
     space = SPD(3, metric="log-euclidean")
     rng = np.random.default_rng(3)
-    base = space.from_coordinates(rng.standard_normal((4, space.dim)) * 15.0)
+    base = space.from_coordinates(rng.standard_normal((4, space.dim)) * 5.0)
+    assert not space.invalid_records(base).any()
     base[1, 0, 1] *= 1 + 2e-16  # rounding-level asymmetry: decomposed as given
     alone = np.concatenate([space._record_coordinates(base[i : i + 1])[0] for i in range(4)])
     asym = space.from_coordinates(rng.standard_normal(space.dim))
@@ -156,7 +169,7 @@ def test_randomise_chart_is_the_law_in_the_chart():
 
 def test_kng_mean_is_taken_in_the_chart():
     space = SPD(2, metric="log-euclidean")
-    c = np.array([[20.0, -20.0, 0.0], [-10.0, 15.0, 3.0]])
+    c = np.array([[10.0, -10.0, 0.0], [-10.0, 15.0, 3.0]])
     mech = KNGMechanism(space, epsilon=1.0, sensitivity=0.1, center=np.eye(2), radius=30.0)
     coords = space._record_coordinates(space.from_coordinates(c))[0]
     expected = [float((Fraction(coords[0, j]) + Fraction(coords[1, j])) / 2) for j in range(3)]

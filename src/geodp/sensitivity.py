@@ -102,14 +102,12 @@ def check_radius(space, radius) -> float:
 
     Notes
     -----
-    On log-Euclidean SPD, radii up to 200 are accepted although a float64 matrix whose
-    log-eigenvalues spread beyond ~36 (condition number ``e^{36}``, reached in a ball of radius
-    ~18 around the identity) does not hold its smallest eigenvalues: the records' chart
-    coordinates ``vecd(Log x)`` are then inaccurate. That costs utility, not privacy: each
-    record's coordinates are computed from that record alone and clipped into the ball *in the
-    chart*, and the models average and noise those coordinates without forming a matrix (the
-    release is mapped to a matrix only at the end, ``mean_coordinates_`` keeps it exact), so
-    replacing one record moves the statistic by at most ``2r/n`` whatever the per-record error.
+    On SPD, radii up to 200 are accepted, but a record whose log-eigenvalues spread beyond about
+    ``log(1/(k·eps))`` (≈ 35 for k = 3; condition number ``1/(k·eps)``) is singular up to rounding
+    in a general basis: float64 does not determine its smallest eigenvalues, so it is an invalid
+    record (refused, or replaced by the centre with ``on_invalid="center"``), decided from that
+    record alone. Balls much larger than ~18 around the identity therefore hold such records
+    near their edge; that costs utility, not privacy.
 
     Examples
     --------

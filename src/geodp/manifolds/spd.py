@@ -205,15 +205,16 @@ class SPD(Manifold):
 
     def project(self, x):
         """The closest numerically PD matrix: the symmetric part, with the eigenvalues below the
-        rounding level ``k·eps·max|λ|`` raised to it (more if ``eigh`` of the rebuilt matrix
-        needs it).
+        rounding level ``k·eps·max|λ|`` raised to 4 rounding levels (more if ``eigh`` of the
+        rebuilt matrix needs it), so that the result is a point of the space.
 
         Eigenvalues below that level are not determined by a float64 matrix in a general basis
         (``eigh`` is backward stable: its absolute error is about ``eps·max|λ|``), so they may come
         out with either sign; every eigenvalue above it is left unchanged (``e^{-15}`` next to
-        ``e^{15}``, say), and matrices with none below it are only symmetrised. It does **not**
-        turn a singular matrix into a point of the space (a raised eigenvalue sits at the
-        rounding level, which :meth:`belongs` refuses as undetermined): use :meth:`regularise`.
+        ``e^{15}``, say), and matrices with none below it are only symmetrised. A singular matrix
+        comes out at the edge of float64's range, an extreme point whose log-eigenvalue is set by
+        rounding: :meth:`belongs` refuses singular records rather than projecting them, and
+        :meth:`regularise` is the public map that makes covariances of deficient rank usable.
         """
         return self._numerically_pd(mf.sym(np.asarray(x, dtype=float)))
 

@@ -28,12 +28,16 @@ CLEAR_FACTOR = 4.0
 
 
 def raised_to_rounding_level(w, u):
-    """``u diag(max(w, f)) uᵀ`` with ``f`` the rounding level, raised (×4 at a time, at most 8
-    times) for any matrix whose rebuilt version ``eigh`` or ``eigvalsh`` still does not see as PD."""
-    floor = mf.rounding_level(w)
+    """``u diag(max(w, f)) uᵀ`` with ``f`` CLEAR_FACTOR rounding levels (so that the result is a
+    point of SPD(k), not a matrix at the edge of the membership criterion), raised (×4 at a
+    time, at most 8 times) for any matrix whose rebuilt version is still not clearly PD."""
+    k = w.shape[-1]
+    floor = CLEAR_FACTOR * mf.rounding_level(w)
     out = mf.sym(mf.from_eig(np.maximum(w, floor), u))
     for _ in range(8):
-        bad = (np.linalg.eigvalsh(out)[..., 0] <= 0) | (np.linalg.eigh(out)[0][..., 0] <= 0)
+        bad = ~determined_pd(np.linalg.eigvalsh(out), k, np.finfo(np.float64).eps) | (
+            np.linalg.eigh(out)[0][..., 0] <= 0
+        )
         if not np.any(bad):
             break
         floor = np.where(bad[..., None], 4.0 * floor, floor)

@@ -13,20 +13,20 @@ digest is the code's: after a change to the code, rerun this module.
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from geodp.experiments.generated_docs import END, begin_marker, write_generated
+from geodp.experiments.generated_docs import generated_section as shared_section
 from geodp.experiments.mdm_study import DATASETS, QUICK_EPSILONS, QUICK_REPEATS
 from geodp.experiments.reproduce import Z95, code_digest
 
 __all__ = ["BEGIN", "END", "RESULTS", "collect", "generated_section", "main", "render"]
 
-BEGIN = "<!-- BEGIN GENERATED: python -m geodp.experiments.mdm_docs (do not edit by hand) -->"
-END = "<!-- END GENERATED -->"
+BEGIN = begin_marker("geodp.experiments.mdm_docs")
 RESULTS = Path("docs") / "mdm-quick.json"
 PLOT = Path("docs") / "images" / "mdm_study.png"
 _TITLES = {"emg": "EMG hand signs", "connectomes": "Connectomes"}
@@ -205,10 +205,8 @@ def render(results: dict) -> str:
 
 
 def generated_section(markdown: str) -> str:
-    """The part of ``markdown`` from :data:`BEGIN` to :data:`END` (both included)."""
-    start = markdown.index(BEGIN)
-    end = markdown.index(END, start) + len(END)
-    return markdown[start:end]
+    """The part of ``markdown`` this module generates (from :data:`BEGIN` to :data:`END`)."""
+    return shared_section(markdown, BEGIN)
 
 
 def main(repo=".") -> None:
@@ -227,10 +225,7 @@ def main(repo=".") -> None:
             shutil.copyfile(plot, repo / PLOT)
     sizes = {name: len(load_study_data(name).y_test) for name in DATASETS}
     results = collect(rows, seconds=seconds, quick=True, repeats=repeats, seed=0, test_sizes=sizes)
-    (repo / RESULTS).write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
-    doc = repo / "docs" / "mdm.md"
-    text = doc.read_text()
-    doc.write_text(text.replace(generated_section(text), render(results)))
+    write_generated(repo, RESULTS, "docs/mdm.md", results, render(results), BEGIN)
 
 
 if __name__ == "__main__":

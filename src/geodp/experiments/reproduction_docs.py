@@ -12,17 +12,17 @@ change to the code, rerun this module.
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from pathlib import Path
 
+from geodp.experiments.generated_docs import END, begin_marker, write_generated
+from geodp.experiments.generated_docs import generated_section as shared_section
 from geodp.experiments.reproduce import code_digest, reproductions, run_reproduction
 
 __all__ = ["BEGIN", "END", "RESULTS", "collect", "generated_section", "main", "render"]
 
-BEGIN = "<!-- BEGIN GENERATED: python -m geodp.experiments.reproduction_docs (do not edit by hand) -->"
-END = "<!-- END GENERATED -->"
+BEGIN = begin_marker("geodp.experiments.reproduction_docs")
 RESULTS = Path("docs") / "reproduction-quick.json"
 
 
@@ -82,9 +82,8 @@ def render(results: dict) -> str:
 
 
 def generated_section(markdown: str) -> str:
-    """The part of ``markdown`` from :data:`BEGIN` to :data:`END` (both included)."""
-    start, end = markdown.index(BEGIN), markdown.index(END) + len(END)
-    return markdown[start:end]
+    """The part of ``markdown`` this module generates (from :data:`BEGIN` to :data:`END`)."""
+    return shared_section(markdown, BEGIN)
 
 
 def main(repo=".") -> None:
@@ -92,10 +91,7 @@ def main(repo=".") -> None:
     with tempfile.TemporaryDirectory() as folder:
         outcomes = run_reproduction("all", quick=True, output_dir=folder, seed=0, progress=False, out=sys.stderr)
     results = collect(outcomes)
-    (repo / RESULTS).write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
-    doc = repo / "docs" / "reproduction.md"
-    text = doc.read_text()
-    doc.write_text(text.replace(generated_section(text), render(results)))
+    write_generated(repo, RESULTS, "docs/reproduction.md", results, render(results), BEGIN)
 
 
 if __name__ == "__main__":

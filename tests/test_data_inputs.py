@@ -241,3 +241,29 @@ def test_poincare_ball_conversion_is_accurate_near_the_boundary(curvature):
         space.from_poincare([R, 0.0, 0.0])
     with pytest.raises(InvalidDataError):
         space.from_poincare([0.1, 0.0])
+
+
+def test_tiny_asymmetric_records_are_judged_alike_on_every_path():
+    """A re-audit: entries near 1e-150 made the asymmetry test underflow on the log-Euclidean
+    fast path, which kept a record that invalid_records refuses."""
+    x = np.array(
+        [
+            [1.4371998193648002e-151, -1.0807081505232581e-151, 1.9070987145291884e-151],
+            [-1.0807081505229301e-151, 8.0348126360992313e-151, 1.1109437184802284e-150],
+            [1.9070987145293298e-151, 1.1109437184802253e-150, 2.4316202761996577e-150],
+        ]
+    )
+    space = SPD(3, metric="log-euclidean")
+    assert space.invalid_records(x[None])[0]
+    assert space.unchecked.space._record_coordinates(x[None])[1][0]
+
+
+def test_a_sphere_record_is_made_canonical_whatever_its_block_mates():
+    from geodp.manifolds import Sphere
+
+    eps = np.finfo(float).eps
+    y = np.array([0.0, 0.6, 0.8]) * (1 + 3 * eps)
+    far = np.array([1.0, 0.0, 0.0]) * (1 + 0.5e-4)
+    alone = Sphere(2)._canonical(y[None])
+    together = Sphere(2)._canonical(np.stack([y, far]))
+    assert np.array_equal(alone[0], together[0])

@@ -54,7 +54,7 @@ def add_parser(sub) -> None:
         "mdm",
         formatter_class=HelpFormatter,
         help="private MDM classification of real EMG and fMRI covariance matrices, accuracy vs ε "
-        "(needs geomstats; about 1 min with --quick, 10 min at the defaults on 2 cores)",
+        "(needs geomstats; docs/mdm.md gives the measured time of the quick run)",
         description="Classify real covariance matrices by minimum distance to class means released\n"
         "privately (geodp.models.PrivateMDM): EMG hand signs (SPD(8), 2,304 windows) and fMRI\n"
         "connectomes (SPD(28), 86 subjects), affine-invariant and log-Euclidean metrics,\n"

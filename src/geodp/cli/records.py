@@ -301,7 +301,7 @@ def _why_invalid(space: Manifold, record: np.ndarray) -> str:
             return (
                 "is singular (its smallest eigenvalue is below the rounding level k·eps·max λ, so float64 "
                 "does not determine it): regularise the records first, with a public shrinkage or ridge "
-                "(SPD.regularise)"
+                "(space.regularise(X, ridge=...) in Python)"
             )
         return "is not positive definite"
     if isinstance(space, Sphere):

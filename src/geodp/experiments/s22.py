@@ -348,7 +348,8 @@ REPRODUCTIONS = (
         (20, 100),
         run_sims,
         "designs from the supplement; its figures (main text) are not available offline, so no published "
-        "values; n grid and repetitions ours (n = 10…100, 100 data sets); KNG σ = Δ/ε on S² as published beside 2Δ/ε",
+        "values; n grid and repetitions ours (n = 10…100; 100 data sets per n in the full run); "
+        "KNG σ = Δ/ε on S² as published beside 2Δ/ε",
     ),
     Reproduction(
         "s22-shapes",

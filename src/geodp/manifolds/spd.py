@@ -123,6 +123,12 @@ class SPD(Manifold):
         floor). Use it for rank-deficient covariances (average-referenced EEG, fewer samples
         than channels), which :meth:`belongs` and the estimators refuse as singular.
 
+        The output is a point of the space when the added amount clears the rounding level of the
+        largest eigenvalue: ``ridge`` (or ``shrinkage`` times the target's smallest eigenvalue)
+        at least about ``4·k·eps·λ_max`` of the records, and more than any negative eigenvalue
+        of ``sym(x)``. Smaller amounts leave such records invalid (refused or replaced by the
+        centre, record by record, like any invalid record).
+
         Parameters
         ----------
         X : array_like, shape (..., k, k)
@@ -206,7 +212,8 @@ class SPD(Manifold):
     def project(self, x):
         """The closest numerically PD matrix: the symmetric part, with the eigenvalues below the
         rounding level ``k·eps·max|λ|`` raised to 4 rounding levels (more if ``eigh`` of the
-        rebuilt matrix needs it), so that the result is a point of the space.
+        rebuilt matrix needs it), so that the result is a point of the space for finite input whose
+        entries lie in float64's working range [1e-150, 1e150] (others stay outside it).
 
         Eigenvalues below that level are not determined by a float64 matrix in a general basis
         (``eigh`` is backward stable: its absolute error is about ``eps·max|λ|``), so they may come
@@ -297,7 +304,10 @@ class SPD(Manifold):
             # ‖x‖_F/k ≤ max|x_ij| ≤ ‖x‖_F: every peak is in range when every norm is in the
             # narrower range; otherwise (rare) measure the peaks and scale, by powers of two,
             # only the records whose own norm is outside that range.
-            in_range = (norm2 >= (k * 1e-150) ** 2) & (norm2 <= 1e300)
+            # (Scaled below 1e-250 too, not only outside the working range: the asymmetry test
+            # squares differences, which underflow for entries near 1e-150 — an audit's record
+            # with a 1e-14 asymmetry passed it unscaled and was kept while belongs refused it.)
+            in_range = (norm2 >= 1e-250) & (norm2 <= 1e250)
             if not np.all(in_range):
                 peak = np.max(np.abs(X), axis=(-2, -1))
                 scaled = ~in_range

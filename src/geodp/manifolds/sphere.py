@@ -199,12 +199,14 @@ class Sphere(Manifold):
 
     def _canonical(self, x):
         """Points whose norm is already ``R`` to within 4 ulp are kept bit for bit (no copy of a
-        normalised dataset); the others are projected."""
+        normalised dataset); the others are projected, each decided alone (an audit saw a
+        record's bits depend on whether a block-mate needed projecting)."""
         x = np.asarray(x, dtype=float)
         norm = _norms(x)
-        if np.all(np.abs(norm - self.radius) <= 4.0 * np.finfo(float).eps * self.radius):
+        exact = np.abs(norm - self.radius) <= 4.0 * np.finfo(float).eps * self.radius
+        if np.all(exact):
             return x
-        return self.radius * x / norm[..., None]
+        return np.where(exact[..., None], x, self.radius * x / norm[..., None])
 
     # ------------------------------------------------------------ Fréchet mean
     _karcher_row_values = 8  # a pass keeps a few n-vectors (cosines, angles, weights), no n × D

@@ -508,7 +508,7 @@ _INVALID_MESSAGE = (
     "degenerate, or beyond float64's range). Find them with space.invalid_records(X). If they are "
     "points up to normalisation or rounding (unit vectors, symmetric matrices), map the data with "
     "space.project(X) first; regularise singular covariances with a public per-record map "
-    "(SPD.regularise); otherwise pass on_invalid='center' to replace each by the public centre."
+    "(space.regularise(X, ridge=...)); otherwise pass on_invalid='center' to replace each by the public centre."
 )
 
 

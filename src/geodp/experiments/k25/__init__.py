@@ -85,8 +85,8 @@ REPRODUCTIONS = (
         (3, 11),
         run_fig6,
         "n ∈ {10, 20, 50, 100, 200} chosen (K25 gives no grid); one data set per n; K25's release follows "
-        "the non-private MAE; the sound release's draws sit far from the fit up to n = 50 and about half "
-        "(n = 100) to a quarter (n = 200) of them still do: see k25-fig2",
+        "the non-private MAE; the sound release's draws sit far from the fit at small n (the rows below "
+        "give the MAE with its interval at each n; k25-fig2 shows the spread)",
     ),
     Reproduction(
         "k25-fig7",

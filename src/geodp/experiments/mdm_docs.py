@@ -210,6 +210,8 @@ def generated_section(markdown: str) -> str:
 
 
 def main(repo=".") -> None:
+    """Run the quick MDM study and rewrite ``repo``'s docs/mdm.md section and docs/mdm-quick.json
+    (``python -m geodp.experiments.mdm_docs [REPO]``; about 10 s on 2 cores)."""
     from geodp.experiments.mdm_study import load_study_data, run_mdm_study
 
     repo = Path(repo)

@@ -87,6 +87,8 @@ def generated_section(markdown: str) -> str:
 
 
 def main(repo=".") -> None:
+    """Run every reproduction quickly and rewrite ``repo``'s docs/reproduction.md section and
+    docs/reproduction-quick.json (``python -m geodp.experiments.reproduction_docs [REPO]``)."""
     repo = Path(repo)
     with tempfile.TemporaryDirectory() as folder:
         outcomes = run_reproduction("all", quick=True, output_dir=folder, seed=0, progress=False, out=sys.stderr)

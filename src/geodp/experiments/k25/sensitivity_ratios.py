@@ -76,6 +76,10 @@ def _ratios(space, n, first, second):
 
 
 def run_fig5(repetitions, rng, progress):
+    """K25 Fig. 5, the sensitivity ratios of neighbouring datasets on S² (K25's adjacent pairs and the other-curve
+    swap). ``repetitions`` releases per setting are drawn from ``rng``; ``progress`` wraps the loop (a tqdm-like
+    callable). Returns the rows the item's table and figure are made of; run it through ``geodp reproduce
+    k25-fig5``."""
     space = Sphere(2)
     data = []
     n = N_SPHERE

@@ -26,6 +26,9 @@ __all__ = ["run_fig1", "run_fig2", "run_fig3", "run_fig6"]
 
 
 def run_fig1(repetitions, rng, progress):
+    """K25 Fig. 1, the sound and the as-published releases of a geodesic regression on S². ``repetitions`` releases per
+    setting are drawn from ``rng``; ``progress`` wraps the loop (a tqdm-like callable). Returns the rows the item's
+    table and figure are made of; run it through ``geodp reproduce k25-fig1``."""
     space = Sphere(2)
     data, mae_hat, (t, Y, p_hat, v_hat, sound, pub) = sphere_releases(N_SPHERE, repetitions, rng)
     centre = space.exp(p_hat, 0.5 * v_hat)
@@ -232,6 +235,9 @@ def run_fig3(repetitions, rng, progress):
 
 
 def run_fig6(repetitions, rng, progress):
+    """K25 Fig. 6, the MAE of the releases against n on S². ``repetitions`` releases per setting are drawn from
+    ``rng``; ``progress`` wraps the loop (a tqdm-like callable). Returns the rows the item's table and figure are
+    made of; run it through ``geodp reproduce k25-fig6``."""
     data, hats = [], {}
     for n in progress(N_GRID, total=len(N_GRID), desc="K25 Fig. 6"):
         more, hats[n], _ = sphere_releases(n, repetitions, rng)

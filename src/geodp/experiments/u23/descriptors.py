@@ -30,6 +30,9 @@ __all__ = ["digit_sets", "photo_sets", "run_fig2", "run_fig3"]
 
 
 def photo_sets(patch: int, grey: bool, split: str) -> dict:
+    """Descriptor sets of scikit-learn's two sample photos: ``{label: (descriptors, scale)}`` for
+    ``patch``-pixel patches, colour or ``grey``, the photo cut by ``split`` ("none", "halves",
+    "quadrants"), as U23 §6 builds them."""
     from sklearn.datasets import load_sample_images
 
     sets = {}
@@ -62,6 +65,13 @@ def photo_sets(patch: int, grey: bool, split: str) -> dict:
 
 
 def digit_sets(classes) -> dict:
+    """Descriptor sets of the handwritten digits of ``classes``: ``{label: (descriptors, 1)}``.
+
+    Examples
+    --------
+    >>> sorted(digit_sets((0,)))
+    ['digit 0 (8×8 grey)']
+    """
     data = load_digit_descriptors()
     return {f"digit {c} (8×8 grey)": (data.descriptors[data.target == c], 1) for c in classes}
 
@@ -188,11 +198,17 @@ def _run_real(figure, layout, panels, repetitions, rng, progress):
 
 
 def run_fig2(repetitions, rng, progress):
+    """U23 Fig. 2, private means of covariance descriptors of real images and digits. ``repetitions`` releases per
+    setting are drawn from ``rng``; ``progress`` wraps the loop (a tqdm-like callable). Returns the rows the item's
+    table and figure are made of; run it through ``geodp reproduce u23-fig2``."""
     layout = [photo_sets(16, False, "halves"), digit_sets((0, 1, 2, 3))]
     return _run_real("Fig. 2", layout, FIG2_PANELS, repetitions, rng, progress)
 
 
 def run_fig3(repetitions, rng, progress):
+    """U23 Fig. 3, the same on grey and smaller patches. ``repetitions`` releases per setting are drawn from ``rng``;
+    ``progress`` wraps the loop (a tqdm-like callable). Returns the rows the item's table and figure are made of;
+    run it through ``geodp reproduce u23-fig3``."""
     grey = digit_sets((8, 9))
     grey.update(photo_sets(16, True, "none"))
     layout = [digit_sets((4, 5, 6, 7)), grey, photo_sets(8, False, "quadrants")]

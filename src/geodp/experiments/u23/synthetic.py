@@ -40,6 +40,9 @@ EXTG_PRECISION = {0.1: 0.20, 0.2: 0.25, 0.3: 0.12, 0.4: 0.12}  # published.u23: 
 
 
 def run_fig1(repetitions, rng, progress):
+    """U23 Fig. 1, Laplace against tangent Gaussian on synthetic SPD(k) data. ``repetitions`` releases per setting are
+    drawn from ``rng``; ``progress`` wraps the loop (a tqdm-like callable). Returns the rows the item's table and
+    figure are made of; run it through ``geodp reproduce u23-fig1``."""
     data = []
     for k in progress(KS, total=len(KS), desc="U23 Fig. 1: k"):
         space = SPD(k, metric="log-euclidean")

@@ -41,6 +41,9 @@ FIG4_FULL = 10
 
 
 def run_fig4(repetitions, rng, progress):
+    """U23 Fig. 4, the run time and accuracy of the exact samplers against U23's MCMC. ``repetitions`` releases per
+    setting are drawn from ``rng``; ``progress`` wraps the loop (a tqdm-like callable). Returns the rows the item's
+    table and figure are made of; run it through ``geodp reproduce u23-fig4``."""
     quick = repetitions < FIG4_FULL
     timed_steps = 500 if quick else 2_000  # MH time is linear in the steps: extrapolate to the burn-ins
     eps = 0.1

@@ -4,6 +4,8 @@ Every error derives from :class:`GeodpError`; the ones about values also derive 
 :class:`ValueError` and the ones about types from :class:`TypeError`, so generic handlers work.
 """
 
+import warnings
+
 
 class GeodpError(Exception):
     """Base class of every error geodp raises.
@@ -83,3 +85,20 @@ def missing_extra(extra: str) -> str:
         f'from a checkout of geodp, run pip install -e ".[{extra}]" in the repository root '
         f'(once geodp is published on a package index: pip install "geodp[{extra}]")'
     )
+
+
+def as_published_only(as_published: bool, refusal: str, warning: str) -> None:
+    """The gate of every as-published (unsound) variant of a paper: without ``as_published=True``
+    refuse with ``refusal`` (it names the sound alternative); with it, warn the caller with a
+    :class:`PrivacyLeakWarning` saying ``warning``.
+
+    Examples
+    --------
+    >>> as_published_only(False, "unsound: pass as_published=True", "for reproductions only")
+    Traceback (most recent call last):
+    ...
+    geodp.errors.InvalidParameterError: unsound: pass as_published=True
+    """
+    if not as_published:
+        raise InvalidParameterError(refusal)
+    warnings.warn(warning, PrivacyLeakWarning, stacklevel=3)

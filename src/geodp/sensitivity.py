@@ -7,10 +7,9 @@ Adjacency is replace-one with ``n`` public; the data domain is a public geodesic
 from __future__ import annotations
 
 import math
-import warnings
 from typing import NamedTuple
 
-from geodp.errors import AssumptionError, InvalidParameterError, PrivacyLeakWarning
+from geodp.errors import AssumptionError, InvalidParameterError, as_published_only
 from geodp.manifolds.base import check_space
 from geodp.validation import check_positive, check_sample_size
 
@@ -354,16 +353,12 @@ def k25_published_sensitivity(space, n, *, residual_bound, as_published: bool = 
     InvalidParameterError
         Without ``as_published=True``.
     """
-    if not as_published:
-        raise InvalidParameterError(
-            "K25's published regression bounds are not sound (the footpoint bound 2τ cos(1)/n is too small): "
-            "pass as_published=True to use them in a reproduction, or use geodesic_regression_sensitivity"
-        )
-    warnings.warn(
+    as_published_only(
+        as_published,
+        "K25's published regression bounds are not sound (the footpoint bound 2τ cos(1)/n is too small): "
+        "pass as_published=True to use them in a reproduction, or use geodesic_regression_sensitivity",
         "K25's published regression sensitivity (Thm 3.4) is not sound: a release calibrated with it is only "
         "about 1.85ε-DP on the unit sphere; use for reproductions only",
-        PrivacyLeakWarning,
-        stacklevel=2,
     )
     return _k25_published_bounds(space, n, residual_bound)
 

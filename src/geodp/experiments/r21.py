@@ -35,7 +35,7 @@ import numpy as np
 
 from geodp.datasets.synthetic import polar_cap, wishart_in_ball
 from geodp.distributions import l2_laplace_noise
-from geodp.errors import InvalidParameterError, PrivacyLeakWarning
+from geodp.errors import InvalidParameterError, PrivacyLeakWarning, as_published_only
 from geodp.experiments.published import published
 from geodp.experiments.reproduce import Z95, Reproduction, Result, Row, compare_text
 from geodp.manifolds import SPD, Sphere
@@ -131,16 +131,12 @@ def r21_b1_sensitivity(radius: float, n: int, *, as_published: bool = False) -> 
     >>> round(b1, 3), round(sound, 3)  # B.1 is 15% below Theorem 2
     (1.026, 1.215)
     """
-    if not as_published:
-        raise InvalidParameterError(
-            "R21 B.1's empirical sphere bound has no proof: pass as_published=True "
-            "to use it in a reproduction, or use geodp.sensitivity.frechet_mean_sensitivity"
-        )
-    warnings.warn(
+    as_published_only(
+        as_published,
+        "R21 B.1's empirical sphere bound has no proof: pass as_published=True "
+        "to use it in a reproduction, or use geodp.sensitivity.frechet_mean_sensitivity",
         "R21 B.1's empirical sphere bound is a grid value with a fixed footpoint, not a proven "
         "sensitivity bound: use for reproductions only",
-        PrivacyLeakWarning,
-        stacklevel=2,
     )
     return b1_empirical_bound(radius) / (int(n) * curvature_factor(radius, 1.0))
 
@@ -167,17 +163,13 @@ def r21_ambient_noise(space, radius: float, n: int, size: int, rng, *, as_publis
     >>> noise.shape, caught[0].category.__name__
     ((4, 3), 'PrivacyLeakWarning')
     """
-    if not as_published:
-        raise InvalidParameterError(
-            "R21's ambient baseline adds noise calibrated to the ambient mean's sensitivity to the Fréchet mean, "
-            "which it does not bound: pass as_published=True to run it in a reproduction, or use "
-            "geodp.mechanisms.ExtrinsicMeanMechanism"
-        )
-    warnings.warn(
+    as_published_only(
+        as_published,
+        "R21's ambient baseline adds noise calibrated to the ambient mean's sensitivity to the Fréchet mean, "
+        "which it does not bound: pass as_published=True to run it in a reproduction, or use "
+        "geodp.mechanisms.ExtrinsicMeanMechanism",
         "R21's ambient baseline as published (Δ_E-calibrated noise on the Fréchet mean) is not differentially "
         "private as calibrated: use for reproductions only",
-        PrivacyLeakWarning,
-        stacklevel=2,
     )
     sigma_e = extrinsic_mean_sensitivity(space, radius, n) / EPSILON
     return l2_laplace_noise(3, sigma_e, size=(int(size),), rng=rng)

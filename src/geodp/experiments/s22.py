@@ -34,7 +34,7 @@ import warnings
 import numpy as np
 
 from geodp.datasets.synthetic import polar_cap, wishart_in_ball
-from geodp.errors import InvalidParameterError, PrivacyLeakWarning
+from geodp.errors import PrivacyLeakWarning, as_published_only
 from geodp.experiments.published import published
 from geodp.experiments.r21 import batched_frechet_means, laplace_at, mean_se
 from geodp.experiments.reproduce import Z95, Reproduction, Result, Row, compare_text
@@ -74,16 +74,12 @@ def s22_sphere_kng(space, *, epsilon, sensitivity, center, radius, as_published:
     >>> round(mech.scale, 12)  # Δ/ε
     0.1
     """
-    if not as_published:
-        raise InvalidParameterError(
-            "σ = Δ/ε for KNG on the sphere is S22's unsound choice: pass as_published=True "
-            "for a reproduction, or use geodp.mechanisms.KNGMechanism (σ = 2Δ/ε)"
-        )
-    warnings.warn(
+    as_published_only(
+        as_published,
+        "σ = Δ/ε for KNG on the sphere is S22's unsound choice: pass as_published=True "
+        "for a reproduction, or use geodp.mechanisms.KNGMechanism (σ = 2Δ/ε)",
         "S22 §2.4.2's KNG scale σ = Δ/ε ignores the data-dependent normaliser: it is only 2ε-DP; "
         "use for reproductions only",
-        PrivacyLeakWarning,
-        stacklevel=2,
     )
     return KNGMechanism(space, epsilon=2.0 * epsilon, sensitivity=sensitivity, center=center, radius=radius)
 

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from geodp.errors import ApproximateSamplerWarning, InvalidParameterError, PrivacyLeakWarning
+from geodp.errors import ApproximateSamplerWarning, PrivacyLeakWarning, as_published_only
 from geodp.experiments.k25.setting import (
     AS_PUBLISHED,
     EPSILON,
@@ -66,17 +66,13 @@ def k25_two_stage(space, t, Y, center, n_chains, rng, *, as_published: bool = Fa
     from geodp.distributions.mcmc import random_walk_metropolis
     from geodp.distributions.tangent_bundle import TangentBundle
 
-    if not as_published:
-        raise InvalidParameterError(
-            "K25's two-stage release (Thm 3.4 bounds, τ from the data, each stage conditioned on the other's "
-            "non-private estimate) is not differentially private as calibrated: pass as_published=True to run it "
-            "in a reproduction, or use geodp.models.PrivateGeodesicRegression"
-        )
-    warnings.warn(
+    as_published_only(
+        as_published,
+        "K25's two-stage release (Thm 3.4 bounds, τ from the data, each stage conditioned on the other's "
+        "non-private estimate) is not differentially private as calibrated: pass as_published=True to run it "
+        "in a reproduction, or use geodp.models.PrivateGeodesicRegression",
         "K25's two-stage release as published is not differentially private as calibrated (Thm 3.4's footpoint "
         "bound is too small and τ is the data's largest residual): use for reproductions only",
-        PrivacyLeakWarning,
-        stacklevel=2,
     )
     x = t[:, None]
     p_hat, v_hat = geodesic_regression(space, x, Y)

@@ -86,6 +86,10 @@ class Guarantee:
         there is none.
     grid : float or None
         The public grid 2^k the release lies on (secure mode on flat spaces), else None.
+    gdp_mu : float or None
+        Set when the release is μ-GDP (Dong, Roth & Su 2022): its whole privacy curve is that of
+        the Gaussian mechanism with noise multiplier ``1/μ`` (Δ/σ for a Gaussian release of
+        sensitivity Δ). Composition accountants use it; None for the other mechanisms.
     """
 
     mechanism: str
@@ -104,6 +108,7 @@ class Guarantee:
     floating_point_safe: bool = False
     construction: str = FLOATING_POINT_SAMPLER
     grid: float | None = None
+    gdp_mu: float | None = None
 
     def to_dict(self) -> dict:
         """Plain-dict view (JSON-friendly)."""
@@ -297,7 +302,8 @@ class Mechanism(ABC):
                     "analogue)",
                 ),
             )
-        return replace(guarantee, **self._grid_noise(space.dim).describe())
+        # The grid's discrete noise has its own (ε, δ) accounting, not the continuous law's GDP curve.
+        return replace(guarantee, gdp_mu=None, **self._grid_noise(space.dim).describe())
 
     def __repr__(self) -> str:
         return (

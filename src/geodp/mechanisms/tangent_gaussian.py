@@ -146,6 +146,7 @@ class TangentGaussianMechanism(Mechanism):
             space=space,
             sampler=f"exact: Gaussian in the isometric chart of {space}",
             exact=True,
+            gdp_mu=self.sensitivity / self._sigma,
             assumptions=(
                 "space is flat with a global isometric chart, so the privacy loss is that of the "
                 "Gaussian mechanism in R^d (U23 Thm 1)",

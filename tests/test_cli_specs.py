@@ -80,7 +80,7 @@ def test_space_spec_refuses_a_space_without_a_spec():
         ("euclidean:", "D must be an integer >= 1"),
         ("kendall:2", "K must be an integer >= 3"),
         ("spd:0", "K must be an integer >= 1"),
-        ("spd:3:euclid", "the SPD metric must be affine (pyRiemann's riemann) or log-euclidean"),
+        ("spd:3:euclid", "the SPD metric must be affine (pyRiemann's riemann), log-euclidean"),
         ("spd:3:affine:1", "too many fields for spd"),
         ("euclidean:3:1", "too many fields for euclidean"),
         ("kendall:4:2", "too many fields for kendall"),

@@ -9,7 +9,8 @@ spec                        space
 ``euclidean:D``             ``Euclidean(D)``, points of shape ``(D,)``
 ``sphere:D[:K]``            ``Sphere(D, curvature=K)`` (K > 0, default 1), unit vectors of R^(D+1)
 ``hyperbolic:D[:K]``        ``Hyperbolic(D, curvature=K)`` (K < 0, default -1), hyperboloid points
-``spd:K[:METRIC]``          ``SPD(K, metric=METRIC)``: ``affine`` (default) or ``log-euclidean``
+``spd:K[:METRIC]``          ``SPD(K, metric=METRIC)``: ``affine`` (default), ``log-euclidean`` or
+                            ``log-cholesky``
                             (pyRiemann's ``riemann`` and ``logeuclid`` are aliases)
 ``kendall:K``               ``KendallShape(K)``: K >= 3 planar landmarks, points of shape ``(K, 2)``
 ==========================  ===================================================================
@@ -30,7 +31,7 @@ __all__ = ["NAMED_POINTS", "SPACE_GRAMMAR", "named_point", "parse_space", "space
 # pyRiemann's names of the same metrics, accepted as aliases
 _PYRIEMANN_METRICS = {"riemann": "affine", "logeuclid": "log-euclidean"}
 SPACE_GRAMMAR = (
-    "euclidean:D | sphere:D[:K] | hyperbolic:D[:K] | spd:K[:affine|:log-euclidean] | "
+    "euclidean:D | sphere:D[:K] | hyperbolic:D[:K] | spd:K[:affine|:log-euclidean|:log-cholesky] | "
     "kendall:K (e.g. spd:8, spd:8:log-euclidean, sphere:2, hyperbolic:2, kendall:8, euclidean:5)"
 )
 
@@ -69,7 +70,7 @@ def parse_space(spec: str) -> Manifold:
     Parameters
     ----------
     spec : str
-        ``euclidean:D``, ``sphere:D[:K]``, ``hyperbolic:D[:K]``, ``spd:K[:affine|:log-euclidean]``
+        ``euclidean:D``, ``sphere:D[:K]``, ``hyperbolic:D[:K]``, ``spd:K[:affine|:log-euclidean|:log-cholesky]``
         or ``kendall:K`` (see this module's docstring).
 
     Returns
@@ -113,11 +114,11 @@ def parse_space(spec: str) -> Manifold:
     if kind == "spd":
         metric = fields[1] if len(fields) == 2 else "affine"
         metric = _PYRIEMANN_METRICS.get(metric, metric)
-        if metric not in ("affine", "log-euclidean"):
+        if metric not in ("affine", "log-euclidean", "log-cholesky"):
             raise _refuse(
                 spec,
-                f"the SPD metric must be affine (pyRiemann's riemann) or log-euclidean (pyRiemann's "
-                f"logeuclid), got {metric!r}",
+                f"the SPD metric must be affine (pyRiemann's riemann), log-euclidean (pyRiemann's "
+                f"logeuclid) or log-cholesky, got {metric!r}",
             )
         return SPD(size, metric=metric)
     if kind == "sphere":

@@ -6,6 +6,7 @@ from geodp.manifolds.geomstats_adapter import GeomstatsSpace, from_geomstats
 from geodp.manifolds.hyperbolic import Hyperbolic
 from geodp.manifolds.kendall import KendallShape
 from geodp.manifolds.spd import SPD, AffineInvariantSPD, LogEuclideanSPD
+from geodp.manifolds.spd_log_cholesky import LogCholeskySPD
 from geodp.manifolds.sphere import Sphere
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "SPD",
     "AffineInvariantSPD",
     "LogEuclideanSPD",
+    "LogCholeskySPD",
     "GeomstatsSpace",
     "from_geomstats",
 ]

@@ -1,7 +1,8 @@
 """Symmetric positive-definite matrices SPD(k) (docs/math.md §1).
 
-Two metrics: affine-invariant (curved, κ ∈ [−½, 0], R21 §5.1) and log-Euclidean (flat through
-the global isometric chart ``vecd ∘ Log``, U23 §3). Matrix functions use batched ``eigh``.
+Three metrics: affine-invariant (curved, κ ∈ [−½, 0], R21 §5.1), log-Euclidean (flat through
+the global isometric chart ``vecd ∘ Log``, U23 §3) and log-Cholesky (flat, Lin 2019; in
+:mod:`geodp.manifolds.spd_log_cholesky`). Matrix functions use batched ``eigh``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from geodp.validation import as_generator, check_positive_integer, check_size
 
 __all__ = ["SPD", "AffineInvariantSPD", "LogEuclideanSPD"]
 
-_METRICS = ("affine", "log-euclidean")
+_METRICS = ("affine", "log-euclidean", "log-cholesky")
 # pyRiemann's names of the same metrics (its ``metric="riemann"`` is the affine-invariant one).
 _METRIC_ALIASES = {"riemann": "affine", "logeuclid": "log-euclidean"}
 
@@ -33,14 +34,16 @@ _METRIC_ALIASES = {"riemann": "affine", "logeuclid": "log-euclidean"}
 class SPD(Manifold):
     """Manifold of ``k × k`` symmetric positive-definite matrices.
 
-    ``SPD(k, metric=...)`` returns an :class:`AffineInvariantSPD` (``"affine"``, the default) or a
-    :class:`LogEuclideanSPD` (``"log-euclidean"``); both are instances of ``SPD``.
+    ``SPD(k, metric=...)`` returns an :class:`AffineInvariantSPD` (``"affine"``, the default), a
+    :class:`LogEuclideanSPD` (``"log-euclidean"``) or a
+    :class:`~geodp.manifolds.spd_log_cholesky.LogCholeskySPD` (``"log-cholesky"``, Lin 2019); all
+    are instances of ``SPD``.
 
     Parameters
     ----------
     k : int
         Matrix size, at least 1.
-    metric : {"affine", "log-euclidean"}
+    metric : {"affine", "log-euclidean", "log-cholesky"}
         pyRiemann's names are accepted as aliases: ``"riemann"`` (affine-invariant) and
         ``"logeuclid"`` (log-Euclidean).
 
@@ -86,7 +89,12 @@ class SPD(Manifold):
                 raise InvalidParameterError(
                     f"metric must be one of {_METRICS} (or pyRiemann's aliases 'riemann', 'logeuclid'), got {metric!r}."
                 )
-            cls = AffineInvariantSPD if name == "affine" else LogEuclideanSPD
+            if name == "log-cholesky":
+                from geodp.manifolds.spd_log_cholesky import LogCholeskySPD  # it subclasses SPD
+
+                cls = LogCholeskySPD
+            else:
+                cls = AffineInvariantSPD if name == "affine" else LogEuclideanSPD
         return super().__new__(cls)
 
     def __init__(self, k: int, metric: str = "affine"):

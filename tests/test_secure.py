@@ -150,7 +150,44 @@ def test_every_mechanism_randomise_accepts_secure():
     released = pointwise.release(shapes, rng="secure", size=2).configuration
     g = pointwise.guarantee(50, rng="secure")
     assert g.floating_point_safe and _on_grid(released, g.grid)
-    assert not pointwise.guarantee(50).floating_point_safe and not pointwise.guarantee(50, rng=0).floating_point_safe
+    assert pointwise.guarantee(50).floating_point_safe  # the default (rng=None) is secure mode
+    assert not pointwise.guarantee(50, rng=0).floating_point_safe
+
+
+def _impossible_under_zero_mean(released, scale):
+    """Mironov's test (2012), as the audit ran it: under D0 (mean exactly 0) the float path
+    releases ``fl(scale·E)`` up to sign, so a value no double ``e`` maps to by ``fl(scale·e)`` can
+    only come from D1. Checks the doubles around ``|y|/scale`` (the preimage, if any, is there)."""
+    a = np.abs(np.asarray(released, dtype=float).ravel())
+    e = a / scale
+    hit = np.zeros(a.shape, dtype=bool)
+    for _ in range(4):  # e0 and its neighbours up to 3 ulps either side
+        e = np.nextafter(e, -np.inf)
+    for _ in range(7):
+        hit |= (scale * e) == a
+        e = np.nextafter(e, np.inf)
+    return ~hit & (a > 0)
+
+
+def test_mironov_attack_certifies_nothing_against_the_default_release():
+    """The audit's attack on the Laplace release of a mean: D0's mean is exactly 0, D1's is 0.1
+    (one record moved). On the seeded float path many D1 releases are values D0 can never
+    produce (ε is broken from the low bits); the default (random_state=None) releases on the
+    public grid, which D0's discrete noise covers entirely, so none is."""
+    mech = LaplaceMechanism(Euclidean(1), epsilon=1.0, sensitivity=0.2)
+    scale = mech.scale
+    d0_float = mech.randomise_coordinates(np.zeros(1), rng=0, size=100_000)
+    d1_float = mech.randomise_coordinates(np.array([0.1]), rng=1, size=100_000)
+    assert not _impossible_under_zero_mean(d0_float, scale).any()  # the test never flags D0 itself
+    assert _impossible_under_zero_mean(d1_float, scale).mean() > 0.02  # it breaks the float path
+    default = mech.randomise_coordinates(np.array([0.1]), rng=None, size=100_000)
+    grid = mech.guarantee_for(None).grid
+    assert mech.guarantee_for(None).floating_point_safe and grid is not None
+    # D0's default release has the whole grid as its support: a D1 value outside it is impossible.
+    assert np.all(np.round(default / grid) * grid == default)
+    fitted = PrivateFrechetMean(Euclidean(1), epsilon=1.0, center=np.zeros(1), radius=1.0).fit(np.zeros((10, 1)))
+    report = fitted.privacy_report_.to_dict()
+    assert report["floating_point_safe"] and _on_grid(fitted.mean_coordinates_, report["grid"])
 
 
 # --- same laws on curved spaces --------------------------------------------------------------

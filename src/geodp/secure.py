@@ -13,8 +13,9 @@ stream nor a key derived from anything visible.
 whoever reads it can replay every later draw and so strip the noise from a release. Never log,
 print or publish it, nor pickle the bit generator by hand.
 
-The bit generator comes from the optional dependency ``randomgen`` (``pip install
-"geodp[secure]"``); without it, asking for ``"secure"`` raises :class:`MissingDependencyError`.
+It is the default: ``random_state=None`` (and ``rng=None``) means secure mode. The bit generator
+comes from ``randomgen`` (a core dependency since secure mode became the default); an
+installation without it raises :class:`MissingDependencyError` when asked for secure mode.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ def _chacha_class():
         from randomgen import ChaCha
     except ImportError:
         raise MissingDependencyError(
-            'random_state="secure" needs the optional package randomgen (a ChaCha20 bit generator '
-            f"for numpy): {missing_extra('secure')}."
+            "secure mode (random_state=None or 'secure') needs the package randomgen (a ChaCha20 bit "
+            f"generator for numpy): {missing_extra('secure')}; pass a seed for a non-secure run."
         ) from None
     return ChaCha
 
@@ -135,11 +136,14 @@ def secure_generator() -> SecureGenerator:
 
 
 def is_secure(rng) -> bool:
-    """Whether ``rng`` asks for secure mode: the string ``"secure"`` or a :class:`SecureGenerator`.
+    """Whether ``rng`` asks for secure mode: ``None`` (the default: an unseeded release is
+    floating-point safe wherever a construction exists), the string ``"secure"`` or a
+    :class:`SecureGenerator`. A seed or a seeded numpy Generator keeps the fast floating-point
+    path (tests and reproductions), and its guarantee says ``floating_point_safe: False``.
 
     Examples
     --------
     >>> is_secure("secure"), is_secure(0), is_secure(None)
-    (True, False, False)
+    (True, False, True)
     """
-    return isinstance(rng, SecureGenerator) or (isinstance(rng, str) and rng == SECURE)
+    return rng is None or isinstance(rng, SecureGenerator) or (isinstance(rng, str) and rng == SECURE)

@@ -44,11 +44,11 @@ def as_generator(rng=None) -> np.random.Generator:
     Parameters
     ----------
     rng : None, int, "secure" or numpy.random.Generator
-        ``None`` draws fresh entropy from the operating system; an int seeds a new generator
-        (for tests and reproductions); ``"secure"`` gives a new cryptographically secure
-        :class:`geodp.secure.SecureGenerator` (ChaCha20 keyed from the OS; never seeded; needs
-        ``pip install "geodp[secure]"``), which also makes releases on flat spaces
-        floating-point safe (docs/secure.md); a Generator is returned as is.
+        ``None`` (the default) and ``"secure"`` give a new cryptographically secure
+        :class:`geodp.secure.SecureGenerator` (ChaCha20 keyed from the OS; never seeded), which
+        also makes releases on flat spaces floating-point safe (docs/secure.md); an int seeds a
+        new (fast, non-secure) generator for tests and reproductions; a Generator is returned
+        as is.
 
     Returns
     -------
@@ -64,14 +64,12 @@ def as_generator(rng=None) -> np.random.Generator:
     >>> g = as_generator(0)
     >>> as_generator(g) is g
     True
-    >>> type(as_generator("secure")).__name__
-    'SecureGenerator'
+    >>> type(as_generator("secure")).__name__, type(as_generator(None)).__name__
+    ('SecureGenerator', 'SecureGenerator')
     """
-    if rng is None:
-        return np.random.default_rng()
     if isinstance(rng, np.random.Generator):
         return rng
-    if isinstance(rng, str) and rng == "secure":
+    if rng is None or (isinstance(rng, str) and rng == "secure"):
         from geodp.secure import secure_generator
 
         return secure_generator()

@@ -277,15 +277,16 @@ def add_parser(sub) -> None:
         type=integer_at_least(0),
         default=None,
         metavar="S",
-        help="seed >= 0, for tests and reproductions; leave it out for a real release (fresh OS "
-        "entropy): anyone who knows the seed can remove the noise",
+        help="seed >= 0, for tests and reproductions (the fast floating-point path, not "
+        "floating-point safe); leave it out for a real release (secure mode, the default): anyone "
+        "who knows the seed can remove the noise",
     )
     release.add_argument(
         "--secure",
         action="store_true",
-        help='draw from a cryptographically secure generator (needs pip install "geodp[secure]"); '
-        "on flat spaces also release exact discrete noise on a public grid (floating-point "
-        "safe; docs/secure.md); not with --seed",
+        help="secure mode, the default without --seed (said explicitly): a cryptographically "
+        "secure generator, and on flat spaces exact discrete noise on a public grid "
+        "(floating-point safe; docs/secure.md); not with --seed",
     )
     release.add_argument("--output", required=True, metavar="OUT.npy", help="the release, a .npy file")
     release.add_argument(

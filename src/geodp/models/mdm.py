@@ -323,7 +323,8 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         _refuse_weights(sample_weight)
         data, labels, classes = self._public_input(X, y)
         secure = is_secure(as_generator(self.random_state))  # the report names the construction
-        models = [self._class_model(SECURE if secure else None) for _ in classes]
+        # The plan's class models only name the construction: any seeded stream stands for the fit's.
+        models = [self._class_model(SECURE if secure else 0) for _ in classes]
         return self._compose(models, [data[labels == c] for c in classes], classes)
 
     def _public_input(self, X, y):

@@ -29,6 +29,7 @@ __all__ = ["SPD", "AffineInvariantSPD", "LogEuclideanSPD"]
 _METRICS = ("affine", "log-euclidean", "log-cholesky")
 # pyRiemann's names of the same metrics (its ``metric="riemann"`` is the affine-invariant one).
 _METRIC_ALIASES = {"riemann": "affine", "logeuclid": "log-euclidean"}
+_METRIC_CLASSES: dict[str, type] = {}  # filled by SPD.__init_subclass__
 
 
 class SPD(Manifold):
@@ -89,13 +90,14 @@ class SPD(Manifold):
                 raise InvalidParameterError(
                     f"metric must be one of {_METRICS} (or pyRiemann's aliases 'riemann', 'logeuclid'), got {metric!r}."
                 )
-            if name == "log-cholesky":
-                from geodp.manifolds.spd_log_cholesky import LogCholeskySPD  # it subclasses SPD
-
-                cls = LogCholeskySPD
-            else:
-                cls = AffineInvariantSPD if name == "affine" else LogEuclideanSPD
+            cls = _METRIC_CLASSES[name]
         return super().__new__(cls)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # Each metric's class registers itself (the log-Cholesky one lives in its own module).
+        if "metric" in cls.__dict__:
+            _METRIC_CLASSES[cls.metric] = cls
 
     def __init__(self, k: int, metric: str = "affine"):
         k = check_positive_integer(k, "k")

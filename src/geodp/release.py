@@ -18,8 +18,10 @@ releases, the audit rebuilding a mechanism) read the plan instead of running ``f
 
 from __future__ import annotations
 
+import math
+import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -27,7 +29,28 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ReleasePlan", "announce_and_charge", "execute", "private_section"]
+__all__ = [
+    "ReleasePlan",
+    "TIMING_SAFE_POLICY",
+    "announce_and_charge",
+    "check_timing_safe",
+    "deadline_key",
+    "execute",
+    "private_section",
+    "timing_deadline",
+]
+
+# What timing-safe mode promises, in the report's words (docs/guide.md, SECURITY.md).
+TIMING_SAFE_POLICY = (
+    "timing-safe: the private part's wall time is padded to a public deadline (given, or calibrated "
+    "on public stand-in data as 2 × the slowest of 3 runs + 10 ms); the work inside it (iterations, "
+    "rejections) still varies with the data, so an overrun of the deadline is observable (the "
+    "release returns when the work ends) and is not bounded by the guarantee"
+)
+_CALIBRATION_RUNS = 3
+_CALIBRATION_FACTOR = 2.0
+_CALIBRATION_FLOOR = 0.010
+_DEADLINES: dict = {}  # calibrated deadlines by public key, for this process
 
 
 @dataclass(frozen=True)
@@ -138,7 +161,104 @@ def announce_and_charge(plan: ReleasePlan, accountant, *, stacklevel: int = 3) -
         accountant.spend(plan.epsilon, plan.delta)
 
 
-def execute(plan: ReleasePlan, accountant, private_part: Callable[[], Any], *, stacklevel: int = 3):
+def check_timing_safe(timing_safe) -> bool | float:
+    """Validate an estimator's ``timing_safe``: False, True (calibrate the deadline) or a deadline
+    in seconds (a positive finite float). Returns it.
+
+    Examples
+    --------
+    >>> check_timing_safe(True), check_timing_safe(0.5), check_timing_safe(False)
+    (True, 0.5, False)
+    """
+    from geodp.errors import InvalidParameterError
+
+    if isinstance(timing_safe, bool | np.bool_):
+        return bool(timing_safe)
+    if (
+        isinstance(timing_safe, int | float | np.floating | np.integer)
+        and math.isfinite(timing_safe)
+        and timing_safe > 0
+    ):
+        return float(timing_safe)
+    raise InvalidParameterError(
+        f"timing_safe must be False, True or a deadline in seconds (a positive finite number), got {timing_safe!r}."
+    )
+
+
+def timing_deadline(
+    timing_safe, run: Callable[[Any], Any], stand_ins: Sequence[Any], *, key: Hashable | None = None
+) -> float | None:
+    """The public deadline of a timing-safe release, in seconds (None when ``timing_safe`` is
+    False): the given number, or — for True — ``2 ×`` the slowest of 3 runs of ``run`` on each
+    public stand-in input + 10 ms. The stand-ins are public (built from the public ball and
+    bounds), so the deadline is too; ``run`` must not read the private records. With a ``key``
+    (public: the estimator's settings and the records' shape) the calibrated deadline is kept
+    for later fits with the same key in this process.
+
+    Examples
+    --------
+    >>> timing_deadline(False, print, []) is None, timing_deadline(0.25, print, [])
+    (True, 0.25)
+    >>> timing_deadline(True, lambda x: sum(range(x)), [10, 1000]) >= 0.010
+    True
+    """
+    timing_safe = check_timing_safe(timing_safe)
+    if timing_safe is False:
+        return None
+    if timing_safe is not True:
+        return timing_safe
+    if key is not None and key in _DEADLINES:
+        return _DEADLINES[key]
+    slowest = 0.0
+    with private_section():  # stand-ins may warn like the real data would: nothing reaches the caller
+        for stand_in in stand_ins:
+            for _ in range(_CALIBRATION_RUNS):
+                start = time.perf_counter()
+                run(stand_in)
+                slowest = max(slowest, time.perf_counter() - start)
+    deadline = _CALIBRATION_FACTOR * slowest + _CALIBRATION_FLOOR
+    if key is not None:
+        _DEADLINES[key] = deadline
+    return deadline
+
+
+def deadline_key(plan: ReleasePlan, *extra: Hashable) -> tuple:
+    """A public key for :func:`timing_deadline`'s cache: the estimator, its publishable report
+    (every public setting: space, mechanism, ball, n, ε, …) and ``extra`` (records' shape,
+    generator kind).
+
+    Examples
+    --------
+    >>> plan = ReleasePlan("Demo", 10, 1.0, 0.0, 0.1, 0.1, True, "exact", report="n = 10")
+    >>> deadline_key(plan, "secure") == deadline_key(plan, "secure")
+    True
+    """
+    report = plan.report
+    facts = report.to_dict() if hasattr(report, "to_dict") else {}
+    return (plan.estimator, str(report), repr(sorted(facts.items())), *extra)
+
+
+def _pad_until(end: float) -> bool:
+    """Sleep until ``time.perf_counter() == end`` (the last millisecond by spinning, for a wake-up
+    that does not depend on the work before it). Returns False if ``end`` had already passed."""
+    remaining = end - time.perf_counter()
+    if remaining < 0:
+        return False
+    if remaining > 0.002:
+        time.sleep(remaining - 0.002)
+    while time.perf_counter() < end:
+        pass
+    return True
+
+
+def execute(
+    plan: ReleasePlan,
+    accountant,
+    private_part: Callable[[], Any],
+    *,
+    stacklevel: int = 3,
+    deadline: float | None = None,
+):
     """The shared skeleton of ``fit``: say the plan's notices, charge, run the private part.
 
     Parameters
@@ -151,6 +271,10 @@ def execute(plan: ReleasePlan, accountant, private_part: Callable[[], Any], *, s
         Everything that reads the records, run in a :func:`private_section`.
     stacklevel : int
         Of the notices, so that they point at the caller of ``fit``.
+    deadline : float, optional
+        Timing-safe mode (:func:`timing_deadline`): the private part's wall time is padded to
+        ``deadline`` seconds from its start. An overrun adds ``"TimingOverrun: …"`` to the
+        withheld messages (curator only; the late return itself is observable).
 
     Returns
     -------
@@ -167,8 +291,14 @@ def execute(plan: ReleasePlan, accountant, private_part: Callable[[], Any], *, s
     (42, ())
     """
     announce_and_charge(plan, accountant, stacklevel=stacklevel + 1)
-    with private_section() as caught:
-        result = private_part()
+    start = time.perf_counter()
+    try:
+        with private_section() as caught:
+            result = private_part()
+    finally:  # a refusal (invalid records) is padded too: whether fit raises is part of the release
+        in_time = True if deadline is None else _pad_until(start + deadline)
     said = tuple(category for category, _ in plan.notices)
     withheld = tuple(f"{w.category.__name__}: {w.message}" for w in caught if not issubclass(w.category, said))
+    if not in_time:
+        withheld += (f"TimingOverrun: the private part took longer than the public deadline of {deadline:.6g} s",)
     return result, withheld

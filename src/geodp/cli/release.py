@@ -184,6 +184,7 @@ def _run_command(args) -> None:
         mechanism=args.mechanism,
         on_invalid=args.on_invalid,
         random_state="secure" if args.secure else args.seed,
+        timing_safe=args.timing_safe,
     )
     entry = {"output": str(args.output), "guarantee": str(args.guarantee), "space": spec, "mechanism": args.mechanism}
     ledger = open_ledger(args.budget_file, entry) if args.budget_file is not None else nullcontext()
@@ -287,6 +288,12 @@ def add_parser(sub) -> None:
         help="secure mode, the default without --seed (said explicitly): a cryptographically "
         "secure generator, and on flat spaces exact discrete noise on a public grid "
         "(floating-point safe; docs/secure.md); not with --seed",
+    )
+    release.add_argument(
+        "--timing-safe",
+        action="store_true",
+        help="pad the release's private work to a public deadline calibrated on public stand-in "
+        "records (SECURITY.md): its wall time then depends on public inputs only, unless it overruns",
     )
     release.add_argument("--output", required=True, metavar="OUT.npy", help="the release, a .npy file")
     release.add_argument(

@@ -25,7 +25,8 @@ from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMech
 from geodp.mechanisms.base import combine_sum_parts, exact_weighted_sum_parts
 from geodp.models.report import CuratorDiagnostics, PrivacyReport
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
-from geodp.release import ReleasePlan, execute
+from geodp.release import TIMING_SAFE_POLICY, ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline
+from geodp.secure import is_secure
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity, max_radius
 from geodp.validation import CLIP_MARGIN, as_generator, check_delta, check_epsilon, check_real_dtype, check_sample_size
 
@@ -37,6 +38,7 @@ _FITTED = (
     "mean_",
     "mean_coordinates_",
     "n_samples_",
+    "timing_deadline_",
     "sensitivity_",
     "mechanism_",
     "privacy_report_",
@@ -92,6 +94,13 @@ class PrivateFrechetMean(BaseEstimator):
         Charged ``(epsilon, delta)`` before the release; overspending raises.
     random_state : None, int or numpy.random.Generator
         ``None`` draws fresh OS entropy (use this in production).
+    timing_safe : bool or float, default False
+        Make the wall time of ``fit`` a function of public inputs only: the private part is
+        padded to a public deadline — the given number of seconds, or (``True``) one calibrated
+        on public stand-in data (the centre repeated n times, n points on the ball's boundary,
+        and n/2 at each of two opposite boundary points): 2 × the slowest of 3 runs + 10 ms, in
+        ``timing_deadline_``. An overrun (the work outlasting the deadline) is
+        observable; ``curator_diagnostics_`` says whether it happened. See SECURITY.md.
 
     Attributes
     ----------
@@ -152,6 +161,7 @@ class PrivateFrechetMean(BaseEstimator):
         project_to_ball=False,
         accountant=None,
         random_state=None,
+        timing_safe=False,
     ):
         self.space = space
         self.epsilon = epsilon
@@ -164,6 +174,7 @@ class PrivateFrechetMean(BaseEstimator):
         self.project_to_ball = project_to_ball
         self.accountant = accountant
         self.random_state = random_state
+        self.timing_safe = timing_safe
 
     def _build_mechanism(self, sensitivity: float, center, radius: float):
         if self.mechanism == "laplace":
@@ -225,15 +236,37 @@ class PrivateFrechetMean(BaseEstimator):
         plan = self._plan(int(data.shape[0]), dask=is_dask(data))
         facts = plan.facts
         rng = as_generator(self.random_state)
-        release, withheld = execute(
-            plan,
-            self.accountant,
-            lambda: self._private_release(
-                self.space, data, facts["center"], facts["radius"], facts["tol"], plan.mechanism, rng
-            ),
+
+        def release(records, rng):
+            return self._private_release(
+                self.space, records, facts["center"], facts["radius"], facts["tol"], plan.mechanism, rng
+            )
+
+        stand_in_rng = as_generator(None if is_secure(rng) else 0)  # the same construction as the release
+        deadline = timing_deadline(
+            self.timing_safe,
+            lambda records: release(records, stand_in_rng),
+            self._stand_ins(plan) if self.timing_safe is True else (),
+            key=deadline_key(plan, is_secure(rng), np.shape(data)),
         )
-        self._finish(release, plan, withheld)
+        result, withheld = execute(plan, self.accountant, lambda: release(data, rng), deadline=deadline)
+        self._finish(result, plan, withheld)
+        self.timing_deadline_ = deadline
         return self
+
+    def _stand_ins(self, plan):
+        """Public records standing in for the data when the timing-safe deadline is calibrated:
+        the centre repeated n times, n points on the ball's boundary (a public seed), and half of
+        them at each of two opposite boundary points (the flow's longest path from the centre)."""
+        space, center, radius, n = self.space, plan.facts["center"], plan.facts["radius"], plan.n_samples
+        at_center = np.broadcast_to(center, (n, *np.shape(center))).copy()
+        directions = space.random_unit_tangent(center, size=n, rng=0)
+        sign = np.where(np.arange(n) % 2 == 0, 1.0, -1.0).reshape((n,) + (1,) * (directions.ndim - 1))
+        return [
+            at_center,
+            space.unchecked.exp(center, radius * directions),
+            space.unchecked.exp(center, radius * sign * directions[:1]),
+        ]
 
     def plan(self, X, y=None) -> ReleasePlan:
         """What :meth:`fit` will do on ``X``, without reading a record: the mechanism and its
@@ -302,6 +335,7 @@ class PrivateFrechetMean(BaseEstimator):
                 "mechanism='laplace' or 'tangent-gaussian', which take Dask arrays."
             )
         as_generator(self.random_state)  # a bad random_state is refused before the charge
+        check_timing_safe(self.timing_safe)
 
         bound, margin, tol = release_sensitivity(space, radius, n, self.mechanism)
         sensitivity = bound + margin
@@ -439,6 +473,8 @@ class PrivateFrechetMean(BaseEstimator):
             extra.append(
                 f"delta={requested_delta!r} was passed, but the {self.mechanism} mechanism is pure ε-DP: delta = 0.0"
             )
+        if self.timing_safe is not False:
+            extra.append(TIMING_SAFE_POLICY)
         if self.project_to_ball:
             extra.append(
                 "the release is projected onto the public ball (post-processing)"
@@ -462,6 +498,7 @@ class PrivateFrechetMean(BaseEstimator):
             "sensitivity_bound": bound,
             "on_invalid": self.on_invalid,
             "project_to_ball": bool(self.project_to_ball),
+            "timing_safe": self.timing_safe is not False,
         }
         return PrivacyReport(text, data)
 

@@ -43,16 +43,25 @@ from geodp.models.record_passes import (
     record_pass,
     rows_per_block,
 )
-from geodp.models.report import PrivacyReport, RegressionDiagnostics, regression_diagnostics
+from geodp.models.report import PrivacyReport, RegressionDiagnostics, regression_diagnostics, with_timing_policy
 from geodp.records import is_dask
 from geodp.regression import check_regression_space, geodesic_predict
-from geodp.release import ReleasePlan, execute
+from geodp.release import ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline
+from geodp.secure import is_secure
 from geodp.sensitivity import _k25_published_bounds, check_radius, geodesic_regression_sensitivity, max_radius
 from geodp.validation import CLIP_MARGIN, as_generator, check_epsilon, check_positive
 
 __all__ = ["PrivateGeodesicRegression"]
 
-_FITTED = ("intercept_", "coef_", "n_samples_", "sensitivity_", "privacy_report_", "curator_diagnostics_")
+_FITTED = (
+    "intercept_",
+    "coef_",
+    "n_samples_",
+    "sensitivity_",
+    "privacy_report_",
+    "curator_diagnostics_",
+    "timing_deadline_",
+)
 _ON_INVALID = ("raise", "center")
 _INVALID_TEXT = (
     "the records hold responses that are not points of {space!r} or covariates that are not finite. "
@@ -114,6 +123,11 @@ class PrivateGeodesicRegression(BaseEstimator):
     accountant : BudgetAccountant, optional
         Charged ``epsilon`` before the data are touched.
     random_state : None, int or numpy.random.Generator
+    timing_safe : bool or float, default False
+        Pad the private part of ``fit`` to a public deadline (seconds, or ``True``: calibrated
+        on public stand-in records — covariates uniform in ``x_bounds``, responses at the centre
+        or on the ball's boundary), in ``timing_deadline_``; see
+        :class:`~geodp.models.PrivateFrechetMean` and SECURITY.md.
 
     Attributes
     ----------
@@ -197,6 +211,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         on_invalid="raise",
         accountant=None,
         random_state=None,
+        timing_safe=False,
     ):
         self.space = space
         self.epsilon = epsilon
@@ -209,6 +224,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         self.on_invalid = on_invalid
         self.accountant = accountant
         self.random_state = random_state
+        self.timing_safe = timing_safe
 
     def __getattr__(self, name):
         if name in _FITTED or name == "x_center_":
@@ -328,9 +344,17 @@ class PrivateGeodesicRegression(BaseEstimator):
             )
         plan = self._plan(x_arr, data)
         rng = as_generator(self.random_state)
-        (p, v, diagnostics), withheld = execute(
-            plan, self.accountant, lambda: self._private_release(x_arr, data, plan, rng)
+        stand_in_rng = as_generator(None if is_secure(rng) else 0)  # the same construction as the release
+        deadline = timing_deadline(
+            self.timing_safe,
+            lambda records: self._private_release(*records, plan, stand_in_rng),
+            self._stand_ins(plan, np.shape(x_arr)) if self.timing_safe is True else (),
+            key=deadline_key(plan, is_secure(rng), np.shape(x_arr)),
         )
+        (p, v, diagnostics), withheld = execute(
+            plan, self.accountant, lambda: self._private_release(x_arr, data, plan, rng), deadline=deadline
+        )
+        self.timing_deadline_ = deadline
         f = plan.facts
         width = f["upper"] - f["lower"]
         coef = v / width.reshape((-1,) + (1,) * len(self.space.point_shape))
@@ -440,10 +464,21 @@ class PrivateGeodesicRegression(BaseEstimator):
             scale=scale,
             exact=exact,
             sampler=sampler,
-            report=self._report(facts, exact, sampler),
+            report=with_timing_policy(self._report(facts, exact, sampler), check_timing_safe(self.timing_safe)),
             notices=tuple(notices),
             facts=facts,
         )
+
+    def _stand_ins(self, plan, x_shape):
+        """Public ``(X, y)`` standing in for the data when the timing-safe deadline is calibrated:
+        covariates uniform in ``x_bounds`` (a public seed) with every response at the centre, and
+        with responses spread over the ball's boundary."""
+        space, f, n = self.space, plan.facts, plan.n_samples
+        rng = np.random.default_rng(0)
+        x = rng.uniform(f["lower"], f["upper"], size=(n, len(f["lower"]))).reshape(x_shape)
+        at_center = np.broadcast_to(f["center"], (n, *np.shape(f["center"]))).copy()
+        boundary = space.unchecked.exp(f["center"], f["radius"] * space.random_unit_tangent(f["center"], size=n, rng=0))
+        return [(x, at_center), (x, boundary)]
 
     def predict(self, X):
         """Fitted points ``Exp(intercept_, Σ_j (x_j − x_center_j) coef_j)`` (post-processing of

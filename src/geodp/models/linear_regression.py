@@ -22,9 +22,10 @@ from geodp.errors import (
 )
 from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.models.record_passes import check_dask_records, combine_moments, moment_parts, record_pass, rows_per_block
-from geodp.models.report import PrivacyReport, RegressionDiagnostics, regression_diagnostics
+from geodp.models.report import PrivacyReport, RegressionDiagnostics, regression_diagnostics, with_timing_policy
 from geodp.records import is_dask
-from geodp.release import ReleasePlan, execute
+from geodp.release import ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline
+from geodp.secure import is_secure
 from geodp.validation import as_generator, as_real_array, check_epsilon, check_finite_array
 
 __all__ = ["PrivateLinearRegression", "DOMAIN_FACTOR"]
@@ -36,7 +37,16 @@ __all__ = ["PrivateLinearRegression", "DOMAIN_FACTOR"]
 #: ran out of proposals on Fair at ε ≤ 1; 1.1 gave the lowest MSE (1–2% below 1.25) but
 #: acceptance down to 8e-6; 1.5 and 2 cost up to 7% and 30% more MSE at ε = 0.5.
 DOMAIN_FACTOR = 1.25
-_FITTED = ("coef_", "intercept_", "n_features_in_", "sensitivity_", "scale_", "privacy_report_", "curator_diagnostics_")
+_FITTED = (
+    "coef_",
+    "intercept_",
+    "n_features_in_",
+    "sensitivity_",
+    "scale_",
+    "privacy_report_",
+    "curator_diagnostics_",
+    "timing_deadline_",
+)
 
 
 class PrivateLinearRegression(RegressorMixin, BaseEstimator):
@@ -77,6 +87,10 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         is a different class: use geodp's.)
     random_state : None, int or numpy.random.Generator
         ``None`` draws fresh OS entropy (use this in production).
+    timing_safe : bool or float, default False
+        Pad the private part of ``fit`` to a public deadline (seconds, or ``True``: calibrated
+        on public stand-in records inside the public bounds), in ``timing_deadline_``; see
+        :class:`~geodp.models.PrivateFrechetMean` and SECURITY.md.
 
     Attributes
     ----------
@@ -168,6 +182,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         on_invalid="raise",
         accountant=None,
         random_state=None,
+        timing_safe=False,
     ):
         self.epsilon = epsilon
         self.on_invalid = on_invalid
@@ -177,6 +192,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         self.copy_X = copy_X
         self.accountant = accountant
         self.random_state = random_state
+        self.timing_safe = timing_safe
 
     def __getattr__(self, name):
         if name in _FITTED:
@@ -235,9 +251,17 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         X, y = _as_numeric(X, "X"), _as_numeric(y, "y")
         plan = self._plan(X, y)
         rng = as_generator(self.random_state)
-        (theta, facts, diagnostics), withheld = execute(
-            plan, self.accountant, lambda: self._private_release(X, y, plan, rng)
+        stand_in_rng = as_generator(None if is_secure(rng) else 0)  # the same construction as the release
+        deadline = timing_deadline(
+            self.timing_safe,
+            lambda records: self._private_release(*records, plan, stand_in_rng),
+            _stand_ins(plan.facts, X.shape, y.shape) if self.timing_safe is True else (),
+            key=deadline_key(plan, is_secure(rng), X.shape, y.shape),
         )
+        (theta, facts, diagnostics), withheld = execute(
+            plan, self.accountant, lambda: self._private_release(X, y, plan, rng), deadline=deadline
+        )
+        self.timing_deadline_ = deadline
         with np.errstate(all="ignore"):  # extreme public bounds may overflow: the release says so by itself
             coef, intercept = facts["to_original"](theta)
         if y.ndim == 1:
@@ -305,6 +329,11 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 f"n >= n_features + 2 = {m + 2}."
             )
         leaked = self.bounds_X is None or self.bounds_y is None
+        if check_timing_safe(self.timing_safe) is True and leaked:
+            raise InvalidParameterError(
+                "timing_safe=True calibrates its deadline on public stand-in records inside bounds_X and "
+                "bounds_y: give both bounds, or give the deadline in seconds."
+            )
         bounds_X = None if self.bounds_X is None else _check_bounds(self.bounds_X, m, "bounds_X")
         bounds_y = None if self.bounds_y is None else _check_bounds(self.bounds_y, d, "bounds_y")
         notices = []
@@ -345,7 +374,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             scale=facts["scale"],
             exact=route.exact,
             sampler=route.sampler,
-            report=self._report_from(facts),
+            report=with_timing_policy(self._report_from(facts), self.timing_safe),
             notices=tuple(notices),
             facts=facts,
         )
@@ -485,6 +514,18 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 f"{self.n_features_in_} features as input."
             )
         return X @ np.asarray(coef).T + self.intercept_
+
+
+def _stand_ins(facts, x_shape, y_shape):
+    """Public ``(X, y)`` standing in for the data when the timing-safe deadline is calibrated:
+    every record at the lower bounds, and records uniform in the public box (a public seed)."""
+    (low_x, high_x), (low_y, high_y) = facts["bounds_X"], facts["bounds_y"]
+    n, rng = x_shape[0], np.random.default_rng(0)
+    pairs = [
+        (np.broadcast_to(low_x, x_shape).copy(), np.broadcast_to(low_y, (n, facts["d"])).copy()),
+        (rng.uniform(low_x, high_x, size=x_shape), rng.uniform(low_y, high_y, size=(n, facts["d"]))),
+    ]
+    return [(X, y.reshape(y_shape)) for X, y in pairs]
 
 
 def _refuse_weights(sample_weight) -> None:

@@ -85,6 +85,9 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         ``None`` draws fresh OS entropy (use this in production). One independent child stream
         is derived per class, in the order of ``classes_``, so the release of one class does not
         depend on the records of another.
+    timing_safe : bool or float, default False
+        Timing-safe mode for each class's release, as in :class:`PrivateFrechetMean`: each is
+        padded to its public deadline (given in seconds, or calibrated on public stand-ins).
 
     Attributes
     ----------
@@ -157,6 +160,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         classes=None,
         accountant=None,
         random_state=None,
+        timing_safe=False,
     ):
         self.space = space
         self.epsilon = epsilon
@@ -170,6 +174,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
+        self.timing_safe = timing_safe
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -265,6 +270,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             on_invalid=self.on_invalid,
             project_to_ball=self.project_to_ball,
             random_state=rng,
+            timing_safe=self.timing_safe,
         )
 
     def _check_labels(self, y, n: int):

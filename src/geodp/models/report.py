@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from geodp.release import TIMING_SAFE_POLICY
+
 __all__ = ["PrivacyReport", "CuratorDiagnostics", "RegressionDiagnostics", "PerClassDiagnostics"]
 
 
@@ -40,6 +42,23 @@ class PrivacyReport(str):
     def to_dict(self) -> dict:
         """The report's facts as a plain dict (a copy)."""
         return dict(self._data)
+
+
+def with_timing_policy(report: PrivacyReport, timing_safe) -> PrivacyReport:
+    """``report`` with the timing-safe policy added when ``timing_safe`` is not False (the line of
+    :data:`geodp.release.TIMING_SAFE_POLICY`, and ``timing_safe: True`` in the dict).
+
+    Examples
+    --------
+    >>> report = with_timing_policy(PrivacyReport("header", {"epsilon": 1.0}), 0.5)
+    >>> report.to_dict()["timing_safe"], "padded to a public deadline" in report
+    (True, True)
+    """
+    if timing_safe is False:
+        return report
+    data = report.to_dict() | {"timing_safe": True}
+    data["assumptions"] = list(data.get("assumptions", ())) + [TIMING_SAFE_POLICY]
+    return PrivacyReport(f"{report}\n  - {TIMING_SAFE_POLICY}", data)
 
 
 _BANNER = "CURATOR-ONLY — DO NOT PUBLISH: computed from the private data without noise"

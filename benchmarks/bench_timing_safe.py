@@ -1,0 +1,62 @@
+"""Cost of timing-safe mode: the wall time of PrivateFrechetMean.fit with timing_safe=True (the
+deadline calibrated on public stand-ins, then the padded release) against the default, per space.
+
+Interleaved in one process, medians of per-round ratios; prints the load. Run:
+``python benchmarks/bench_timing_safe.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
+from geodp.models import PrivateFrechetMean
+
+ROUNDS = 7
+N = 100
+
+
+def cases():
+    """``name → (space, centre, radius)`` at the guide's default settings."""
+    spaces = {
+        "Euclidean(3)": (Euclidean(3), 1.0),
+        "Sphere(2)": (Sphere(2), 0.5),
+        "Hyperbolic(2)": (Hyperbolic(2), 2.0),
+        "SPD(3) affine": (SPD(3), 2.0),
+        "SPD(3) log-Euclidean": (SPD(3, metric="log-euclidean"), 2.0),
+        "KendallShape(8)": (KendallShape(8), 0.3),
+    }
+    out = {}
+    for name, (space, radius) in spaces.items():
+        center = space.reference_point()
+        X = space.exp(center, 0.5 * radius * space.random_unit_tangent(center, size=N, rng=0))
+        out[name] = (space, center, radius, X)
+    return out
+
+
+def _fit_time(space, center, radius, X, timing_safe):
+    start = time.perf_counter()
+    PrivateFrechetMean(space, epsilon=1.0, center=center, radius=radius, timing_safe=timing_safe).fit(X)
+    return time.perf_counter() - start
+
+
+def main():
+    print(f"load average (1 min): {os.getloadavg()[0]:.2f}; n = {N}, epsilon = 1, default random_state (secure)")
+    print(f"{'space':24s} {'default (ms)':>13s} {'timing-safe (ms)':>17s} {'ratio (median)':>15s}")
+    for name, (space, center, radius, X) in cases().items():
+        _fit_time(space, center, radius, X, False)  # warm up
+        plain, safe = [], []
+        for _ in range(ROUNDS):
+            plain.append(_fit_time(space, center, radius, X, False))
+            safe.append(_fit_time(space, center, radius, X, True))
+        ratio = np.median(np.array(safe) / np.array(plain))
+        print(f"{name:24s} {1e3 * np.median(plain):13.2f} {1e3 * np.median(safe):17.2f} {ratio:15.1f}")
+
+
+if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help
+    main()

@@ -96,6 +96,20 @@ def test_fitted_report_plan_and_mechanism_agree_on_the_event():
     assert laplace.privacy_report_.dp_event() == EpsilonDeltaDpEvent(1.0, 0.0)
 
 
+def test_every_estimators_plan_and_report_give_the_same_event():
+    from geodp.manifolds import Sphere
+    from geodp.models import PrivateGeodesicRegression, PrivateLinearRegression
+
+    plans = [
+        PrivateLinearRegression(epsilon=0.7, bounds_X=(0, 10), bounds_y=(-4, 8)).plan(np.zeros((50, 2)), np.zeros(50)),
+        PrivateGeodesicRegression(
+            Sphere(2), epsilon=0.6, center=np.array([0.0, 0.0, 1.0]), radius=0.5, x_bounds=(0, 1)
+        ).plan(np.zeros(100), np.zeros((100, 3))),
+    ]
+    for plan, epsilon in zip(plans, (0.7, 0.6)):
+        assert plan.dp_event() == plan.report.dp_event() == EpsilonDeltaDpEvent(epsilon, 0.0)
+
+
 def test_dp_accountings_own_accountants_refuse_geodps_event_and_read_its_randomized_response():
     event = EpsilonDeltaDpEvent(1.0, 1e-6)
     assert not pld_privacy_accountant.PLDAccountant().supports(event)

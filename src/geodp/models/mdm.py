@@ -393,7 +393,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         lines = [
             "geodp privacy report: PrivateMDM (publishable: nothing in it is computed from the private data)",
             f"{kind}: epsilon = {epsilon!r}, delta = {delta!r} for the whole fit ({len(classes)} class means)"
-            + ("" if gdp_mu is None else f"; {gdp_mu!r}-GDP"),
+            + ("" if gdp_mu is None else f"; mu-GDP with mu = {gdp_mu!r}"),
             f"adjacency   : {_ADJACENCY}",
             f"composition : {_COMPOSITION}",
             f"labels      : {_LABELS}",

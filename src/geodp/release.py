@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from geodp.composition import dp_event
+
 __all__ = [
     "ReleasePlan",
     "TIMING_SAFE_POLICY",
@@ -83,6 +85,10 @@ class ReleasePlan:
         The mechanism object, for estimators that release through one.
     facts : Mapping
         Further public values the estimator's private part uses (centre, radius, bounds, …).
+    gdp_mu : float or None
+        μ when the release is μ-GDP (``Guarantee.gdp_mu``; a composed plan: the largest over its
+        parts when every part is), else None. With ``epsilon`` and ``delta`` it is what the
+        accountant charges (:meth:`dp_event`).
 
     Examples
     --------
@@ -109,9 +115,21 @@ class ReleasePlan:
     notices: tuple = ()
     mechanism: Any = field(default=None, compare=False)
     facts: Mapping = field(default_factory=dict, compare=False)
+    gdp_mu: float | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
+
+    def dp_event(self):
+        """The release's ``dp_accounting`` event (:func:`geodp.composition.dp_event`): what the
+        accountant composes.
+
+        Examples
+        --------
+        >>> ReleasePlan("Demo", 10, 0.5, 0.0, 0.1, 0.1, True, "exact", report="").dp_event()
+        EpsilonDeltaDpEvent(epsilon=0.5, delta=0.0)
+        """
+        return dp_event(self)
 
     def __repr__(self) -> str:
         said = ", ".join(sorted({category.__name__ for category, _ in self.notices})) or "none"
@@ -144,7 +162,9 @@ def private_section():
 
 def announce_and_charge(plan: ReleasePlan, accountant, *, stacklevel: int = 3) -> None:
     """The public half of :func:`execute`: say the plan's notices, then charge the accountant
-    (it raises :class:`~geodp.errors.BudgetExceededError`, charging nothing, if it cannot pay).
+    the plan's release — its (ε, δ) and its event (:meth:`ReleasePlan.dp_event`), which the
+    accountant composes by its rule; it raises :class:`~geodp.errors.BudgetExceededError`,
+    charging nothing, if it cannot pay.
     For estimators whose private part is a sequence of other estimators' fits (``PrivateMDM``).
 
     Examples
@@ -158,7 +178,7 @@ def announce_and_charge(plan: ReleasePlan, accountant, *, stacklevel: int = 3) -
     for category, text in plan.notices:
         warnings.warn(text, category, stacklevel=stacklevel)
     if accountant is not None:
-        accountant.spend(plan.epsilon, plan.delta)
+        accountant.spend(plan)
 
 
 def check_timing_safe(timing_safe) -> bool | float:
@@ -265,7 +285,7 @@ def execute(
     ----------
     plan : ReleasePlan
     accountant : BudgetAccountant or None
-        Charged ``(plan.epsilon, plan.delta)`` before any record is read; it raises
+        Charged the plan's release (its (ε, δ) and event) before any record is read; it raises
         :class:`~geodp.errors.BudgetExceededError` (nothing charged) if it cannot pay.
     private_part : callable
         Everything that reads the records, run in a :func:`private_section`.

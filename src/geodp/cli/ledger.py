@@ -2,8 +2,12 @@
 
 A ledger starts as ``{"epsilon": E, "delta": D}`` (``delta`` may be left out: 0) written by the
 data curator; each release adds its spend to the list ``"spends"``, and a release that would
-overspend is refused before anything is released. Basic sequential composition: the ε's and the
-δ's add (:class:`geodp.accountant.BudgetAccountant`).
+overspend is refused before anything is released. The optional key ``"composition"``
+(``"sequential"``, the default, ``"rdp"`` or ``"pld"``) says how the spends compose, as in
+:class:`geodp.accountant.BudgetAccountant`: sequentially the ε's and the δ's add; by RDP or PLD
+their events compose at the ledger's δ. Each spend records the release's event: its ``epsilon``,
+``delta`` and ``gdp_mu`` (μ of a μ-GDP release, else null; a spend without it, as written before
+it existed, is an (ε, δ) release), from which :func:`geodp.composition.dp_event` rebuilds it.
 
 Concurrent commands cannot overspend: a command holds an exclusive lock (``fcntl.flock`` on the
 sidecar file ``LEDGER.lock``, e.g. ``budget.json.lock``, next to the file the ledger's name
@@ -27,9 +31,10 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from geodp.accountant import BudgetAccountant
+from geodp.accountant import BudgetAccountant, Charge
 from geodp.cli.common import CommandError, atomic_write
-from geodp.errors import BudgetExceededError
+from geodp.composition import COMPOSITIONS, EpsilonDeltaDpEvent, guarantee_fields
+from geodp.errors import BudgetExceededError, InvalidParameterError
 
 try:
     import fcntl
@@ -96,13 +101,21 @@ def _parse(text: str, path: Path) -> dict:
         raise _refuse(path, f'"epsilon" must be a number > 0, got {_show(epsilon)} (and at most 1e300)')
     if not (_number(delta) and 0 <= delta < 1):
         raise _refuse(path, f'"delta" must be a number in [0, 1), got {_show(delta)}')
+    composition = data.get("composition", "sequential")
+    if composition not in COMPOSITIONS:
+        raise _refuse(
+            path, f'"composition" must be one of {", ".join(map(repr, COMPOSITIONS))}, got {_show(composition)}'
+        )
     spends = data.get("spends", [])
     if not isinstance(spends, list):
         raise _refuse(path, '"spends" must be a list')
     for i, spend in enumerate(spends):
         if not (isinstance(spend, dict) and all(_number(spend.get(k)) and spend[k] >= 0 for k in ("epsilon", "delta"))):
             raise _refuse(path, f'spend {i} must be an object with numbers "epsilon" and "delta" in [0, 1e300]')
-    return data | {"epsilon": float(epsilon), "delta": float(delta), "spends": spends}
+        mu = spend.get("gdp_mu")
+        if mu is not None and not (_number(mu) and mu > 0):
+            raise _refuse(path, f'spend {i}: "gdp_mu" must be null or a number > 0, got {_show(mu)}')
+    return data | {"epsilon": float(epsilon), "delta": float(delta), "composition": composition, "spends": spends}
 
 
 def _show(value) -> str:
@@ -229,7 +242,9 @@ class LedgerAccountant(BudgetAccountant):
     """
 
     def __init__(self, path, data: dict, entry: dict):
-        super().__init__(epsilon=data["epsilon"], delta=data["delta"])
+        super().__init__(
+            epsilon=data["epsilon"], delta=data["delta"], composition=data.get("composition", "sequential")
+        )
         self.path = Path(path)
         self._real = _resolve(self.path)
         self._load(data)
@@ -237,23 +252,32 @@ class LedgerAccountant(BudgetAccountant):
 
     def _load(self, data: dict) -> None:
         self.epsilon, self.delta = data["epsilon"], data["delta"]
-        self.spent = [(float(s["epsilon"]), float(s["delta"])) for s in data["spends"]]
+        self.composition = data.get("composition", "sequential")
+        self.charges = [self.charge_of(_event_fields(s)) for s in data["spends"]]
         self._data = data
 
-    def check(self, epsilon: float, delta: float = 0.0) -> None:
-        """Like :meth:`BudgetAccountant.check`, the message naming the ledger."""
+    def check_charge(self, charge: Charge) -> None:
+        """Like :meth:`BudgetAccountant.check_charge`, the message naming the ledger."""
         try:
-            super().check(epsilon, delta)
+            super().check_charge(charge)
         except BudgetExceededError as err:
             raise BudgetExceededError(f"--budget-file {str(self.path)!r}: {err} Nothing was released.") from None
 
-    def spend(self, epsilon: float, delta: float = 0.0) -> None:
-        """Read the ledger again, check the spend against it, write it to the ledger, then count it."""
+    def spend(self, release, delta: float | None = None) -> None:
+        """Read the ledger again, check the spend against it, write it to the ledger (its ε, δ and
+        ``gdp_mu``), then count it."""
+        charge = self.charge_of(release, delta)
+        if not math.isfinite(charge.epsilon):
+            raise InvalidParameterError(
+                "a ledger records each release's epsilon, delta and gdp_mu: charge the release's guarantee, not a "
+                "bare GaussianDpEvent."
+            )
+        mu = None if isinstance(charge.event, EpsilonDeltaDpEvent) else guarantee_fields(release)["gdp_mu"]
         with _locked_content(self._real, self.path) as data:
             self._load(data)
-            self.check(epsilon, delta)
+            self.check_charge(charge)
             time = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-            spend = {"epsilon": float(epsilon), "delta": float(delta), "time": time, **self._entry}
+            spend = {"epsilon": charge.epsilon, "delta": charge.delta, "gdp_mu": mu, "time": time, **self._entry}
             data = data | {"spends": [*data["spends"], spend]}
             text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
             try:
@@ -264,7 +288,13 @@ class LedgerAccountant(BudgetAccountant):
                     "nothing was charged or released"
                 ) from None
             self._data = data
-            super().spend(epsilon, delta)
+            self.charges.append(charge)
+
+
+def _event_fields(spend: dict) -> dict:
+    """The guarantee fields of a spend (a ledger written before ``gdp_mu`` existed has none: an
+    (ε, δ) release)."""
+    return {"epsilon": spend["epsilon"], "delta": spend["delta"], "gdp_mu": spend.get("gdp_mu")}
 
 
 @contextmanager

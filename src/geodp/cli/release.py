@@ -203,8 +203,13 @@ def _run_command(args) -> None:
     if accountant is not None:
         eps, delta = (float(f"{x:.12g}") for x in accountant.total_spent)
         r_eps, r_delta = accountant.remaining
+        rule = (
+            ""
+            if accountant.composition == "sequential"
+            else f" (composition {accountant.composition!r}: the spends' epsilon at the ledger's delta)"
+        )
         print(
-            f"budget    : {args.budget_file}: spent epsilon = {eps!r}, delta = {delta!r} of "
+            f"budget    : {args.budget_file}: spent epsilon = {eps!r}, delta = {delta!r}{rule} of "
             f"epsilon = {accountant.epsilon!r}, delta = {accountant.delta!r}; remaining epsilon = {r_eps!r}, "
             f"delta = {r_delta!r}"
         )

@@ -352,6 +352,7 @@ class PrivateFrechetMean(BaseEstimator):
                     "report.",
                 ),
             )
+        report = self._report(mechanism, n, center, radius, delta, bound, margin)
         return ReleasePlan(
             estimator=type(self).__name__,
             n_samples=n,
@@ -361,10 +362,12 @@ class PrivateFrechetMean(BaseEstimator):
             scale=mechanism.scale,
             exact=guarantee.exact,
             sampler=guarantee.sampler,
-            report=self._report(mechanism, n, center, radius, delta, bound, margin),
+            report=report,
             notices=notices,
             mechanism=mechanism,
             facts={"center": center, "radius": radius, "tol": tol},
+            # The construction that runs (secure mode's grid noise is not μ-GDP), as reported.
+            gdp_mu=report.to_dict()["gdp_mu"],
         )
 
     def _finish(self, release, plan, withheld):

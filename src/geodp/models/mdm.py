@@ -26,9 +26,11 @@ _ADJACENCY = (
     "replace-one: one record's point is replaced, its label kept; n, the labels and the class counts are public"
 )
 _COMPOSITION = (
-    "parallel: every record is in exactly one class and each class mean is computed from the "
-    "records of its class only, so the class means released at (epsilon, delta) each are "
-    "(epsilon, delta)-DP together (charged once)"
+    "parallel: every record is in exactly one class, its label is kept by the adjacency, and each "
+    "class mean is computed from the records of its class only, so a replaced record changes one "
+    "class's release: the class means together are as private as the least private of them, "
+    "charged once (epsilon and delta: the largest over the classes; gdp_mu: the largest when every "
+    "class is mu-GDP)"
 )
 _LABELS = (
     "the labels are public by assumption: in BCI and fMRI studies the class of each trial or "
@@ -118,10 +120,15 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
     not apply. Under that adjacency each record lies in exactly one class, and each class mean
     is an (ε, δ)-DP release of its class's records (its sensitivity uses that class's public
     count). By parallel composition the whole fit is (ε, δ)-DP, and the accountant is charged
-    (ε, δ) once. Every public parameter is checked, and the budget charged, before any record
-    is touched; the warnings that reach the caller are about the samplers (public) or the
-    releases. The labels are public, so error messages about ``y`` may name classes. The
-    running time of a release may depend on the data (docs/guide.md, Pitfalls).
+    (ε, δ) once, with the fit's event (``privacy_report_.dp_event()``: the class guarantee with
+    the largest ε, δ or μ, since a replaced record changes one class's release). Parallel
+    composition rests on the kept label: under an adjacency that could relabel a record, one
+    replacement would change two classes' releases, which then compose sequentially (and the
+    public class counts would no longer be public). Every public parameter is checked, and the
+    budget charged, before any record is touched; the warnings that reach the caller are about
+    the samplers (public) or the releases. The labels are public, so error messages about ``y``
+    may name classes. The running time of a release may depend on the data (docs/guide.md,
+    Pitfalls).
 
     References: Barachant et al. 2012 for MDM; R21, S22 and U23 for the mechanisms
     (docs/references.md). The user guide's section "Classifying covariance matrices privately
@@ -363,7 +370,12 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
                     "the privacy report.",
                 )
             )
-        epsilon, delta = plans[0].epsilon, max(p.delta for p in plans)
+        # Parallel composition: the fit's privacy curve is the largest of the classes' (a class
+        # event dominates the others when its ε, δ or μ is the largest; every class shares the
+        # mechanism and its ε, so these maxima are one class's guarantee).
+        epsilon, delta = max(p.epsilon for p in plans), max(p.delta for p in plans)
+        mus = [p.gdp_mu for p in plans]
+        gdp_mu = None if None in mus else max(mus)
         return ReleasePlan(
             estimator=type(self).__name__,
             n_samples=sum(p.n_samples for p in plans),
@@ -373,12 +385,13 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             scale=max(p.scale for p in plans),
             exact=all(p.exact for p in plans),
             sampler="; ".join(dict.fromkeys(p.sampler for p in plans)),
-            report=self._report([p.report for p in plans], classes, epsilon, delta),
+            report=self._report([p.report for p in plans], classes, epsilon, delta, gdp_mu),
             notices=tuple(notices),
             facts={"classes": tuple(plans)},
+            gdp_mu=gdp_mu,
         )
 
-    def _report(self, reports, classes, epsilon: float, delta: float) -> PrivacyReport:
+    def _report(self, reports, classes, epsilon: float, delta: float, gdp_mu: float | None) -> PrivacyReport:
         first = reports[0].to_dict()
         per_class = [dict(report.to_dict(), label=_plain(c)) for c, report in zip(classes, reports)]
         assumptions = list(dict.fromkeys(a for entry in per_class for a in entry["assumptions"]))
@@ -386,7 +399,8 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         kind = "ε-DP" if delta == 0.0 else "(ε, δ)-DP"
         lines = [
             "geodp privacy report: PrivateMDM (publishable: nothing in it is computed from the private data)",
-            f"{kind}: epsilon = {epsilon!r}, delta = {delta!r} for the whole fit ({len(classes)} class means)",
+            f"{kind}: epsilon = {epsilon!r}, delta = {delta!r} for the whole fit ({len(classes)} class means)"
+            + ("" if gdp_mu is None else f"; mu-GDP with mu = {gdp_mu!r}"),
             f"adjacency   : {_ADJACENCY}",
             f"composition : {_COMPOSITION}",
             f"labels      : {_LABELS}",
@@ -417,6 +431,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             "model": "PrivateMDM",
             "epsilon": epsilon,
             "delta": delta,
+            "gdp_mu": gdp_mu,
             "adjacency": _ADJACENCY,
             "composition": _COMPOSITION,
             "labels": _LABELS,

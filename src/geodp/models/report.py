@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from geodp.composition import dp_event
 from geodp.release import TIMING_SAFE_POLICY
 
 __all__ = ["PrivacyReport", "CuratorDiagnostics", "RegressionDiagnostics", "PerClassDiagnostics"]
@@ -42,6 +43,22 @@ class PrivacyReport(str):
     def to_dict(self) -> dict:
         """The report's facts as a plain dict (a copy)."""
         return dict(self._data)
+
+    def dp_event(self):
+        """The release's ``dp_accounting`` event, from the report's ``epsilon``, ``delta`` and
+        ``gdp_mu`` (:func:`geodp.composition.dp_event`): ``GaussianDpEvent(1/μ)`` for a μ-GDP
+        release, else geodp's ``EpsilonDeltaDpEvent(ε, δ)``. Compose it with other releases in a
+        :class:`~geodp.accountant.BudgetAccountant` (``composition="pld"``) or in your own
+        dp-accounting pipeline (docs/guide.md, "Composing releases").
+
+        Examples
+        --------
+        >>> PrivacyReport("...", {"epsilon": 1.0, "delta": 1e-6, "gdp_mu": 0.25}).dp_event()
+        GaussianDpEvent(noise_multiplier=4.0)
+        >>> PrivacyReport("...", {"epsilon": 1.0, "delta": 0.0}).dp_event()
+        EpsilonDeltaDpEvent(epsilon=1.0, delta=0.0)
+        """
+        return dp_event(self._data)
 
 
 def with_timing_policy(report: PrivacyReport, timing_safe) -> PrivacyReport:

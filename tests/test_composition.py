@@ -235,7 +235,14 @@ def test_an_estimator_on_an_exhausted_budget_reads_no_record():
     space = SPD(2, metric="log-euclidean")
     budget = BudgetAccountant(3.0, TARGET, composition="pld")
     model = PrivateFrechetMean(
-        space, epsilon=1.0, delta=1e-7, center=np.eye(2), radius=2.0, mechanism="tangent-gaussian", accountant=budget
+        space,
+        epsilon=1.0,
+        delta=1e-7,
+        center=np.eye(2),
+        radius=2.0,
+        mechanism="tangent-gaussian",
+        accountant=budget,
+        random_state=0,  # the continuous Gaussian (μ-GDP); secure mode's grid noise composes as (ε, δ)
     )
     bad = np.full((10, 2, 2), np.nan)  # reading any record raises NotOnManifoldError
     fits = 0

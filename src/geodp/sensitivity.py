@@ -168,7 +168,7 @@ def log_lipschitz_constant(space, radius) -> tuple[float, str]:
     """Lipschitz constant ``L`` of ``Log_{p0}`` on the public ball ``B_r(p0)``, and why it holds.
 
     The wrapped mechanisms noise ``Log_{p0}(x̄)`` in ``T_{p0}M``; its sensitivity there is at most
-    ``L·Δ``, Δ the geodesic sensitivity of ``x̄`` (docs/math.md §6.2, by Rauch comparison):
+    ``L·Δ``, Δ the geodesic sensitivity of ``x̄`` (docs/math.md §6.1, by Rauch comparison):
 
     * ``L = 1`` when the sectional curvature is ≤ 0 (Euclidean, hyperbolic, SPD under either
       metric): ``Exp_{p0}`` does not shrink lengths;
@@ -227,7 +227,7 @@ def log_lipschitz_constant(space, radius) -> tuple[float, str]:
     lipschitz = a / math.sin(a)
     return lipschitz, (
         f"L = √K·r/sin(√K·r) = {lipschitz!r} with K = κ_max = {kappa!r}, r = {radius!r}: Rauch comparison with "
-        "curvature K bounds the stretch of Log at the centre on the convex ball (docs/math.md §6.2)"
+        "curvature K bounds the stretch of Log at the centre on the convex ball (docs/math.md §6.1)"
     )
 
 

@@ -1,4 +1,4 @@
-"""Exponential-wrapped laws (docs/math.md §6.2): ``Exp_{p0}(Log_{p0}(m) + Z)`` with ``Z`` an
+"""Exponential-wrapped laws (docs/math.md §6.1): ``Exp_{p0}(Log_{p0}(m) + Z)`` with ``Z`` an
 isotropic law drawn exactly in ``T_{p0}M`` at a public footpoint ``p0``."""
 
 from __future__ import annotations

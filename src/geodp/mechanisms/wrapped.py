@@ -1,6 +1,6 @@
 """Exponential-wrapped (EW) mechanisms (Jiang, Chang, Ding, Kong & Jiang, ICLR 2026): release
 ``Exp_{p0}(Log_{p0}(x̄) + Z)`` with ``p0`` the public centre and ``Z`` Laplace or Gaussian noise
-drawn exactly in ``T_{p0}M`` (docs/math.md §6.2)."""
+drawn exactly in ``T_{p0}M`` (docs/math.md §6.1)."""
 
 from __future__ import annotations
 
@@ -106,8 +106,13 @@ class _WrappedMechanism(Mechanism):
             gdp_mu=gdp_mu,
             assumptions=(
                 self._lipschitz_reason,
-                f"the released value lies in the public ball B_{self.radius!r}(center) (checked; the wrapped "
-                "release is post-processing of a Euclidean mechanism on Log at the centre)",
+                (
+                    "flat space: Log at the centre is an isometry onto the chart, so L = 1 holds on the whole space "
+                    "and the wrapped law is the chart law"
+                    if self.space.is_flat
+                    else f"the released value lies in the public ball B_{self.radius!r}(center) (checked; the "
+                    "wrapped release is post-processing of a Euclidean mechanism on Log at the centre)"
+                ),
                 *extra,
             ),
         )

@@ -13,7 +13,6 @@ from scipy import optimize, stats
 from geodp.accountant import BudgetAccountant
 from geodp.audit import audit_epsilon
 from geodp.errors import AssumptionError, InvalidDataError, InvalidParameterError
-from geodp.frechet import frechet_mean
 from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
 from geodp.mechanisms import WrappedGaussianMechanism, WrappedLaplaceMechanism
 from geodp.models import PrivateFrechetMean, PrivateMDM
@@ -121,38 +120,50 @@ def test_tangent_noise_follows_the_exact_law_and_catches_a_scale_mutant(case, ki
 
 
 # ------------------------------------------------------------------ Lipschitz constant of Log
-def _ball_point(space, center, frame, radius, c):
-    """``Exp_{p0}`` of the frame vector with coordinates squashed into the open ball of ``radius``."""
-    norm = np.linalg.norm(c)
-    t = radius * math.tanh(norm) / norm if norm > 0 else 0.0
-    return space.exp(center, np.tensordot(t * c, frame, axes=1))
+def _ball_points(space, center, frame, radius, c):
+    """``Exp_{p0}`` of frame coordinates ``c`` (shape (m, d)) squashed into the open ball."""
+    norm = np.maximum(np.linalg.norm(c, axis=-1, keepdims=True), 1e-300)
+    t = radius * np.tanh(norm) / norm
+    return space.unchecked.exp(center, np.tensordot(t * c, frame, axes=1))
 
 
-def _worst_ratio(space, center, radius, starts=24, seed=0):
-    """max over x, y in B_r(p0) of ‖Log_{p0}x − Log_{p0}y‖ / ρ(x, y), by Nelder–Mead from random
-    pairs and from pairs of nearby points close to the boundary (where the stretch is largest)."""
+def _pair_ratios(space, center, frame, radius, z):
+    """``‖Log_{p0}x − Log_{p0}y‖ / ρ(x, y)`` for pairs ``z = (coords of x, coords of y)``, shape
+    (m, 2d); pairs closer than 1e-6 (where rounding dominates) count as 0."""
+    fast, d = space.unchecked, space.dim
+    x = _ball_points(space, center, frame, radius, z[:, :d])
+    y = _ball_points(space, center, frame, radius, z[:, d:])
+    gap = np.asarray(fast.dist(x, y))
+    stretch = np.asarray(fast.norm(center, fast.log(center, x) - fast.log(center, y)))
+    return np.where(gap > 1e-6, stretch / np.maximum(gap, 1e-300), 0.0)
+
+
+def _worst_ratio(space, center, radius, seed=0):
+    """max over x, y in B_r(p0) of ‖Log_{p0}x − Log_{p0}y‖ / ρ(x, y): 400 starts (random pairs,
+    and nearby pairs close to the boundary, where the stretch is largest) improved together by a
+    batched random local search, then the best three polished by Nelder–Mead (scipy)."""
     frame = orthonormal_frame(space, center, seed=1)
-    d = space.dim
-    rng = np.random.default_rng(seed)
-
-    def ratio(z):
-        x = _ball_point(space, center, frame, radius, z[:d])
-        y = _ball_point(space, center, frame, radius, z[d:])
-        gap = float(space.dist(x, y))
-        if gap < 1e-7:
-            return 0.0
-        return float(space.norm(center, space.log(center, x) - space.log(center, y))) / gap
-
-    best = 0.0
-    for k in range(starts):
-        if k % 2 == 0:  # random pair anywhere in the ball
-            z0 = rng.normal(size=2 * d)
-        else:  # near-boundary pair, a short tangential step apart
-            a = rng.normal(size=d)
-            a *= 3.0 / np.linalg.norm(a)  # tanh(3) ≈ 0.995: close to the boundary
-            z0 = np.concatenate([a, a + 0.05 * rng.normal(size=d)])
-        res = optimize.minimize(lambda z: -ratio(z), z0, method="Nelder-Mead", options=dict(maxiter=600, xatol=1e-9))
-        best = max(best, -res.fun, ratio(z0))
+    d, rng = space.dim, np.random.default_rng(seed)
+    a = rng.normal(size=(200, d))
+    a *= rng.uniform(0.5, 4.0, size=(200, 1)) / np.linalg.norm(a, axis=1, keepdims=True)
+    starts = np.concatenate([rng.normal(size=(200, 2 * d)), np.hstack([a, a + 0.05 * rng.normal(size=(200, d))])])
+    values = _pair_ratios(space, center, frame, radius, starts)
+    step = 0.3
+    for _ in range(100):
+        trial = starts + step * rng.normal(size=starts.shape)
+        trial_values = _pair_ratios(space, center, frame, radius, trial)
+        better = trial_values > values
+        starts[better], values[better] = trial[better], trial_values[better]
+        step = max(step * 0.97, 1e-4)
+    best = float(values.max())
+    for z0 in starts[np.argsort(values)[-2:]]:
+        res = optimize.minimize(
+            lambda z: -float(_pair_ratios(space, center, frame, radius, z[None])[0]),
+            z0,
+            method="Nelder-Mead",
+            options=dict(maxiter=400, xatol=1e-10, fatol=1e-12),
+        )
+        best = max(best, -res.fun)
     return best
 
 
@@ -196,36 +207,36 @@ def test_log_lipschitz_constant_closed_forms_and_refusals():
         log_lipschitz_constant(Sphere(2), -1.0)
 
 
-def _two_record_means(space, center, radius, frame, z, n):
-    """Neighbouring datasets: n − 1 shared records at two boundary-ish points, the replaced one free."""
-    d = space.dim
-    shared = [_ball_point(space, center, frame, radius, z[i * d : (i + 1) * d]) for i in range(2)]
-    a = _ball_point(space, center, frame, radius, z[2 * d : 3 * d])
-    b = _ball_point(space, center, frame, radius, z[3 * d :])
-    rest = [shared[i % 2] for i in range(n - 1)]
-    means = [frechet_mean(space, np.stack(rest + [p]), tol=1e-13, max_iter=500, init=center) for p in (a, b)]
-    return float(space.norm(center, space.log(center, means[0]) - space.log(center, means[1])))
+def _midpoint_shift(space, center, frame, radius, z):
+    """Neighbouring datasets of n = 2 records, {s, a} and {s, a'} in the ball (coordinates ``z``,
+    shape (m, 3d)): their Fréchet means are geodesic midpoints; return ``‖Log_{p0} m − Log_{p0} m'‖``."""
+    fast, d = space.unchecked, space.dim
+    s, a, b = (_ball_points(space, center, frame, radius, z[:, i * d : (i + 1) * d]) for i in range(3))
+    means = [fast.exp(s, 0.5 * fast.log(s, p)) for p in (a, b)]
+    return np.asarray(fast.norm(center, fast.log(center, means[0]) - fast.log(center, means[1])))
 
 
-@pytest.mark.parametrize("space,radius", [(Sphere(2), 0.7), (KendallShape(4), 0.35), (Hyperbolic(2), 1.5)])
+@pytest.mark.parametrize("space,radius", [(Sphere(2), 0.3), (KendallShape(4), 0.2), (Hyperbolic(2), 1.5)])
 def test_tangent_sensitivity_of_the_mean_holds_under_adversarial_neighbours(space, radius):
-    n = 3
+    """The released tangent vector moves by at most L·Δ between neighbours, however they are
+    chosen (batched local search from 300 random neighbouring pairs of datasets)."""
     center = space.reference_point()
     frame = orthonormal_frame(space, center, seed=2)
-    bound = log_lipschitz_constant(space, radius)[0] * frechet_mean_sensitivity(space, radius, n)
+    bound = log_lipschitz_constant(space, radius)[0] * frechet_mean_sensitivity(space, radius, 2)
     rng = np.random.default_rng(5)
-    worst = 0.0
-    for _ in range(4):
-        z0 = rng.normal(size=4 * space.dim) * 2.0
-        res = optimize.minimize(
-            lambda z: -_two_record_means(space, center, radius, frame, z, n),
-            z0,
-            method="Nelder-Mead",
-            options=dict(maxiter=150),
-        )
-        worst = max(worst, -res.fun)
-    assert worst <= bound * (1.0 + 1e-9), (worst, bound)
-    assert worst > 0.3 * bound  # the search found strongly separated neighbours
+    z = rng.normal(size=(300, 3 * space.dim)) * 2.0
+    values = _midpoint_shift(space, center, frame, radius, z)
+    step = 0.5
+    for _ in range(100):
+        trial = z + step * rng.normal(size=z.shape)
+        trial_values = _midpoint_shift(space, center, frame, radius, trial)
+        better = trial_values > values
+        z[better], values[better] = trial[better], trial_values[better]
+        step = max(step * 0.96, 1e-3)
+    worst = float(values.max())
+    assert worst <= bound, (worst, bound)
+    # the search finds the near-worst case: a and a' opposite on the boundary move the mean by ~r
+    assert worst >= 0.98 * radius, (worst, radius)
 
 
 # ------------------------------------------------------------------------------ mechanisms
@@ -243,7 +254,13 @@ def test_gaussian_privacy_curves():
         mech.rdp_epsilon(1.0)
     # calibration on the tangent sensitivity: the classical and analytic σ for Δ_T = L·Δ
     classical = WrappedGaussianMechanism(
-        Sphere(2), epsilon=0.8, delta=1e-6, sensitivity=0.05, center=[0.0, 0.0, 1.0], radius=0.5, calibration="classical"
+        Sphere(2),
+        epsilon=0.8,
+        delta=1e-6,
+        sensitivity=0.05,
+        center=[0.0, 0.0, 1.0],
+        radius=0.5,
+        calibration="classical",
     )
     assert math.isclose(classical.scale, 0.05 * lipschitz * math.sqrt(2 * math.log(1.25 / 1e-6)) / 0.8)
     assert mech.scale < classical.scale
@@ -344,7 +361,8 @@ def test_wrapped_gaussian_is_the_tangent_gaussian_on_flat_spaces():
 def test_private_mdm_with_wrapped_gaussian():
     space = SPD(2)
     rng = np.random.default_rng(3)
-    X = np.concatenate([space.exp(np.eye(2) * s, 0.2 * space.random_tangent(np.eye(2) * s, 30, rng=rng)) for s in (0.5, 2.0)])
+    centres = [np.eye(2) * s for s in (0.5, 2.0)]
+    X = np.concatenate([space.exp(c, 0.2 * space.random_tangent(c, 30, rng=rng)) for c in centres])
     y = np.repeat([0, 1], 30)
     accountant = BudgetAccountant(epsilon=5.0, delta=1e-5)
     clf = PrivateMDM(

@@ -138,6 +138,20 @@ def _pair_ratios(space, center, frame, radius, z):
     return np.where(gap > 1e-6, stretch / np.maximum(gap, 1e-300), 0.0)
 
 
+def _local_search(objective, starts, step, shrink, rng, iterations=100):
+    """Batched random local search maximising ``objective`` (rows of ``starts`` -> values): each
+    start moves by Gaussian steps of a shrinking size and keeps every improvement."""
+    starts = starts.copy()
+    values = objective(starts)
+    for _ in range(iterations):
+        trial = starts + step * rng.normal(size=starts.shape)
+        trial_values = objective(trial)
+        better = trial_values > values
+        starts[better], values[better] = trial[better], trial_values[better]
+        step = max(step * shrink, 1e-4)
+    return starts, values
+
+
 def _worst_ratio(space, center, radius, seed=0):
     """max over x, y in B_r(p0) of ‖Log_{p0}x − Log_{p0}y‖ / ρ(x, y): 400 starts (random pairs,
     and nearby pairs close to the boundary, where the stretch is largest) improved together by a
@@ -147,14 +161,7 @@ def _worst_ratio(space, center, radius, seed=0):
     a = rng.normal(size=(200, d))
     a *= rng.uniform(0.5, 4.0, size=(200, 1)) / np.linalg.norm(a, axis=1, keepdims=True)
     starts = np.concatenate([rng.normal(size=(200, 2 * d)), np.hstack([a, a + 0.05 * rng.normal(size=(200, d))])])
-    values = _pair_ratios(space, center, frame, radius, starts)
-    step = 0.3
-    for _ in range(100):
-        trial = starts + step * rng.normal(size=starts.shape)
-        trial_values = _pair_ratios(space, center, frame, radius, trial)
-        better = trial_values > values
-        starts[better], values[better] = trial[better], trial_values[better]
-        step = max(step * 0.97, 1e-4)
+    starts, values = _local_search(lambda z: _pair_ratios(space, center, frame, radius, z), starts, 0.3, 0.97, rng)
     best = float(values.max())
     for z0 in starts[np.argsort(values)[-2:]]:
         res = optimize.minimize(
@@ -225,14 +232,7 @@ def test_tangent_sensitivity_of_the_mean_holds_under_adversarial_neighbours(spac
     bound = log_lipschitz_constant(space, radius)[0] * frechet_mean_sensitivity(space, radius, 2)
     rng = np.random.default_rng(5)
     z = rng.normal(size=(300, 3 * space.dim)) * 2.0
-    values = _midpoint_shift(space, center, frame, radius, z)
-    step = 0.5
-    for _ in range(100):
-        trial = z + step * rng.normal(size=z.shape)
-        trial_values = _midpoint_shift(space, center, frame, radius, trial)
-        better = trial_values > values
-        z[better], values[better] = trial[better], trial_values[better]
-        step = max(step * 0.96, 1e-3)
+    _, values = _local_search(lambda z: _midpoint_shift(space, center, frame, radius, z), z, 0.5, 0.96, rng)
     worst = float(values.max())
     assert worst <= bound, (worst, bound)
     # the search finds the near-worst case: a and a' opposite on the boundary move the mean by ~r

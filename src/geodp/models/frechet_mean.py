@@ -126,11 +126,11 @@ class PrivateFrechetMean(BaseEstimator):
 
     Notes
     -----
-    **Privacy.** Replace-one adjacency with n public; ε-DP (Laplace, KNG) or (ε, δ)-DP (tangent Gaussian) in
-    the space's geodesic distance, given that ``center`` and ``radius`` are public. Everything
-    ``fit`` lets the caller observe is public: the release, the report, the warnings that reach
-    the caller (about the sampler only) and its exceptions (about the parameters and the shape
-    of ``X`` only; with ``on_invalid="raise"``, also whether some record is invalid). The
+    **Privacy.** Replace-one adjacency with n public; ε-DP (Laplace, KNG, wrapped Laplace) or (ε, δ)-DP
+    (tangent and wrapped Gaussian) in the space's geodesic distance, given that ``center`` and
+    ``radius`` are public. Everything ``fit`` lets the caller observe is public: the release, the
+    report, the warnings that reach the caller (about the sampler only) and its exceptions (about
+    the parameters and the shape of ``X`` only; with ``on_invalid="raise"``, also whether some record is invalid). The
     Karcher flow starts from the public centre with a public iteration budget; its convergence
     on every dataset in the ball is a tested property.
 

@@ -185,7 +185,8 @@ def _write(rows, folder: Path, plot: bool, out) -> None:
                 cell = [r for r in cell if r["exact"]]
                 if cell:
                     ax.errorbar([r["mu"] for r in cell], [r["error"] for r in cell],
-                                yerr=[r["error_se"] for r in cell], marker="o", ms=3, label=mechanism)  # fmt: skip
+                                yerr=[r["error_se"] for r in cell], marker="o", ms=3, label=mechanism,
+                                color=f"C{MECHANISMS.index(mechanism)}")  # fmt: skip
             ax.set(xscale="log", yscale="log", title=f"{family} ({size})", xlabel="μ (GDP)", ylabel="mean error")
             ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=7)

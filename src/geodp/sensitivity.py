@@ -22,6 +22,7 @@ __all__ = [
     "max_radius",
     "check_radius",
     "frechet_mean_sensitivity",
+    "log_lipschitz_constant",
     "extrinsic_radius",
     "extrinsic_mean_sensitivity",
     "RegressionSensitivity",
@@ -29,7 +30,7 @@ __all__ = [
     "k25_published_sensitivity",
 ]
 
-_MEAN_MECHANISMS = ("laplace", "tangent-gaussian", "kng")
+_MEAN_MECHANISMS = ("laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian")
 
 
 def curvature_factor(radius, kappa) -> float:
@@ -138,7 +139,9 @@ def check_radius(space, radius) -> float:
 def frechet_mean_sensitivity(space, radius, n, mechanism: str = "laplace") -> float:
     """Replace-one sensitivity of the Fréchet mean of ``n`` records in a ball of radius ``r``.
 
-    * ``"laplace"`` (and ``"tangent-gaussian"``, which needs the same distance bound):
+    * ``"laplace"`` (and ``"tangent-gaussian"``, ``"wrapped-laplace"``, ``"wrapped-gaussian"``,
+      which need the same distance bound; the wrapped ones multiply it by
+      :func:`log_lipschitz_constant`):
       ``Δ = 2r(2 − h)/(n h)`` with ``h = curvature_factor(r, κ_max)`` (R21 Thm 2). Flat and
       non-positively curved spaces have h = 1, i.e. ``Δ = 2r/n`` (U23 Thm 3 for log-Euclidean SPD).
     * ``"kng"``: sensitivity of the gradient field, ``Δ = 2r(2 − h)/n`` (S22 Lemma 1).
@@ -159,6 +162,73 @@ def frechet_mean_sensitivity(space, radius, n, mechanism: str = "laplace") -> fl
     h = curvature_factor(radius, space.curvature_bounds[1])
     bound = 2.0 * radius * (2.0 - h) / n
     return bound if mechanism == "kng" else bound / h
+
+
+def log_lipschitz_constant(space, radius) -> tuple[float, str]:
+    """Lipschitz constant ``L`` of ``Log_{p0}`` on the public ball ``B_r(p0)``, and why it holds.
+
+    The wrapped mechanisms noise ``Log_{p0}(x̄)`` in ``T_{p0}M``; its sensitivity there is at most
+    ``L·Δ``, Δ the geodesic sensitivity of ``x̄`` (docs/math.md §6.1, by Rauch comparison):
+
+    * ``L = 1`` when the sectional curvature is ≤ 0 (Euclidean, hyperbolic, SPD under either
+      metric): ``Exp_{p0}`` does not shrink lengths;
+    * ``L = √K·r / sin(√K·r)`` when it is ≤ ``K = κ_max > 0`` (unit sphere: ``r/sin r``;
+      Kendall shapes, ``K = 4``: ``2r/sin 2r``): tangential lengths shrink at most by
+      ``sin(√K t)/(√K t)`` at distance ``t ≤ r``.
+
+    The proof integrates along the minimising geodesic between two points of the ball, so the
+    ball must be strongly convex: ``r < ½ min(inj, π/√κ_max)`` (the bound fails beyond: on the
+    unit sphere at ``r > π/2`` two close points near the boundary are joined outside the ball).
+    The constant depends on the radius and the curvature bound only, not on ``p0``.
+
+    Parameters
+    ----------
+    space : Manifold
+    radius : float
+        Radius of the public ball, > 0.
+
+    Returns
+    -------
+    (float, str)
+        ``L`` and the reason, for privacy reports.
+
+    Raises
+    ------
+    AssumptionError
+        ``radius`` is not below the convexity radius ``½ min(inj, π/√κ_max)``.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Hyperbolic, KendallShape, Sphere
+    >>> log_lipschitz_constant(Hyperbolic(2), 5.0)[0]
+    1.0
+    >>> round(log_lipschitz_constant(Sphere(2), 0.5)[0], 6)  # 0.5 / sin 0.5
+    1.042915
+    >>> round(log_lipschitz_constant(KendallShape(4), 0.25)[0], 6)  # 0.5 / sin 0.5
+    1.042915
+    """
+    space = check_space(space)
+    radius = check_positive(radius, "radius")
+    kappa = float(space.curvature_bounds[1])
+    limit = 0.5 * space.injectivity_radius
+    if kappa > 0:
+        limit = min(limit, 0.5 * math.pi / math.sqrt(kappa))
+    if not radius < limit:
+        raise AssumptionError(
+            f"radius={radius!r} must be < {limit!r} for {space!r}: the Lipschitz bound on Log at the centre needs a "
+            "strongly convex ball, r < ½ min(inj, π/√κ_max). Choose a smaller public ball."
+        )
+    if kappa <= 0:
+        return 1.0, (
+            f"L = 1: the sectional curvature of {space!r} is <= 0 (κ_max = {kappa!r}), so Exp at the centre does "
+            "not shrink lengths (Rauch comparison) and Log at the centre is 1-Lipschitz on the convex ball"
+        )
+    a = math.sqrt(kappa) * radius
+    lipschitz = a / math.sin(a)
+    return lipschitz, (
+        f"L = √K·r/sin(√K·r) = {lipschitz!r} with K = κ_max = {kappa!r}, r = {radius!r}: Rauch comparison with "
+        "curvature K bounds the stretch of Log at the centre on the convex ball (docs/math.md §6.1)"
+    )
 
 
 def extrinsic_radius(space, radius, center=None) -> float:

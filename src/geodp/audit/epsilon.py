@@ -36,14 +36,15 @@ from geodp.audit.exact_loss import (
 )
 from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.manifolds import Euclidean, Manifold
-from geodp.mechanisms import TangentGaussianMechanism
+from geodp.mechanisms import TangentGaussianMechanism, WrappedGaussianMechanism
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity
 from geodp.validation import as_generator, check_delta, check_epsilon, check_sample_size
 
 __all__ = ["EpsilonAudit", "EventBound", "MECHANISMS", "MUTANTS", "audit_epsilon", "clopper_pearson_epsilon"]
 
 MUTANTS = (None, "halve-scale")
-MECHANISMS = ("laplace", "tangent-gaussian", "kng")
+MECHANISMS = ("laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian")
+_GAUSSIAN = ("tangent-gaussian", "wrapped-gaussian")  # the (ε, δ) mechanisms
 _FAMILIES = ("distance", "projection", "likelihood-ratio")
 # Threshold candidates: quantiles of the pooled first-round draws, dense in both tails.
 _TAIL_LEVELS = np.geomspace(1e-6, 0.5, 80)
@@ -318,9 +319,11 @@ def _rebuilt(mech, space, center, factor):
 
 
 def _footpoint_pair(mech, space, center, radius, axis, delta, sensitivity):
-    """Laplace and tangent Gaussian: two footpoints at distance Δ (``sensitivity``, the real
-    mechanism's even for the mutant). The loss depends on the footpoints only; truncated laws put
-    them at the boundary (the normaliser is smallest there)."""
+    """Laplace, tangent Gaussian and the wrapped mechanisms: two footpoints at distance Δ
+    (``sensitivity``, the real mechanism's even for the mutant; for the wrapped ones the tangent
+    sensitivity L·Δ, so that ``Log`` at the centre of the two differs by it). The loss depends on
+    the footpoints only; truncated laws put them at the boundary (the normaliser is smallest
+    there)."""
     distance = sensitivity
     truncated = getattr(mech, "truncated", False)
     if truncated:
@@ -331,7 +334,7 @@ def _footpoint_pair(mech, space, center, radius, axis, delta, sensitivity):
     points = tuple(space.exp(center, s * axis) for s in positions)
     laws = tuple(mech.distribution(p) for p in points)
     exact, difference = None, None
-    if isinstance(mech, TangentGaussianMechanism):
+    if isinstance(mech, (TangentGaussianMechanism, WrappedGaussianMechanism)):
         exact, difference = gaussian_exact_epsilon(distance, mech.scale, delta), 0.0
     elif not truncated:
         exact, difference = laplace_exact_epsilon(distance, mech.scale), 0.0
@@ -502,7 +505,9 @@ def audit_epsilon(
 
     * Laplace and tangent Gaussian: two footpoints (the means of two neighbouring datasets) at
       distance exactly Δ on a geodesic through the centre, at the ball's boundary when the law
-      is truncated (the loss depends only on the footpoints);
+      is truncated (the loss depends only on the footpoints); the wrapped mechanisms: the centre
+      and ``Exp`` of the tangent sensitivity ``L·Δ`` along a fixed direction (their loss depends
+      only on the difference of ``Log`` at the centre, at most ``L·Δ``);
     * KNG: ``D0`` = n records at a boundary point ``b``, ``D1`` = ``D0`` with one record moved to
       the opposite boundary point (the law's normaliser depends on the data; this pair has the
       largest exact loss among the structured pairs we compared by quadrature on S²).
@@ -522,11 +527,12 @@ def audit_epsilon(
     Parameters
     ----------
     space : Manifold
-    mechanism : {"laplace", "tangent-gaussian", "kng"}
+    mechanism : {"laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian"}
     epsilon : float
         Claimed ε.
     delta : float, default 0.0
-        Claimed δ: > 0 for ``"tangent-gaussian"``, 0 for the pure mechanisms.
+        Claimed δ: > 0 for ``"tangent-gaussian"`` and ``"wrapped-gaussian"``, 0 for the pure
+        mechanisms.
     n : int
         Public number of records (the sensitivity is ~ 1/n).
     radius : float
@@ -583,9 +589,9 @@ def audit_epsilon(
     if mutant not in MUTANTS:
         raise InvalidParameterError(f"mutant must be None or 'halve-scale', got {mutant!r}.")
     epsilon = check_epsilon(epsilon)
-    if mechanism != "tangent-gaussian" and delta != 0.0:
+    if mechanism not in _GAUSSIAN and delta != 0.0:
         raise InvalidParameterError(f"the {mechanism} mechanism is pure ε-DP: leave delta at 0, got {delta!r}.")
-    delta = check_delta(delta, allow_zero=mechanism != "tangent-gaussian")
+    delta = check_delta(delta, allow_zero=mechanism not in _GAUSSIAN)
     n = (
         check_audit_n(n, limit=MAX_KNG_N, what="a KNG audit (its pair holds n records, evaluated at every draw)")
         if mechanism == "kng"
@@ -604,7 +610,8 @@ def audit_epsilon(
     radius = check_radius(space, radius)
     center = default_center(space) if center is None else space.check_points(center, "center", batch_ndim=0)
     mech = _mechanism(space, mechanism, epsilon, delta, n, radius, center)
-    delta, sensitivity = float(mech.delta), float(mech.sensitivity)
+    # the wrapped mechanisms: the pair's Log at the centre differs by the tangent sensitivity L·Δ
+    delta, sensitivity = float(mech.delta), float(getattr(mech, "tangent_sensitivity", mech.sensitivity))
     # Flat spaces: the laws in the isometric chart R^d (same loss; no matrix exp/log per draw).
     audit_space = Euclidean(space.dim) if space.is_flat else space
     audit_center = space.to_coordinates(center) if space.is_flat else center

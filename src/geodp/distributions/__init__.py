@@ -5,6 +5,7 @@ from geodp.distributions.gaussian import TangentGaussian
 from geodp.distributions.kng import KNGDistribution
 from geodp.distributions.laplace import RiemannianLaplace, l2_laplace_noise
 from geodp.distributions.radial import RadialLaw
+from geodp.distributions.wrapped import WrappedLaw
 
 __all__ = [
     "Distribution",
@@ -13,5 +14,6 @@ __all__ = [
     "RadialLaw",
     "RiemannianLaplace",
     "TangentGaussian",
+    "WrappedLaw",
     "l2_laplace_noise",
 ]

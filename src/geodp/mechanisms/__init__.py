@@ -6,6 +6,7 @@ from geodp.mechanisms.kng import KNGMechanism
 from geodp.mechanisms.laplace import LaplaceMechanism
 from geodp.mechanisms.pointwise_shape import PointwiseRelease, PointwiseShapeLaplace
 from geodp.mechanisms.tangent_gaussian import TangentGaussianMechanism
+from geodp.mechanisms.wrapped import WrappedGaussianMechanism, WrappedLaplaceMechanism
 
 __all__ = [
     "Guarantee",
@@ -13,6 +14,8 @@ __all__ = [
     "LaplaceMechanism",
     "KNGMechanism",
     "TangentGaussianMechanism",
+    "WrappedLaplaceMechanism",
+    "WrappedGaussianMechanism",
     "ExtrinsicMeanMechanism",
     "ExtrinsicRelease",
     "PointwiseShapeLaplace",

@@ -21,7 +21,13 @@ from geodp.errors import (
 )
 from geodp.frechet import convexity_bound, karcher_iteration_budget, mean_of_records
 from geodp.manifolds.base import check_space
-from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMechanism
+from geodp.mechanisms import (
+    KNGMechanism,
+    LaplaceMechanism,
+    TangentGaussianMechanism,
+    WrappedGaussianMechanism,
+    WrappedLaplaceMechanism,
+)
 from geodp.mechanisms.base import combine_sum_parts, exact_weighted_sum_parts
 from geodp.models.report import CuratorDiagnostics, PrivacyReport
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
@@ -32,7 +38,8 @@ from geodp.validation import CLIP_MARGIN, as_generator, check_delta, check_epsil
 
 __all__ = ["PrivateFrechetMean"]
 
-_MECHANISMS = ("laplace", "tangent-gaussian", "kng")
+_MECHANISMS = ("laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian")
+_GAUSSIAN = ("tangent-gaussian", "wrapped-gaussian")  # the mechanisms that need delta > 0
 _ON_INVALID = ("raise", "center")
 _FITTED = (
     "mean_",
@@ -64,19 +71,24 @@ class PrivateFrechetMean(BaseEstimator):
     epsilon : float
         Privacy budget of the release, > 0.
     delta : float, default 0.0
-        Needed (in (0, 1)) by ``"tangent-gaussian"``; the Laplace mechanism is pure ε-DP and
-        reports δ = 0.0.
+        Needed (in (0, 1)) by ``"tangent-gaussian"`` and ``"wrapped-gaussian"``; the Laplace
+        mechanisms are pure ε-DP and report δ = 0.0.
     center : array_like, shape space.point_shape
         Public centre of the data ball. Must not be computed from the private data.
     radius : float
         Public radius of the data ball, ``0 < radius < r*``.
-    mechanism : {"laplace", "tangent-gaussian", "kng"}, default "laplace"
+    mechanism : {"laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian"}, default "laplace"
         ``"kng"``: the K-norm gradient mechanism (S22), sampled exactly by rejection where its
         public acceptance bound allows (otherwise MH, with an ApproximateSamplerWarning). Its scale is 2h times
         the Laplace's (the Laplace sensitivity carries 1/h, KNG's normaliser needs 2Δ/ε), so it
         wins only where h < ½: r > 0.58 on the unit sphere, r > 0.29 on Kendall shapes.
+        ``"wrapped-laplace"``/``"wrapped-gaussian"`` (every space): ℓ2 Laplace or Gaussian noise
+        in the tangent space at the public centre, wrapped by ``Exp``
+        (:class:`~geodp.mechanisms.WrappedLaplaceMechanism`); the sensitivity is ``L·Δ``, with
+        ``L`` the Lipschitz constant of ``Log`` at the centre on the ball (1 where the curvature
+        is ≤ 0), stated in the report.
     calibration : {"analytic", "classical"}, default "analytic"
-        Gaussian calibration, for ``"tangent-gaussian"``.
+        Gaussian calibration, for ``"tangent-gaussian"`` and ``"wrapped-gaussian"``.
     on_invalid : {"raise", "center"}, default "raise"
         What to do with a record that is not a point of the space (NaN/inf, off the manifold, a
         degenerate Kendall configuration). ``"raise"``: ``fit`` raises
@@ -123,11 +135,11 @@ class PrivateFrechetMean(BaseEstimator):
 
     Notes
     -----
-    **Privacy.** Replace-one adjacency with n public; ε-DP (Laplace, KNG) or (ε, δ)-DP (tangent Gaussian) in
-    the space's geodesic distance, given that ``center`` and ``radius`` are public. Everything
-    ``fit`` lets the caller observe is public: the release, the report, the warnings that reach
-    the caller (about the sampler only) and its exceptions (about the parameters and the shape
-    of ``X`` only; with ``on_invalid="raise"``, also whether some record is invalid). The
+    **Privacy.** Replace-one adjacency with n public; ε-DP (Laplace, KNG, wrapped Laplace) or (ε, δ)-DP
+    (tangent and wrapped Gaussian) in the space's geodesic distance, given that ``center`` and
+    ``radius`` are public. Everything ``fit`` lets the caller observe is public: the release, the
+    report, the warnings that reach the caller (about the sampler only) and its exceptions (about
+    the parameters and the shape of ``X`` only; with ``on_invalid="raise"``, also whether some record is invalid). The
     Karcher flow starts from the public centre with a public iteration budget; its convergence
     on every dataset in the ball is a tested property.
 
@@ -183,6 +195,20 @@ class PrivateFrechetMean(BaseEstimator):
             )
         if self.mechanism == "kng":
             return KNGMechanism(self.space, epsilon=self.epsilon, sensitivity=sensitivity, center=center, radius=radius)
+        if self.mechanism == "wrapped-laplace":
+            return WrappedLaplaceMechanism(
+                self.space, epsilon=self.epsilon, sensitivity=sensitivity, center=center, radius=radius
+            )
+        if self.mechanism == "wrapped-gaussian":
+            return WrappedGaussianMechanism(
+                self.space,
+                epsilon=self.epsilon,
+                delta=self.delta,
+                sensitivity=sensitivity,
+                center=center,
+                radius=radius,
+                calibration=self.calibration,
+            )
         return TangentGaussianMechanism(
             epsilon=self.epsilon,
             delta=self.delta,
@@ -320,7 +346,7 @@ class PrivateFrechetMean(BaseEstimator):
         if not isinstance(self.project_to_ball, (bool, np.bool_)):
             raise InvalidTypeError(f"project_to_ball must be a bool, got {type(self.project_to_ball).__name__}.")
         epsilon = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta, allow_zero=self.mechanism != "tangent-gaussian")
+        delta = check_delta(self.delta, allow_zero=self.mechanism not in _GAUSSIAN)
         if self.center is None or self.radius is None:
             raise InvalidParameterError(
                 "center and radius are required: they declare the public data domain. Do not "
@@ -469,10 +495,15 @@ class PrivateFrechetMean(BaseEstimator):
             f"data domain : {domain}",
             f"bound       : Δ = {bound}",
         ]
+        if self.mechanism.startswith("wrapped-"):  # the wrapped mechanisms noise Log at the public centre
+            details.append(
+                f"tangent     : noise drawn in the tangent space at the public centre p0 = center, wrapped by Exp; "
+                f"sensitivity there L·Δ = {mechanism.tangent_sensitivity!r} with L = {mechanism.lipschitz!r}"
+            )
         extra = [
             f"radius {radius:.6g} < r* = {max_radius(self.space):.6g} (Assumption 1); records clipped into the ball"
         ]
-        if self.mechanism != "tangent-gaussian" and requested_delta > 0:
+        if self.mechanism not in _GAUSSIAN and requested_delta > 0:
             extra.append(
                 f"delta={requested_delta!r} was passed, but the {self.mechanism} mechanism is pure ε-DP: delta = 0.0"
             )
@@ -503,6 +534,8 @@ class PrivateFrechetMean(BaseEstimator):
             "project_to_ball": bool(self.project_to_ball),
             "timing_safe": self.timing_safe is not False,
         }
+        if self.mechanism.startswith("wrapped-"):
+            data |= {"lipschitz": mechanism.lipschitz, "tangent_sensitivity": mechanism.tangent_sensitivity}
         return PrivacyReport(text, data)
 
 

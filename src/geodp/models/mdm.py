@@ -61,17 +61,18 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         Privacy budget of the whole fit, > 0 (each class mean is released at this ε: see the
         Privacy notes).
     delta : float, default 0.0
-        Needed (in (0, 1)) by ``"tangent-gaussian"``; the other mechanisms are pure ε-DP.
+        Needed (in (0, 1)) by ``"tangent-gaussian"`` and ``"wrapped-gaussian"``; the other
+        mechanisms are pure ε-DP.
     center : array_like, shape space.point_shape
         Public centre of the data ball, one for all classes. Must not be computed from the
         private data.
     radius : float
         Public radius of the data ball, one for all classes; records outside it are clipped onto
         its boundary.
-    mechanism : {"laplace", "tangent-gaussian", "kng"}, default "laplace"
+    mechanism : {"laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian"}, default "laplace"
         How each class mean is released (see :class:`~geodp.models.PrivateFrechetMean`).
     calibration : {"analytic", "classical"}, default "analytic"
-        Gaussian calibration, for ``"tangent-gaussian"``.
+        Gaussian calibration, for ``"tangent-gaussian"`` and ``"wrapped-gaussian"``.
     on_invalid : {"raise", "center"}, default "raise"
         What to do with a record that is not a point of the space, as in
         :class:`~geodp.models.PrivateFrechetMean`.

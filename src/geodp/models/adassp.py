@@ -24,7 +24,14 @@ import numpy as np
 from geodp.calibration import gaussian_sigma
 from geodp.validation import check_delta, check_epsilon
 
-__all__ = ["RIDGE_FAILURE", "AdasspCalibration", "adassp_calibration", "adassp_release"]
+__all__ = [
+    "RIDGE_FAILURE",
+    "AdasspCalibration",
+    "adassp_calibration",
+    "adassp_release",
+    "perturbed_statistics",
+    "symmetric_noise",
+]
 
 #: ρ of Wang (2018, Alg. 2): the probability allowed for the Gram noise to exceed the ridge
 #: threshold η, as in the paper's experiments.
@@ -112,13 +119,56 @@ def adassp_calibration(epsilon, delta, *, n: int, q: int, x_norm_max: float, y_n
 def symmetric_noise(q: int, rng) -> np.ndarray:
     """A ``(q, q)`` symmetric matrix whose coordinates ``(E_ii, √2·E_ij for i < j)`` are iid
     standard normal: isotropic Gaussian noise for the Frobenius norm on symmetric matrices
-    (diagonal variance 1, off-diagonal 1/2)."""
+    (diagonal variance 1, off-diagonal 1/2).
+
+    Examples
+    --------
+    >>> E = symmetric_noise(3, np.random.default_rng(0))
+    >>> bool(np.array_equal(E, E.T))
+    True
+    """
     z = rng.standard_normal((q, q))
     return (z + z.T) / 2.0
 
 
+def perturbed_statistics(gram, target, cal: AdasspCalibration, rng):
+    """The three Gaussian releases of AdaSSP: ``(λ̃_min, Ĝ, b̂)``.
+
+    ``λ̃_min = max(λ_min(G) + σ_1·Z − shift, 0)``, ``Ĝ = G + σ_2·E`` with E symmetric
+    (:func:`symmetric_noise`) and ``b̂ = b + σ_3·Z'``.
+
+    Parameters
+    ----------
+    gram : numpy.ndarray, shape (q, q)
+        ``(1/n) Σ x̃_i x̃_iᵀ``.
+    target : numpy.ndarray, shape (q, d)
+        ``(1/n) Σ x̃_i ỹ_iᵀ``.
+    cal : AdasspCalibration
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    lam_private : float
+    gram_private : numpy.ndarray, shape (q, q)
+    target_private : numpy.ndarray, shape (q, d)
+
+    Examples
+    --------
+    >>> cal = adassp_calibration(1.0, 1e-6, n=100, q=2, x_norm_max=1.0, y_norm_max=0.5)
+    >>> lam, gram, target = perturbed_statistics(np.eye(2), np.ones((2, 1)), cal, np.random.default_rng(0))
+    >>> bool(np.array_equal(gram, gram.T)), target.shape
+    (True, (2, 1))
+    """
+    lam_min = float(np.linalg.eigvalsh(gram)[0])
+    lam_private = max(lam_min + cal.sigmas[0] * float(rng.standard_normal()) - cal.shift, 0.0)
+    gram_private = gram + cal.sigmas[1] * symmetric_noise(gram.shape[0], rng)
+    target_private = target + cal.sigmas[2] * rng.standard_normal(target.shape)
+    return lam_private, gram_private, target_private
+
+
 def adassp_release(gram, target, cal: AdasspCalibration, rng):
-    """The private part of AdaSSP: ``(θ, λ)`` from the exact moments of the normalised records.
+    """The private part of AdaSSP: ``(θ, λ)`` from the exact moments of the normalised records
+    (:func:`perturbed_statistics`, then post-processing).
 
     Parameters
     ----------
@@ -132,9 +182,9 @@ def adassp_release(gram, target, cal: AdasspCalibration, rng):
     Returns
     -------
     theta : numpy.ndarray, shape (q, d)
-        ``(Ĝ + λI)⁻¹ b̂`` (least-squares solution if the matrix is singular: nothing raises).
+        ``(Ĝ + λI)⁻¹ b̂`` (the least-squares solution if the matrix is singular: nothing raises).
     ridge : float
-        The ridge λ, post-processing of the private λ̃_min (publishable).
+        The ridge ``λ = max(0, η − λ̃_min)``, post-processing of λ̃_min (publishable).
 
     Examples
     --------
@@ -144,11 +194,8 @@ def adassp_release(gram, target, cal: AdasspCalibration, rng):
     >>> np.round(theta.ravel(), 3), ridge
     (array([0.2, 0.3]), 0.0)
     """
-    q = gram.shape[0]
-    lam_min = float(np.linalg.eigvalsh(gram)[0])
-    lam_private = max(lam_min + cal.sigmas[0] * float(rng.standard_normal()) - cal.shift, 0.0)
+    lam_private, gram_private, target_private = perturbed_statistics(gram, target, cal, rng)
     ridge = max(0.0, cal.eta - lam_private)
-    gram_private = gram + cal.sigmas[1] * symmetric_noise(q, rng)
-    target_private = target + cal.sigmas[2] * rng.standard_normal(target.shape)
+    q = gram.shape[0]
     theta = np.linalg.lstsq(gram_private + ridge * np.eye(q), target_private, rcond=None)[0]
     return theta, ridge

@@ -93,6 +93,24 @@ def timing(python, repeats=41):
     print(line)
 
 
+def markdown_table(results) -> str:
+    """``results[(dataset, ε)] = (OLS, KNG, AdaSSP, diffprivlib, Opacus)`` test MSEs as the README's
+    table: ratios to OLS (MSE in brackets), the best private ratio of each row in bold."""
+    names = {"randhie": "RAND", "fair": "Fair", "diabetes": "diabetes"}
+    lines = [
+        "| dataset | ε | OLS MSE | geodp KNG | geodp AdaSSP (δ = 1e-6) | diffprivlib | Opacus (δ = 1e-5) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (name, eps), (base, *cells) in results.items():
+        best = min(c for c in cells if c is not None)
+        text = [
+            "—" if c is None else (f"**{c / base:.3g}**" if c == best else f"{c / base:.3g}") + f" ({c:.4g})"
+            for c in cells
+        ]
+        lines.append(f"| {names.get(name, name)} | {eps:g} | {base:.4g} | " + " | ".join(text) + " |")
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--releases", type=int, default=50)
@@ -154,6 +172,8 @@ def main():
                 f"{acc:.2g}",
                 flush=True,
             )
+    print("\nas a markdown table (benchmarks/README.md):\n")
+    print(markdown_table(results))
     print()
     timing(python)
     print("\ntargets (the two large sets):")

@@ -108,11 +108,22 @@ print(json.dumps(out))
 """
 
 
+def _imports(python: Path, modules: str) -> bool:
+    return subprocess.run([str(python), "-c", f"import {modules}"], capture_output=True).returncode == 0
+
+
+def _pip_install(python: Path, packages: list, log: Path) -> bool:
+    with open(log, "w") as f:
+        done = subprocess.run([str(python), "-m", "pip", "install", *packages], stdout=f, stderr=subprocess.STDOUT)
+    return done.returncode == 0
+
+
 def ensure_venv(opacus: bool) -> tuple[Path | None, bool]:
     """The cached virtualenv with diffprivlib (and Opacus if it installs): ``(python, has_opacus)``,
     ``python`` None when diffprivlib could not be installed (no network, no wheel). Creates it
-    on first use under ``$GEODP_BENCH_CACHE`` (default ``~/.cache/geodp-bench``) with pip, and
-    says on stdout what it installs and what it had to skip.
+    on first use under ``$GEODP_BENCH_CACHE`` (default ``~/.cache/geodp-bench``) with pip (and
+    tries again on the next call if pip failed), and says on stdout what it installs and what it
+    had to skip.
 
     Examples
     --------
@@ -126,26 +137,19 @@ def ensure_venv(opacus: bool) -> tuple[Path | None, bool]:
         if subprocess.run([sys.executable, "-m", "venv", str(VENV)]).returncode != 0:
             print("  could not create the virtualenv: diffprivlib and Opacus are skipped")
             return None, False
+    if not _imports(python, "diffprivlib, statsmodels"):
+        print("installing scikit-learn<1.9, diffprivlib and statsmodels in that virtualenv ...", flush=True)
         log = CACHE / "pip.log"
-        with open(log, "w") as f:
-            done = subprocess.run(
-                [str(python), "-m", "pip", "install", "scikit-learn<1.9", "diffprivlib", "statsmodels"],
-                stdout=f,
-                stderr=subprocess.STDOUT,
-            )
-        if done.returncode != 0:
+        if not _pip_install(python, ["scikit-learn<1.9", "diffprivlib", "statsmodels"], log):
             print(f"  pip could not install diffprivlib (no network? see {log}): diffprivlib and Opacus are skipped")
             return None, False
-    has_opacus = subprocess.run([str(python), "-c", "import opacus, torch"], capture_output=True).returncode == 0
+    has_opacus = _imports(python, "opacus, torch")
     if opacus and not has_opacus:
         print("installing torch==2.13.0 and opacus in that virtualenv (first use only) ...", flush=True)
-        with open(CACHE / "pip-opacus.log", "w") as f:
-            done = subprocess.run(
-                [str(python), "-m", "pip", "install", "torch==2.13.0", "opacus"], stdout=f, stderr=subprocess.STDOUT
-            )
-        has_opacus = done.returncode == 0
+        log = CACHE / "pip-opacus.log"
+        has_opacus = _pip_install(python, ["torch==2.13.0", "opacus"], log)
         if not has_opacus:
-            print(f"  pip could not install torch==2.13.0 + opacus (see {CACHE / 'pip-opacus.log'}); Opacus is skipped")
+            print(f"  pip could not install torch==2.13.0 + opacus (no network? see {log}): Opacus is skipped")
     print(f"diffprivlib{' and Opacus' if has_opacus and opacus else ''} run in {VENV} through a subprocess", flush=True)
     return python, has_opacus and opacus
 

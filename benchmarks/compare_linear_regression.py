@@ -93,6 +93,11 @@ def timing(python, repeats=41):
     print(line)
 
 
+def _ratio_text(ratio: float, best: bool) -> str:
+    text = f"{ratio:.3f}" if ratio < 100 else f"{ratio:.2g}"
+    return f"**{text}**" if best else text
+
+
 def markdown_table(results) -> str:
     """``results[(dataset, ε)] = (OLS, KNG, AdaSSP, diffprivlib, Opacus)`` test MSEs as the README's
     table: ratios to OLS (MSE in brackets), the best private ratio of each row in bold."""
@@ -103,10 +108,7 @@ def markdown_table(results) -> str:
     ]
     for (name, eps), (base, *cells) in results.items():
         best = min(c for c in cells if c is not None)
-        text = [
-            "—" if c is None else (f"**{c / base:.3g}**" if c == best else f"{c / base:.3g}") + f" ({c:.4g})"
-            for c in cells
-        ]
+        text = ["—" if c is None else f"{_ratio_text(c / base, c == best)} ({c:.4g})" for c in cells]
         lines.append(f"| {names.get(name, name)} | {eps:g} | {base:.4g} | " + " | ".join(text) + " |")
     return "\n".join(lines)
 

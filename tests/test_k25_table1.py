@@ -33,6 +33,7 @@ def test_without_the_virtualenv_the_table_says_not_run_and_runs_the_rest(offline
     rows = {row.setting: row for row in result.rows}
     assert rows["Table 1, IBM diffprivlib (ε = 2)"].ours.startswith("not run: its virtualenv could not be installed")
     assert rows["Table 1, Opacus DP-SGD (δ = 1e-5) (ε = 2)"].ours.startswith("not run")
+    assert rows["Table 1, IBM diffprivlib (ε = 2)"].note == "only K25's published value"
     kng = rows["Table 1, geodp KNG (DPGR, Euclidean) (ε = 2)"]
     assert kng.ours.count("×") == 3 and kng.published == "0.954 (1.093× OLS)"
     assert rows["Table 1, geodp AdaSSP (δ = 1e-6) (ε = 2)"].published == "— (not in K25)"

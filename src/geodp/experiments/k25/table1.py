@@ -147,6 +147,8 @@ def table1_rows(data, skipped: dict) -> list[Row]:
             "test MSE of OLS on the unclipped training data; ours on RAND/Fair/diabetes, K25's on Wine Quality"
             if method == OLS
             else f"median over {n_rel} releases, as a ratio to OLS (MSE in brackets)"
+            if n_rel
+            else "only K25's published value"
         )
         rows.append(
             Row(

@@ -141,7 +141,9 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
     finish is finished by a Metropolis–Hastings chain of fixed length, so the report says
     ``exact: False`` and DP holds approximately. Nothing can fail after the charge except an
     invalid record under ``on_invalid="raise"``; the running time depends on the data (a
-    timing channel bounded by the public work).
+    timing channel bounded by the public work). With ``mechanism="adassp"`` the release is
+    (ε, δ)-DP and exactly μ-GDP instead, from three Gaussian releases of the same normalised
+    moments (docs/math.md §9.2); its draws are exact at every n·ε and it has no parameter domain.
 
     Examples
     --------

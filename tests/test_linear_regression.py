@@ -41,7 +41,15 @@ def test_clone_get_params_and_pipeline():
     model = PrivateLinearRegression(epsilon=2.0, random_state=0, **BOUNDS)
     params = model.get_params()
     assert params == dict(
-        epsilon=2.0, fit_intercept=True, copy_X=True, on_invalid="raise", accountant=None, random_state=0, **BOUNDS
+        epsilon=2.0,
+        fit_intercept=True,
+        copy_X=True,
+        on_invalid="raise",
+        accountant=None,
+        random_state=0,
+        mechanism="kng",
+        delta=None,
+        **BOUNDS,
     )
     twin = clone(model)
     assert twin.get_params() == params and twin is not model

@@ -133,10 +133,11 @@ def test_docs_tables_are_the_quick_run_of_this_code():
 
 
 def test_items_sharing_a_run_draw_their_own_figures(monkeypatch):
-    # k25-fig3 and k25-table1 were byte copies of k25-fig2 and k25-fig4 (issue 21, item 9).
+    # k25-fig3 was a byte copy of k25-fig2 (issue 21, item 9); k25-table1 has its own run now
+    # (tests/test_k25_table1.py).
     import numpy as np
 
-    from geodp.experiments.k25 import euclidean, sphere_figures
+    from geodp.experiments.k25 import sphere_figures
     from geodp.experiments.k25.setting import AS_PUBLISHED, SOUND
 
     rng = np.random.default_rng(0)
@@ -153,18 +154,6 @@ def test_items_sharing_a_run_draw_their_own_figures(monkeypatch):
     assert len(titles3) == 1 and "Fig. 3" in titles3[0]
     legend3 = [t.get_text() for t in fig3.figure.axes[0].get_legend().get_texts()]
     assert any("published" in t and "0.11" in t for t in legend3)
-
-    table = [
-        dict(feature=f, method=m, repetition=0, mse=float(rng.uniform(0.5, 2)))
-        for f in euclidean.FEATURES
-        for m in euclidean.METHODS
-    ]
-    monkeypatch.setattr(euclidean, "_draws", lambda *a: (table, None, None, None, None))
-    result = euclidean.run_table1(5, None, None)
-    (ax,) = result.figure.axes
-    assert "Table 1" in ax.get_title()
-    heights = [round(p.get_height(), 3) for p in ax.patches]
-    assert 7.856 in heights and 0.954 in heights  # K25's published MSEs are drawn
 
 
 def test_mdm_docs_tables_are_the_quick_run_of_this_code():

@@ -1,4 +1,5 @@
-"""``PrivateLinearRegression``: least squares released by the exact K-norm gradient mechanism."""
+"""``PrivateLinearRegression``: least squares released by the exact K-norm gradient mechanism
+(ε-DP) or by AdaSSP's perturbed sufficient statistics ((ε, δ)-DP)."""
 
 from __future__ import annotations
 
@@ -21,14 +22,15 @@ from geodp.errors import (
     PrivacyLeakWarning,
 )
 from geodp.mechanisms.base import Guarantee, sampler_construction
+from geodp.models.adassp import RIDGE_FAILURE, adassp_calibration, adassp_release
 from geodp.models.record_passes import check_dask_records, combine_moments, moment_parts, record_pass, rows_per_block
 from geodp.models.report import PrivacyReport, RegressionDiagnostics, regression_diagnostics, with_timing_policy
 from geodp.records import is_dask
 from geodp.release import ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline
 from geodp.secure import is_secure
-from geodp.validation import as_generator, as_real_array, check_epsilon, check_finite_array
+from geodp.validation import as_generator, as_real_array, check_delta, check_epsilon, check_finite_array
 
-__all__ = ["PrivateLinearRegression", "DOMAIN_FACTOR"]
+__all__ = ["PrivateLinearRegression", "DOMAIN_FACTOR", "MECHANISMS"]
 
 #: The parameter domain holds the coefficients whose every prediction over the public box of X
 #: lies in the public response range widened by this factor about its midpoint. Chosen by
@@ -37,6 +39,7 @@ __all__ = ["PrivateLinearRegression", "DOMAIN_FACTOR"]
 #: ran out of proposals on Fair at ε ≤ 1; 1.1 gave the lowest MSE (1–2% below 1.25) but
 #: acceptance down to 8e-6; 1.5 and 2 cost up to 7% and 30% more MSE at ε = 0.5.
 DOMAIN_FACTOR = 1.25
+MECHANISMS = ("kng", "adassp")
 _FITTED = (
     "coef_",
     "intercept_",
@@ -87,6 +90,15 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         is a different class: use geodp's.)
     random_state : None, int or numpy.random.Generator
         ``None`` draws fresh OS entropy (use this in production).
+    mechanism : {"kng", "adassp"}, default "kng"
+        ``"kng"``: the exact K-norm gradient release above (ε-DP). ``"adassp"``: AdaSSP (Wang
+        2018, Alg. 2; :mod:`geodp.models.adassp`): Gaussian noise on λ_min of the Gram matrix, on
+        the Gram matrix and on the cross products of the same clipped, normalised records, then
+        ridge regression with a ridge chosen from the noisy λ_min; (ε, δ)-DP, exactly μ-GDP. Not a
+        diffprivlib argument.
+    delta : float or None, default None
+        δ of ``mechanism="adassp"``, in (0, 1) (e.g. 1e-6, well below 1/n); it must be None
+        with ``"kng"``, which is pure ε-DP.
     timing_safe : bool or float, default False
         Pad the private part of ``fit`` to a public deadline (seconds, or ``True``: calibrated
         on public stand-in records inside the public bounds), in ``timing_deadline_``; see
@@ -99,9 +111,10 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         0.0 when ``fit_intercept=False``.
     n_features_in_ : int
     sensitivity_ : float
-        Δ, the replace-one sensitivity of the gradient in the normalised units.
+        Δ, the replace-one sensitivity of the gradient in the normalised units (AdaSSP: the
+        largest of its three releases', all in ``privacy_report_.to_dict()``).
     scale_ : float
-        σ = 2Δ/ε.
+        σ = 2Δ/ε (AdaSSP: the largest of its three noise scales).
     privacy_report_ : PrivacyReport
         The **publishable** guarantee. Nothing in it is computed from the private data.
     curator_diagnostics_ : RegressionDiagnostics
@@ -142,7 +155,9 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
     finish is finished by a Metropolis–Hastings chain of fixed length, so the report says
     ``exact: False`` and DP holds approximately. Nothing can fail after the charge except an
     invalid record under ``on_invalid="raise"``; the running time depends on the data (a
-    timing channel bounded by the public work).
+    timing channel bounded by the public work). With ``mechanism="adassp"`` the release is
+    (ε, δ)-DP and exactly μ-GDP instead, from three Gaussian releases of the same normalised
+    moments (docs/math.md §9.2); its draws are exact at every n·ε and it has no parameter domain.
 
     Examples
     --------
@@ -183,8 +198,12 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         accountant=None,
         random_state=None,
         timing_safe=False,
+        mechanism="kng",
+        delta=None,
     ):
         self.epsilon = epsilon
+        self.mechanism = mechanism
+        self.delta = delta
         self.on_invalid = on_invalid
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
@@ -306,6 +325,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             raise InvalidParameterError(f"on_invalid must be 'raise' or 'center', got {self.on_invalid!r}.")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise InvalidTypeError(f"fit_intercept must be a bool, got {type(self.fit_intercept).__name__}.")
+        delta = self._check_mechanism()
         check_accountant(self.accountant)
         as_generator(self.random_state)  # a bad random_state is refused before the charge
         if X.ndim != 2:
@@ -352,15 +372,16 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             self.fit_intercept,
             n,
             epsilon,
+            delta,
         )
-        route = facts["route"]
-        if not route.exact:
-            notices.append((ApproximateSamplerWarning, approximate_route_notice(n * epsilon, route)))
+        if not facts["exact"]:
+            notices.append((ApproximateSamplerWarning, approximate_route_notice(n * epsilon, facts["route"])))
         facts |= {
             "n": n,
             "m": m,
             "d": d,
             "epsilon": epsilon,
+            "delta": delta,
             "leaked": leaked,
             "bounds_X": bounds_X,
             "bounds_y": bounds_y,
@@ -369,15 +390,32 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             estimator=type(self).__name__,
             n_samples=n,
             epsilon=epsilon,
-            delta=0.0,
+            delta=delta,
             sensitivity=facts["sensitivity"],
             scale=facts["scale"],
-            exact=route.exact,
-            sampler=route.sampler,
+            exact=facts["exact"],
+            sampler=facts["sampler"],
             report=with_timing_policy(self._report_from(facts), self.timing_safe),
             notices=tuple(notices),
             facts=facts,
         )
+
+    def _check_mechanism(self) -> float:
+        """δ to charge (0.0 for KNG), after checking ``mechanism`` and ``delta`` (public)."""
+        if not isinstance(self.mechanism, str) or self.mechanism not in MECHANISMS:
+            raise InvalidParameterError(f"mechanism must be one of {MECHANISMS}, got {self.mechanism!r}.")
+        if self.mechanism == "kng":
+            if self.delta is not None:
+                raise InvalidParameterError(
+                    f"delta must be None with mechanism='kng' (pure epsilon-DP), got {self.delta!r}; "
+                    "delta is for mechanism='adassp'."
+                )
+            return 0.0
+        if self.delta is None:
+            raise InvalidParameterError(
+                "mechanism='adassp' is (epsilon, delta)-DP: pass delta in (0, 1), e.g. 1e-6 (well below 1/n)."
+            )
+        return check_delta(self.delta, allow_zero=False)
 
     def _private_release(self, X, y, plan, rng):
         """Everything that touches the private records: one pass over them (two if the bounds
@@ -399,13 +437,17 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 bounds_y = _data_bounds([e[3] for e in extremes], [e[4] for e in extremes], d)
         x_lo, x_hi = bounds_X
         y_lo, y_hi = bounds_y
-        facts = _release_facts(x_lo, x_hi, y_lo, y_hi, self.fit_intercept, n, plan.epsilon)
+        facts = _release_facts(x_lo, x_hi, y_lo, y_hi, self.fit_intercept, n, plan.epsilon, plan.delta)
         args = (facts["to_design"], facts["to_response"], bounds_X, bounds_y, refuse)
         results = record_pass(_moment_part, [X, y], args, rows=rows)
         n_invalid, n_clipped_x, n_clipped_y = (int(c) for c in sum(r[1] for r in results))
         if refuse and n_invalid:  # one text, whichever record holds it
             _raise_invalid()
         gram, target = combine_moments([r[0] for r in results], n, q, d)
+        facts |= {"bounds_X": bounds_X, "bounds_y": bounds_y}
+        if "calibration" in facts:  # AdaSSP
+            theta, _ = adassp_release(gram, target, facts["calibration"], rng)
+            return theta, facts, regression_diagnostics(n_clipped_x, n_clipped_y, {})
         law = AffineKNG(
             gram, target, facts["scale"], in_domain=facts["in_domain"], gradient_bound=_gradient_bound(facts)
         )
@@ -417,7 +459,6 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 stacklevel=2,
             )
         theta = law.sample(rng=rng)
-        facts |= {"bounds_X": bounds_X, "bounds_y": bounds_y}
         diagnostics = regression_diagnostics(
             n_clipped_x,
             n_clipped_y,
@@ -430,7 +471,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         return theta, facts, diagnostics
 
     def _report_from(self, facts) -> PrivacyReport:
-        n, m, d, epsilon, leaked = facts["n"], facts["m"], facts["d"], facts["epsilon"], facts["leaked"]
+        n, m, d, leaked = facts["n"], facts["m"], facts["d"], facts["leaked"]
         bounds_X, bounds_y = facts["bounds_X"], facts["bounds_y"]
         q = m + 1 if self.fit_intercept else m
         normalisation = (
@@ -438,33 +479,9 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             if self.fit_intercept
             else "covariates divided by max(|lower|, |upper|) of their bounds (no intercept)"
         )
-        guarantee = Guarantee(
-            mechanism="K-norm gradient (Reimherr & Awan 2019; S22) on the least-squares gradient",
-            epsilon=epsilon,
-            delta=0.0,
-            sensitivity=facts["sensitivity"],
-            metric=(
-                f"Frobenius norm of the gradient in normalised units ({normalisation}; each "
-                "response divided by the width of its bounds)"
-            ),
-            scale=facts["scale"],
-            scale_rule="σ = 2Δ/ε (KNG's normaliser depends on the data)",
-            space=f"R^({q}×{d}) (coefficients{' and intercept' if self.fit_intercept else ''})",
-            sampler=facts["route"].sampler,
-            exact=facts["route"].exact,
-            **sampler_construction(
-                self.random_state, "the KNG law of the least-squares gradient has no exact lattice sampler in geodp"
-            ),
-            support=(
-                "public polytope: every prediction over the public box of X lies in the response "
-                f"bounds widened by the factor {DOMAIN_FACTOR!r} about their midpoint"
-            ),
-            assumptions=(
-                "records clipped into bounds_X and bounds_y (a per-record, public map)",
-                f"residuals bounded on the whole domain by tau = {facts['tau'].tolist()!r} (normalised units)",
-                f"max ‖x̃‖ over the box = {facts['x_norm_max']!r}; Δ = 2·max‖x̃‖·‖tau‖/n",
-                "the sampler ends within public work on every dataset; its running time depends on the data",
-            ),
+        space = f"R^({q}×{d}) (coefficients{' and intercept' if self.fit_intercept else ''})"
+        guarantee = (_adassp_guarantee if "calibration" in facts else _kng_guarantee)(
+            facts, normalisation, space, self.random_state
         )
         extra = []
         if leaked:
@@ -492,7 +509,8 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             "n_targets": d,
             "fit_intercept": bool(self.fit_intercept),
             "on_invalid": self.on_invalid,
-            "domain_factor": DOMAIN_FACTOR,
+            "release_mechanism": self.mechanism,
+            "domain_factor": DOMAIN_FACTOR if "calibration" not in facts else None,
             "bounds_X": None if leaked else [bounds_X[0].tolist(), bounds_X[1].tolist()],
             "bounds_y": None if leaked else [bounds_y[0].tolist(), bounds_y[1].tolist()],
             "differentially_private": not leaked,
@@ -536,17 +554,112 @@ def _refuse_weights(sample_weight) -> None:
         )
 
 
-def _release_facts(x_lo, x_hi, y_lo, y_hi, fit_intercept: bool, n: int, epsilon: float) -> dict:
-    """The public facts of a release from the bounds: the normalisation, Δ, σ = 2Δ/ε and the
-    sampler's route (:func:`~geodp.distributions.affine_kng.affine_kng_route`)."""
+def _release_facts(x_lo, x_hi, y_lo, y_hi, fit_intercept: bool, n: int, epsilon: float, delta: float) -> dict:
+    """The public facts of a release from the bounds: the normalisation, Δ and σ. KNG (δ = 0):
+    σ = 2Δ/ε and the sampler's route (:func:`~geodp.distributions.affine_kng.affine_kng_route`);
+    AdaSSP (δ > 0): its calibration (:func:`~geodp.models.adassp.adassp_calibration`)."""
     facts = _normalisation(x_lo, x_hi, y_lo, y_hi, fit_intercept)
+    if delta > 0.0:
+        cal = adassp_calibration(
+            epsilon,
+            delta,
+            n=n,
+            q=len(x_lo) + int(fit_intercept),
+            x_norm_max=facts["x_norm_max"],
+            y_norm_max=facts["y_norm_max"],
+        )
+        return facts | {
+            "sensitivity": max(cal.sensitivities),
+            "scale": max(cal.sigmas),
+            "calibration": cal,
+            "exact": True,
+            "sampler": ADASSP_SAMPLER,
+        }
     sensitivity = 2.0 * facts["x_norm_max"] * float(np.linalg.norm(facts["tau"])) / n
     scale = 2.0 * sensitivity / epsilon
+    route = affine_kng_route(scale, _gradient_bound(facts))
     return facts | {
         "sensitivity": sensitivity,
         "scale": scale,
-        "route": affine_kng_route(scale, _gradient_bound(facts)),
+        "route": route,
+        "exact": route.exact,
+        "sampler": route.sampler,
     }
+
+
+ADASSP_SAMPLER = (
+    "exact Gaussian draws (numpy): one for λ_min of the Gram matrix, a symmetric matrix for the Gram "
+    "matrix, a matrix for the cross products"
+)
+
+
+def _kng_guarantee(facts, normalisation: str, space: str, random_state) -> Guarantee:
+    return Guarantee(
+        mechanism="K-norm gradient (Reimherr & Awan 2019; S22) on the least-squares gradient",
+        epsilon=facts["epsilon"],
+        delta=0.0,
+        sensitivity=facts["sensitivity"],
+        metric=(
+            f"Frobenius norm of the gradient in normalised units ({normalisation}; each "
+            "response divided by the width of its bounds)"
+        ),
+        scale=facts["scale"],
+        scale_rule="σ = 2Δ/ε (KNG's normaliser depends on the data)",
+        space=space,
+        sampler=facts["route"].sampler,
+        exact=facts["route"].exact,
+        **sampler_construction(
+            random_state, "the KNG law of the least-squares gradient has no exact lattice sampler in geodp"
+        ),
+        support=(
+            "public polytope: every prediction over the public box of X lies in the response "
+            f"bounds widened by the factor {DOMAIN_FACTOR!r} about their midpoint"
+        ),
+        assumptions=(
+            "records clipped into bounds_X and bounds_y (a per-record, public map)",
+            f"residuals bounded on the whole domain by tau = {facts['tau'].tolist()!r} (normalised units)",
+            f"max ‖x̃‖ over the box = {facts['x_norm_max']!r}; Δ = 2·max‖x̃‖·‖tau‖/n",
+            "the sampler ends within public work on every dataset; its running time depends on the data",
+        ),
+    )
+
+
+def _adassp_guarantee(facts, normalisation: str, space: str, random_state) -> Guarantee:
+    cal = facts["calibration"]
+    (d_lam, d_gram, d_target), (s_lam, s_gram, s_target) = cal.sensitivities, cal.sigmas
+    return Guarantee(
+        mechanism=(
+            "AdaSSP (Wang 2018, Alg. 2): Gaussian noise on λ_min(G), on G = (1/n) Σ x̃x̃ᵀ and on "
+            "b = (1/n) Σ x̃ỹᵀ, then (Ĝ + λI)⁻¹ b̂ with the ridge λ from the noisy λ_min"
+        ),
+        epsilon=cal.epsilon,
+        delta=cal.delta,
+        sensitivity=facts["sensitivity"],
+        metric=(
+            f"the largest of three: |·| of λ_min(G), Frobenius norm of G and of b, in normalised units "
+            f"({normalisation}; each response divided by the width of its bounds)"
+        ),
+        scale=facts["scale"],
+        scale_rule=(
+            "σ_k = √3·Δ_k/μ for each of the three releases, μ the largest GDP parameter whose privacy "
+            "curve meets (ε, δ) (Balle & Wang 2018): each release is (μ/√3)-GDP, together exactly μ-GDP "
+            "(Dong, Roth & Su 2022)"
+        ),
+        space=space,
+        sampler=ADASSP_SAMPLER,
+        exact=True,
+        **sampler_construction(random_state, "AdaSSP's Gaussian noise is drawn in floating point"),
+        gdp_mu=cal.mu,
+        assumptions=(
+            "records clipped into bounds_X and bounds_y (a per-record, public map)",
+            f"max ‖x̃‖ over the box B = {facts['x_norm_max']!r}, max ‖ỹ‖ Y = {facts['y_norm_max']!r}",
+            f"λ_min(G): Δ = B²/n = {d_lam!r}, σ = {s_lam!r}, shifted down by {cal.shift!r}",
+            f"G: Δ = √2·B²/n = {d_gram!r} (Frobenius), σ = {s_gram!r} per coordinate of the "
+            "Frobenius-isometric parametrisation (diagonal σ, off-diagonal σ/√2)",
+            f"b: Δ = 2·B·Y/n = {d_target!r} (Frobenius), σ = {s_target!r}",
+            f"ridge λ = max(0, η − λ̃_min) with η = {cal.eta!r} (ρ = {RIDGE_FAILURE}): post-processing",
+        ),
+    )
 
 
 def _gradient_bound(facts) -> float:
@@ -685,6 +798,7 @@ def _normalisation(x_lo, x_hi, y_lo, y_hi, fit_intercept: bool) -> dict:
         weights = np.concatenate([[1.0], np.full(m, 0.5)])
         radius = np.full(len(y_lo), 0.5 * DOMAIN_FACTOR)
         tau = radius + 0.5
+        y_norm_max = 0.5 * math.sqrt(len(y_lo))
         x_norm_max = math.sqrt(1.0 + m / 4.0)
     else:
         x_shift, x_div = np.zeros(m), np.maximum(np.abs(x_lo), np.abs(x_hi))
@@ -693,6 +807,7 @@ def _normalisation(x_lo, x_hi, y_lo, y_hi, fit_intercept: bool) -> dict:
         largest = np.maximum(np.abs(y_lo), np.abs(y_hi)) / y_width
         radius = DOMAIN_FACTOR * largest
         tau = radius + largest
+        y_norm_max = float(np.linalg.norm(largest))
         x_norm_max = math.sqrt(float(m))
     domain = CrossPolytopeDomain(weights, np.zeros((len(weights), len(y_lo))), radius)
 
@@ -720,4 +835,5 @@ def _normalisation(x_lo, x_hi, y_lo, y_hi, fit_intercept: bool) -> dict:
         to_original=to_original,
         tau=tau,
         x_norm_max=x_norm_max,
+        y_norm_max=y_norm_max,
     )

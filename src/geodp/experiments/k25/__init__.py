@@ -14,9 +14,10 @@ are drawn beside the sound release, compared at ``x = 0`` as in K25.
 
 from __future__ import annotations
 
-from geodp.experiments.k25.euclidean import run_fig4, run_table1
+from geodp.experiments.k25.euclidean import run_fig4
 from geodp.experiments.k25.sensitivity_ratios import run_fig5
 from geodp.experiments.k25.sphere_figures import run_fig1, run_fig2, run_fig3, run_fig6
+from geodp.experiments.k25.table1 import run_table1
 from geodp.experiments.reproduce import Reproduction
 
 __all__ = ["REPRODUCTIONS"]
@@ -64,9 +65,7 @@ REPRODUCTIONS = (
         "partial",
         (5, 50),
         run_fig4,
-        "Wine Quality is not offline: scikit-learn's diabetes data (first 100 rows, 4 features) stand in; "
-        "the same run as k25-table1",
-        stream="k25-table1",
+        "Wine Quality is not offline: scikit-learn's diabetes data (first 100 rows, 4 features) stand in",
     ),
     Reproduction(
         "k25-fig5",
@@ -101,11 +100,11 @@ REPRODUCTIONS = (
         "k25-table1",
         "K25",
         "Table 1: MSE of non-DP LR, DPGR, diffprivlib, Opacus (ε = 2)",
-        "partial",
+        "stand-in data",
         (5, 50),
         run_table1,
-        "Wine Quality is not offline (diabetes stands in); diffprivlib and Opacus need their own environment: "
-        "benchmarks/compare_linear_regression.py runs them on other data",
-        stream="k25-table1",
+        "Wine Quality is not offline: RAND, Fair and diabetes stand in (ratios to OLS); diffprivlib and Opacus "
+        "run in their own virtualenv (pip on first use; without network their rows say not run); AdaSSP as a "
+        "fifth column",
     ),
 )

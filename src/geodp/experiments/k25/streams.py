@@ -1,4 +1,4 @@
-"""One computation for the K25 items that share a random stream (k25-fig2/fig3, k25-fig4/table1)."""
+"""One computation for the K25 items that share a random stream (k25-fig2/fig3)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ _MEMO: dict = {}
 
 
 def shared_stream(draw):
-    """Items drawn by one run share a random stream (k25-fig2/fig3, k25-fig4/table1): within one
+    """Items drawn by one run share a random stream (k25-fig2/fig3): within one
     process the second reads the first's result (keyed by the generator's starting state)."""
 
     def run(repetitions, rng, progress):

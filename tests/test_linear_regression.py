@@ -49,6 +49,7 @@ def test_clone_get_params_and_pipeline():
         random_state=0,
         mechanism="kng",
         delta=None,
+        timing_safe=False,
         **BOUNDS,
     )
     twin = clone(model)

@@ -16,9 +16,10 @@ take them from a codebook; all methods share them, so the comparison is fair.
 diffprivlib needs scikit-learn < 1.9, and this project runs on 1.9: the script creates a
 virtualenv on first use under ``~/.cache/geodp-bench/`` (``scikit-learn<1.9 diffprivlib
 statsmodels``, then ``torch==2.13.0 opacus`` if pip can install them) and runs diffprivlib and
-Opacus there through a subprocess (:mod:`geodp.experiments.external_baselines`). Opacus releases
-are (ε, δ)-DP with δ = 1e-5 and geodp's AdaSSP with δ = 1e-6, weaker guarantees than the pure ε-DP
-of geodp's default (KNG) and diffprivlib.
+Opacus there, each method in one subprocess for all datasets, running while geodp fits
+(:mod:`geodp.experiments.external_baselines`). Opacus releases are (ε, δ)-DP with δ = 1e-5 and
+geodp's AdaSSP with δ = 1e-6, weaker guarantees than the pure ε-DP of geodp's default (KNG) and
+diffprivlib.
 
 Also times one private fit on synthetic data with n = 20,000 and m = 10 (geodp interleaved with
 scikit-learn's OLS in this process; diffprivlib in its own process).
@@ -29,6 +30,7 @@ Run: ``python benchmarks/compare_linear_regression.py [--releases 50] [--no-opac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 import warnings
 
@@ -42,6 +44,7 @@ from geodp.experiments.external_baselines import (
     public_bounds,
     run_worker,
     split,
+    start_worker,
 )
 from geodp.models.linear_regression import DOMAIN_FACTOR, PrivateLinearRegression
 
@@ -130,9 +133,8 @@ def main():
         f"{'dataset':9} | {'eps':>4} | {'OLS':>9} | {'geodp KNG':>17} | {'geodp AdaSSP':>17} | "
         f"{'diffprivlib':>21} | {'opacus (δ=1e-5)':>17} | KNG acc."
     )
-    print(header)
-    print("-" * len(header))
     results = {}
+    prepared = []
     for name in args.datasets.split(","):
         X, y = load(name)
         bounds_X, bounds_y = public_bounds(X, y)
@@ -148,23 +150,36 @@ def main():
             y_lo=bounds_y[0],
             y_hi=bounds_y[1],
         )
-        dpl = (
-            run_worker(python, arrays, dict(kind="diffprivlib", epsilons=EPSILONS, releases=args.releases))
-            if python
-            else {}
-        )
-        opa = (
-            run_worker(python, arrays, opacus_task(EPSILONS, args.releases, epochs=args.opacus_epochs))
-            if has_opacus
-            else {}
-        )
+        prepared.append((name, arrays, bounds_X, bounds_y, base))
+    # one worker process per external method for every dataset, running beside geodp's fits
+    workers = {}
+    if python:
+        task = dict(kind="diffprivlib", epsilons=EPSILONS, releases=args.releases)
+        workers["diffprivlib"] = start_worker(python, [(arrays, task) for _, arrays, *_ in prepared])
+    if has_opacus:
+        task = opacus_task(EPSILONS, args.releases, epochs=args.opacus_epochs)
+        workers["opacus"] = start_worker(python, [(arrays, task) for _, arrays, *_ in prepared])
+    with contextlib.ExitStack() as stack:
+        for worker in workers.values():
+            stack.callback(worker.close)
+        ours = {}
+        for name, arrays, bounds_X, bounds_y, _ in prepared:
+            data = tuple(arrays[k] for k in ("X_train", "y_train", "X_test", "y_test"))
+            for eps in EPSILONS:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    split_data = (*data, bounds_X, bounds_y, eps, args.releases)
+                    mses, acc = geodp_mses(*split_data)
+                    ada, _ = geodp_mses(*split_data, mechanism="adassp", delta=ADASSP_DELTA)
+                ours[(name, eps)] = (float(np.median(mses)), float(np.median(ada)), acc)
+        answers = {method: worker.result() for method, worker in workers.items()}
+    print(header)
+    print("-" * len(header))
+    for i, (name, *_, base) in enumerate(prepared):
+        dpl, opa = (answers[method][i] if method in answers else {} for method in ("diffprivlib", "opacus"))
         for eps in EPSILONS:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                split_data = (X_train, y_train, X_test, y_test, bounds_X, bounds_y, eps, args.releases)
-                mses, acc = geodp_mses(*split_data)
-                ada, _ = geodp_mses(*split_data, mechanism="adassp", delta=ADASSP_DELTA)
-            cells = [float(np.median(mses)), float(np.median(ada))]
+            kng, ada, acc = ours[(name, eps)]
+            cells = [kng, ada]
             cells.append(float(np.median(dpl[str(eps)])) if str(eps) in dpl else None)
             cells.append(float(np.median(opa[str(eps)])) if str(eps) in opa else None)
             results[(name, eps)] = (base, *cells)

@@ -23,7 +23,7 @@ def offline(monkeypatch):
     """The virtualenv could not be installed; the datasets are small synthetic stand-ins."""
     monkeypatch.setattr(external_baselines, "ensure_venv", lambda opacus: (None, False))
     monkeypatch.setattr(external_baselines, "load", _small_data)
-    monkeypatch.setattr(external_baselines, "run_worker", lambda *a: pytest.fail("no worker without a venv"))
+    monkeypatch.setattr(external_baselines, "start_worker", lambda *a: pytest.fail("no worker without a venv"))
 
 
 def test_without_the_virtualenv_the_table_says_not_run_and_runs_the_rest(offline, capsys):
@@ -44,26 +44,67 @@ def test_without_the_virtualenv_the_table_says_not_run_and_runs_the_rest(offline
     assert labels.count("not run") == 2 * 3  # diffprivlib and Opacus on each of the three datasets
 
 
+class _FakeWorker:
+    """What ``start_worker`` returns: an answer per job, 4 per release for diffprivlib, 2 for Opacus."""
+
+    def __init__(self, jobs):
+        self.jobs, self.closed = jobs, False
+
+    def result(self):
+        value = 4.0 if self.jobs[0][1]["kind"] == "diffprivlib" else 2.0
+        return [{str(task["epsilons"][0]): [value] * task["releases"]} for _, task in self.jobs]
+
+    def close(self):
+        self.closed = True
+
+
 def test_worker_answers_become_their_rows(monkeypatch):
     monkeypatch.setattr(external_baselines, "ensure_venv", lambda opacus: ("python", True))
     monkeypatch.setattr(external_baselines, "load", _small_data)
-    tasks = []
+    workers = []
 
-    def worker(python, arrays, task):
-        tasks.append(task)
-        assert set(arrays) >= {"X_train", "y_train", "X_test", "y_test", "x_lo", "x_hi", "y_lo", "y_hi"}
-        value = 4.0 if task["kind"] == "diffprivlib" else 2.0
-        return {str(task["epsilons"][0]): [value] * task["releases"]}
+    def start(python, jobs):
+        for arrays, _ in jobs:
+            assert set(arrays) >= {"X_train", "y_train", "X_test", "y_test", "x_lo", "x_hi", "y_lo", "y_hi"}
+        workers.append(_FakeWorker(jobs))
+        return workers[-1]
 
-    monkeypatch.setattr(external_baselines, "run_worker", worker)
+    monkeypatch.setattr(external_baselines, "start_worker", start)
     result = table1.run_table1(2, np.random.default_rng(0), lambda it, **kw: it)
-    assert [t["kind"] for t in tasks] == ["diffprivlib", "opacus"] * 3
+    # one worker per method, each with a job per dataset (torch is imported once, not per dataset)
+    assert [[t["kind"] for _, t in w.jobs] for w in workers] == [["diffprivlib"] * 3, ["opacus"] * 3]
+    tasks = [t for w in workers for _, t in w.jobs]
     assert all(t["epsilons"] == [2.0] and t["releases"] == 2 for t in tasks)
-    assert tasks[1]["delta"] == 1e-5
+    assert workers[1].jobs[0][1]["delta"] == 1e-5
+    assert [t["seed"] for _, t in workers[0].jobs] == [t["seed"] for _, t in workers[1].jobs]
+    assert len({t["seed"] for _, t in workers[0].jobs}) == 3  # a seed per dataset
+    assert all(w.closed for w in workers)
     ols = {d["dataset"]: d["mse"] for d in result.data if d["method"] == table1.OLS}
     rows = {row.setting: row for row in result.rows}
     want = "; ".join(f"{table1.LABELS[n]} {4.0 / ols[n]:.3f}× (4)" for n in table1.DATASETS)
     assert rows["Table 1, IBM diffprivlib (ε = 2)"].ours == want
+    assert [(d["dataset"], d["method"]) for d in result.data][:8] == [("randhie", table1.OLS)] + [
+        ("randhie", m) for m in (table1.KNG, table1.ADASSP) * 2 + (table1.DIFFPRIVLIB,) * 2 + (table1.OPACUS,)
+    ]
+
+
+def test_a_failing_worker_stops_the_other(monkeypatch):
+    monkeypatch.setattr(external_baselines, "ensure_venv", lambda opacus: ("python", True))
+    monkeypatch.setattr(external_baselines, "load", _small_data)
+    workers = []
+
+    class Failing(_FakeWorker):
+        def result(self):
+            raise RuntimeError("diffprivlib worker failed")
+
+    def start(python, jobs):
+        workers.append((Failing if not workers else _FakeWorker)(jobs))
+        return workers[-1]
+
+    monkeypatch.setattr(external_baselines, "start_worker", start)
+    with pytest.raises(RuntimeError, match="worker failed"):
+        table1.run_table1(1, np.random.default_rng(0), lambda it, **kw: it)
+    assert len(workers) == 2 and workers[1].closed
 
 
 def test_table_rows_use_medians_and_k25s_ratios():
@@ -79,3 +120,14 @@ def test_table_rows_use_medians_and_k25s_ratios():
 def test_the_registry_runs_the_new_table():
     item = get_reproduction("k25-table1")
     assert item.run is table1.run_table1 and item.status == "stand-in data"
+
+
+def test_one_worker_process_runs_every_job_on_its_own_arrays(tmp_path):
+    """The real subprocess, with this interpreter: a job of a kind the worker does not know answers {}
+    (the npz and the task list go through), and a failing job raises with the worker's stderr."""
+    import sys
+
+    jobs = [(dict(X_train=np.zeros((2, 1))), dict(kind="none")), (dict(y_train=np.ones(3)), dict(kind="none"))]
+    assert external_baselines.start_worker(sys.executable, jobs).result() == [{}, {}]
+    with pytest.raises(RuntimeError, match="diffprivlib worker failed"):
+        external_baselines.run_worker(sys.executable, {}, dict(kind="diffprivlib", epsilons=[1.0], releases=1))

@@ -4,10 +4,10 @@ k25-table1``).
 
 diffprivlib needs scikit-learn < 1.9 and Opacus a torch build, neither of which this project
 installs: :func:`ensure_venv` creates a virtualenv on first use (pip, so it needs the network or a
-local wheel cache), and :func:`run_worker` runs them there through a subprocess on arrays saved to
-a temporary file. Data: scikit-learn's diabetes data, and statsmodels' RAND health-insurance
-(``randhie``) and Fair affairs (``fair``) data (the ``compare`` extra). :func:`public_bounds` gives
-the bounds every method shares.
+local wheel cache), and :func:`start_worker` runs them there in one subprocess for a list of jobs
+(:func:`run_worker` for one), on arrays saved to a temporary file. Data: scikit-learn's diabetes
+data, and statsmodels' RAND health-insurance (``randhie``) and Fair affairs (``fair``) data (the
+``compare`` extra). :func:`public_bounds` gives the bounds every method shares.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ __all__ = [
     "public_bounds",
     "run_worker",
     "split",
+    "start_worker",
+    "Worker",
 ]
 
 CACHE = Path(os.environ.get("GEODP_BENCH_CACHE", Path.home() / ".cache" / "geodp-bench"))
@@ -42,74 +44,90 @@ WORKER = r"""
 import json, sys, time, warnings
 import numpy as np
 warnings.simplefilter("ignore")
-data = np.load(sys.argv[1])
-task = json.loads(sys.argv[2])
-out = {}
-if task["kind"] == "diffprivlib":
-    from diffprivlib.models import LinearRegression
-    bX = (data["x_lo"], data["x_hi"]); by = (float(data["y_lo"]), float(data["y_hi"]))
-    for eps in task["epsilons"]:
-        mses = []
-        for r in range(task["releases"]):
-            m = LinearRegression(epsilon=eps, bounds_X=bX, bounds_y=by, random_state=task.get("seed", 1000) + r)
-            m.fit(data["X_train"], data["y_train"])
-            mses.append(float(np.mean((m.predict(data["X_test"]) - data["y_test"]) ** 2)))
-        out[str(eps)] = mses
-elif task["kind"] == "diffprivlib-time":
-    from diffprivlib.models import LinearRegression
-    bX = (data["x_lo"], data["x_hi"]); by = (float(data["y_lo"]), float(data["y_hi"]))
-    times = []
-    for r in range(task["repeats"]):
-        t = time.perf_counter()
-        LinearRegression(epsilon=1.0, bounds_X=bX, bounds_y=by, random_state=r).fit(data["X_train"], data["y_train"])
-        times.append(time.perf_counter() - t)
-    out["times"] = times
-elif task["kind"] == "opacus":
-    import torch
-    from opacus import PrivacyEngine
-    torch.set_num_threads(1)
-    lo, hi, y_lo, y_hi = data["x_lo"], data["x_hi"], float(data["y_lo"]), float(data["y_hi"])
-    # the public bounds map covariates and response to [-1/2, 1/2] (as geodp does), y clipped
-    def scale_x(X):
-        return (np.clip(X, lo, hi) - (lo + hi) / 2) / (hi - lo)
-    Xtr = torch.tensor(scale_x(data["X_train"]), dtype=torch.float32)
-    y_scaled = (np.clip(data["y_train"], y_lo, y_hi) - (y_lo + y_hi) / 2) / (y_hi - y_lo)
-    ytr = torch.tensor(y_scaled, dtype=torch.float32)[:, None]
-    Xte = scale_x(data["X_test"])
-    from opacus.accountants.utils import get_noise_multiplier
-    for eps in task["epsilons"]:
-        mses = []
-        # what make_private_with_epsilon computes, once per ε (its search takes seconds)
-        batches = -(-len(Xtr) // task["batch"])
-        noise = get_noise_multiplier(target_epsilon=eps, target_delta=task["delta"], sample_rate=1 / batches,
-                                     epochs=task["epochs"], accountant="rdp")
-        for r in range(task["releases"]):
-            torch.manual_seed(task.get("seed", 1000) + r)
-            model = torch.nn.Linear(Xtr.shape[1], 1)
-            opt = torch.optim.SGD(model.parameters(), lr=task["lr"])
-            loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(Xtr, ytr), batch_size=task["batch"])
-            engine = PrivacyEngine(accountant="rdp")
-            model, opt, loader = engine.make_private(
-                module=model, optimizer=opt, data_loader=loader, noise_multiplier=noise, max_grad_norm=task["clip"],
-                poisson_sampling=True)
-            for _ in range(task["epochs"]):
-                for xb, yb in loader:
-                    if len(xb) == 0:
-                        continue
-                    opt.zero_grad()
-                    torch.nn.functional.mse_loss(model(xb), yb).backward()
-                    opt.step()
-            with torch.no_grad():
-                w = model._module.weight.numpy()[0].astype(float); b = float(model._module.bias.numpy()[0])
-            pred = (y_lo + y_hi) / 2 + (y_hi - y_lo) * (Xte @ w + b)
-            mses.append(float(np.mean((pred - data["y_test"]) ** 2)))
-        out[str(eps)] = mses
-print(json.dumps(out))
+
+
+def run(data, task):
+    out = {}
+    if task["kind"] == "diffprivlib":
+        from diffprivlib.models import LinearRegression
+        bX = (data["x_lo"], data["x_hi"]); by = (float(data["y_lo"]), float(data["y_hi"]))
+        for eps in task["epsilons"]:
+            mses = []
+            for r in range(task["releases"]):
+                m = LinearRegression(epsilon=eps, bounds_X=bX, bounds_y=by, random_state=task.get("seed", 1000) + r)
+                m.fit(data["X_train"], data["y_train"])
+                mses.append(float(np.mean((m.predict(data["X_test"]) - data["y_test"]) ** 2)))
+            out[str(eps)] = mses
+    elif task["kind"] == "diffprivlib-time":
+        from diffprivlib.models import LinearRegression
+        bX = (data["x_lo"], data["x_hi"]); by = (float(data["y_lo"]), float(data["y_hi"]))
+        times = []
+        for r in range(task["repeats"]):
+            t = time.perf_counter()
+            model = LinearRegression(epsilon=1.0, bounds_X=bX, bounds_y=by, random_state=r)
+            model.fit(data["X_train"], data["y_train"])
+            times.append(time.perf_counter() - t)
+        out["times"] = times
+    elif task["kind"] == "opacus":
+        import torch
+        from opacus import PrivacyEngine
+        torch.set_num_threads(1)
+        lo, hi, y_lo, y_hi = data["x_lo"], data["x_hi"], float(data["y_lo"]), float(data["y_hi"])
+        # the public bounds map covariates and response to [-1/2, 1/2] (as geodp does), y clipped
+        def scale_x(X):
+            return (np.clip(X, lo, hi) - (lo + hi) / 2) / (hi - lo)
+        Xtr = torch.tensor(scale_x(data["X_train"]), dtype=torch.float32)
+        y_scaled = (np.clip(data["y_train"], y_lo, y_hi) - (y_lo + y_hi) / 2) / (y_hi - y_lo)
+        ytr = torch.tensor(y_scaled, dtype=torch.float32)[:, None]
+        Xte = scale_x(data["X_test"])
+        from opacus.accountants.utils import get_noise_multiplier
+        for eps in task["epsilons"]:
+            mses = []
+            # what make_private_with_epsilon computes, once per ε (its search takes seconds)
+            batches = -(-len(Xtr) // task["batch"])
+            noise = get_noise_multiplier(target_epsilon=eps, target_delta=task["delta"], sample_rate=1 / batches,
+                                         epochs=task["epochs"], accountant="rdp")
+            for r in range(task["releases"]):
+                torch.manual_seed(task.get("seed", 1000) + r)
+                model = torch.nn.Linear(Xtr.shape[1], 1)
+                opt = torch.optim.SGD(model.parameters(), lr=task["lr"])
+                loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(Xtr, ytr), batch_size=task["batch"])
+                engine = PrivacyEngine(accountant="rdp")
+                model, opt, loader = engine.make_private(
+                    module=model, optimizer=opt, data_loader=loader, noise_multiplier=noise, max_grad_norm=task["clip"],
+                    poisson_sampling=True)
+                for _ in range(task["epochs"]):
+                    for xb, yb in loader:
+                        if len(xb) == 0:
+                            continue
+                        opt.zero_grad()
+                        torch.nn.functional.mse_loss(model(xb), yb).backward()
+                        opt.step()
+                with torch.no_grad():
+                    w = model._module.weight.numpy()[0].astype(float); b = float(model._module.bias.numpy()[0])
+                pred = (y_lo + y_hi) / 2 + (y_hi - y_lo) * (Xte @ w + b)
+                mses.append(float(np.mean((pred - data["y_test"]) ** 2)))
+            out[str(eps)] = mses
+    return out
+
+
+npz = np.load(sys.argv[1])
+with open(sys.argv[2]) as f:
+    tasks = json.load(f)
+answers = []
+for i, task in enumerate(tasks):  # one process for every job: torch and diffprivlib are imported once
+    prefix = f"{i}__"
+    answers.append(run({k[len(prefix):]: npz[k] for k in npz.files if k.startswith(prefix)}, task))
+print(json.dumps(answers))
 """
 
 
 def _imports(python: Path, modules: str) -> bool:
-    return subprocess.run([str(python), "-c", f"import {modules}"], capture_output=True).returncode == 0
+    """Whether ``python`` can find ``modules`` (comma-separated), without importing them: importing
+    torch alone takes tens of seconds, and the worker imports it anyway."""
+    names = [m.strip() for m in modules.split(",")]
+    check = "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in sys.argv[1:]))"
+    return subprocess.run([str(python), "-c", check, *names], capture_output=True).returncode == 0
 
 
 def _pip_install(python: Path, packages: list, log: Path) -> bool:
@@ -154,6 +172,75 @@ def ensure_venv(opacus: bool) -> tuple[Path | None, bool]:
     return python, has_opacus and opacus
 
 
+class Worker:
+    """One worker process running a list of jobs ``(arrays, task)`` in turn (started by
+    :func:`start_worker`, so that it runs while the caller does other work): :meth:`result` waits
+    for it and gives the answer of each job; leaving a ``with`` block before that stops it.
+
+    Examples
+    --------
+    >>> Worker.result.__doc__.split(";")[0]
+    'The JSON answer of each job, in order'
+    """
+
+    def __init__(self, python: Path, jobs: list):
+        self.kinds = [task["kind"] for _, task in jobs]
+        self._tmp = tempfile.TemporaryDirectory()
+        tmp = Path(self._tmp.name)
+        worker, npz, tasks = tmp / "worker.py", tmp / "data.npz", tmp / "tasks.json"
+        worker.write_text(WORKER)
+        np.savez(npz, **{f"{i}__{k}": v for i, (arrays, _) in enumerate(jobs) for k, v in arrays.items()})
+        tasks.write_text(json.dumps([task for _, task in jobs]))
+        # stdout and stderr go to files: a full pipe would stall the worker until result() reads it
+        self._out, self._err = open(tmp / "stdout", "w+"), open(tmp / "stderr", "w+")
+        self._proc = subprocess.Popen(
+            [str(python), str(worker), str(npz), str(tasks)], stdout=self._out, stderr=self._err, text=True
+        )
+
+    def result(self) -> list:
+        """The JSON answer of each job, in order; raises RuntimeError with the worker's stderr if it failed."""
+        try:
+            code = self._proc.wait()
+            self._out.seek(0)
+            self._err.seek(0)
+            out, err = self._out.read(), self._err.read()
+        finally:
+            self.close()
+        if code != 0:
+            raise RuntimeError(f"{'/'.join(dict.fromkeys(self.kinds))} worker failed:\n{err[-2000:]}")
+        return json.loads(out.strip().splitlines()[-1])
+
+    def close(self):
+        """Stop the worker if it still runs and remove its files."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+        self._out.close()
+        self._err.close()
+        self._tmp.cleanup()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def start_worker(python: Path, jobs: list) -> Worker:
+    """Start one worker process, with the interpreter ``python``, on the jobs ``(arrays, task)``
+    (``kind``: ``diffprivlib``, ``diffprivlib-time`` or ``opacus``; ``arrays`` saved as .npz) and
+    return at once: :meth:`Worker.result` gives their answers. One process for many jobs imports
+    torch (tens of seconds) and diffprivlib once.
+
+    Examples
+    --------
+    >>> import json
+    >>> sorted(json.loads('[{"2.0": [1.0]}]')[0])  # per job, str(ε) to the MSE of each release
+    ['2.0']
+    """
+    return Worker(python, jobs)
+
+
 def run_worker(python: Path, arrays: dict, task: dict) -> dict:
     """Run one task of the worker (``kind``: ``diffprivlib``, ``diffprivlib-time`` or ``opacus``) with
     the interpreter ``python`` on ``arrays`` (saved as .npz); its JSON answer (raises RuntimeError
@@ -165,14 +252,8 @@ def run_worker(python: Path, arrays: dict, task: dict) -> dict:
     >>> sorted(json.loads('{"2.0": [1.0]}'))  # the answer maps str(ε) to the MSE of each release
     ['2.0']
     """
-    with tempfile.TemporaryDirectory() as tmp:
-        worker, npz = Path(tmp) / "worker.py", Path(tmp) / "data.npz"
-        worker.write_text(WORKER)
-        np.savez(npz, **arrays)
-        done = subprocess.run([str(python), str(worker), str(npz), json.dumps(task)], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{task['kind']} worker failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    with start_worker(python, [(arrays, task)]) as worker:
+        return worker.result()[0]
 
 
 def load(name: str):

@@ -10,6 +10,7 @@ one 80/20 split per dataset, bounds shared by every method, test MSE, median ove
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -42,16 +43,57 @@ _PUBLISHED_KEYS = {
 }
 
 
-def _external(repetitions: int, seed: int, arrays: dict, python, has_opacus: bool) -> dict:
-    """``{method: [MSE per release]}`` of diffprivlib and Opacus (only those that could run)."""
-    out = {}
-    if python is not None:
-        task = dict(kind="diffprivlib", epsilons=[EPSILON], releases=repetitions, seed=seed)
-        out[DIFFPRIVLIB] = external_baselines.run_worker(python, arrays, task)[str(EPSILON)]
+def _start_external(prepared: list, repetitions: int, python, has_opacus: bool) -> dict:
+    """``{method: Worker}``: one worker process per external method (those that can run) for every
+    dataset, started at once so that it runs beside geodp's fits (torch's import alone takes tens of
+    seconds)."""
+    workers = {}
+    if python is None or not prepared:
+        return workers
+    tasks = {DIFFPRIVLIB: lambda seed: dict(kind="diffprivlib", epsilons=[EPSILON], releases=repetitions, seed=seed)}
     if has_opacus:
-        task = external_baselines.opacus_task([EPSILON], repetitions, seed=seed)
-        out[OPACUS] = external_baselines.run_worker(python, arrays, task)[str(EPSILON)]
-    return out
+        tasks[OPACUS] = lambda seed: external_baselines.opacus_task([EPSILON], repetitions, seed=seed)
+    for method, task in tasks.items():
+        jobs = [(d["arrays"], task(d["seed"])) for d in prepared]
+        workers[method] = external_baselines.start_worker(python, jobs)
+    return workers
+
+
+def _prepare(rng) -> list:
+    """Per dataset that loads: its split, shared bounds, OLS's test MSE and the seed of its releases."""
+    prepared = []
+    for name in DATASETS:
+        try:
+            X, y = external_baselines.load(name)
+        except ImportError:
+            print(f"  {LABELS[name]}: not run: its data need statsmodels (pip install 'geodp[compare]')")
+            continue
+        bounds_X, bounds_y = external_baselines.public_bounds(X, y)
+        X_train, y_train, X_test, y_test = external_baselines.split(X, y)
+        arrays = dict(X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test)
+        arrays |= dict(x_lo=bounds_X[0], x_hi=bounds_X[1], y_lo=bounds_y[0], y_hi=bounds_y[1])
+        ols = external_baselines.ols_mse(X_train, y_train, X_test, y_test)
+        seed = int(rng.integers(2**31))
+        prepared.append(dict(name=name, arrays=arrays, bounds=(bounds_X, bounds_y), ols=ols, seed=seed))
+    return prepared
+
+
+def _geodp_rows(d: dict, repetitions: int) -> list:
+    """The rows of geodp's KNG and AdaSSP releases on one prepared dataset."""
+    a = d["arrays"]
+    rows = []
+    for rep in range(repetitions):
+        for method, kwargs in ((KNG, {}), (ADASSP, dict(mechanism="adassp", delta=ADASSP_DELTA))):
+            bounds_X, bounds_y = d["bounds"]
+            model = PrivateLinearRegression(
+                epsilon=EPSILON, bounds_X=bounds_X, bounds_y=bounds_y, random_state=d["seed"] + rep, **kwargs
+            )
+            with warnings.catch_warnings():  # the MH notice at large n·ε: the report says exact or not
+                warnings.simplefilter("ignore")
+                model.fit(a["X_train"], a["y_train"])
+            mse = float(np.mean((model.predict(a["X_test"]) - a["y_test"]) ** 2))
+            rows.append(dict(dataset=d["name"], method=method, repetition=rep, mse=mse))
+    return rows
 
 
 def _draws(repetitions, rng, progress):
@@ -65,32 +107,24 @@ def _draws(repetitions, rng, progress):
         skipped[OPACUS] = "not run: torch + opacus could not be installed (no network?)"
     for method, why in skipped.items():
         print(f"  {method}: {why}")
+    prepared = _prepare(rng)
+    with contextlib.ExitStack() as stack:
+        workers = _start_external(prepared, repetitions, python, has_opacus)
+        for worker in workers.values():
+            stack.callback(worker.close)
+        by_dataset = {
+            d["name"]: _geodp_rows(d, repetitions) for d in progress(prepared, total=len(prepared), desc="K25 Table 1")
+        }
+        if workers:
+            print(f"  waiting for {' and '.join(workers)} ...", flush=True)
+        answers = {method: worker.result() for method, worker in workers.items()}
     data = []
-    for name in progress(DATASETS, total=len(DATASETS), desc="K25 Table 1"):
-        try:
-            X, y = external_baselines.load(name)
-        except ImportError:
-            print(f"  {LABELS[name]}: not run: its data need statsmodels (pip install 'geodp[compare]')")
-            continue
-        bounds_X, bounds_y = external_baselines.public_bounds(X, y)
-        X_train, y_train, X_test, y_test = external_baselines.split(X, y)
-        ols = external_baselines.ols_mse(X_train, y_train, X_test, y_test)
-        data.append(dict(dataset=name, method=OLS, repetition=0, mse=ols))
-        seed = int(rng.integers(2**31))
-        for rep in range(repetitions):
-            for method, kwargs in ((KNG, {}), (ADASSP, dict(mechanism="adassp", delta=ADASSP_DELTA))):
-                model = PrivateLinearRegression(
-                    epsilon=EPSILON, bounds_X=bounds_X, bounds_y=bounds_y, random_state=seed + rep, **kwargs
-                )
-                with warnings.catch_warnings():  # the MH notice at large n·ε: the report says exact or not
-                    warnings.simplefilter("ignore")
-                    model.fit(X_train, y_train)
-                mse = float(np.mean((model.predict(X_test) - y_test) ** 2))
-                data.append(dict(dataset=name, method=method, repetition=rep, mse=mse))
-        arrays = dict(X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test)
-        arrays |= dict(x_lo=bounds_X[0], x_hi=bounds_X[1], y_lo=bounds_y[0], y_hi=bounds_y[1])
-        for method, mses in _external(repetitions, seed, arrays, python, has_opacus).items():
-            data += [dict(dataset=name, method=method, repetition=r, mse=float(v)) for r, v in enumerate(mses)]
+    for i, d in enumerate(prepared):
+        data.append(dict(dataset=d["name"], method=OLS, repetition=0, mse=d["ols"]))
+        data += by_dataset[d["name"]]
+        for method, answer in answers.items():
+            mses = answer[i][str(EPSILON)]
+            data += [dict(dataset=d["name"], method=method, repetition=r, mse=float(v)) for r, v in enumerate(mses)]
     return data, skipped
 
 

@@ -29,7 +29,7 @@ __all__ = [
     "k25_published_sensitivity",
 ]
 
-_MEAN_MECHANISMS = ("laplace", "tangent-gaussian", "kng")
+_MEAN_MECHANISMS = ("laplace", "tangent-gaussian", "kng", "riemannian-gaussian")
 
 
 def curvature_factor(radius, kappa) -> float:
@@ -138,7 +138,8 @@ def check_radius(space, radius) -> float:
 def frechet_mean_sensitivity(space, radius, n, mechanism: str = "laplace") -> float:
     """Replace-one sensitivity of the Fréchet mean of ``n`` records in a ball of radius ``r``.
 
-    * ``"laplace"`` (and ``"tangent-gaussian"``, which needs the same distance bound):
+    * ``"laplace"`` (and ``"tangent-gaussian"``, ``"riemannian-gaussian"``, which need the same
+      distance bound):
       ``Δ = 2r(2 − h)/(n h)`` with ``h = curvature_factor(r, κ_max)`` (R21 Thm 2). Flat and
       non-positively curved spaces have h = 1, i.e. ``Δ = 2r/n`` (U23 Thm 3 for log-Euclidean SPD).
     * ``"kng"``: sensitivity of the gradient field, ``Δ = 2r(2 − h)/n`` (S22 Lemma 1).

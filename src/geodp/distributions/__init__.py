@@ -5,12 +5,14 @@ from geodp.distributions.gaussian import TangentGaussian
 from geodp.distributions.kng import KNGDistribution
 from geodp.distributions.laplace import RiemannianLaplace, l2_laplace_noise
 from geodp.distributions.radial import RadialLaw
+from geodp.distributions.riemannian_gaussian import RiemannianGaussian
 
 __all__ = [
     "Distribution",
     "FlatChartDistribution",
     "KNGDistribution",
     "RadialLaw",
+    "RiemannianGaussian",
     "RiemannianLaplace",
     "TangentGaussian",
     "l2_laplace_noise",

@@ -21,7 +21,7 @@ from geodp.errors import (
 )
 from geodp.frechet import convexity_bound, karcher_iteration_budget, mean_of_records
 from geodp.manifolds.base import check_space
-from geodp.mechanisms import KNGMechanism, LaplaceMechanism, TangentGaussianMechanism
+from geodp.mechanisms import KNGMechanism, LaplaceMechanism, RiemannianGaussianMechanism, TangentGaussianMechanism
 from geodp.mechanisms.base import combine_sum_parts, exact_weighted_sum_parts
 from geodp.models.report import CuratorDiagnostics, PrivacyReport
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
@@ -31,7 +31,8 @@ from geodp.validation import CLIP_MARGIN, as_generator, check_delta, check_epsil
 
 __all__ = ["PrivateFrechetMean"]
 
-_MECHANISMS = ("laplace", "tangent-gaussian", "kng")
+_MECHANISMS = ("laplace", "tangent-gaussian", "kng", "riemannian-gaussian")
+_APPROXIMATE_DP = ("tangent-gaussian", "riemannian-gaussian")  # (ε, δ) with δ > 0
 _ON_INVALID = ("raise", "center")
 _FITTED = (
     "mean_",
@@ -58,17 +59,20 @@ class PrivateFrechetMean(BaseEstimator):
     ----------
     space : Manifold
         Any geodp space for ``"laplace"``: ``Euclidean``, ``Sphere``, ``Hyperbolic``,
-        ``KendallShape``, ``SPD`` (either metric); ``"tangent-gaussian"`` needs a flat space.
+        ``KendallShape``, ``SPD`` (either metric); ``"tangent-gaussian"`` needs a flat space;
+        ``"riemannian-gaussian"`` takes every one of these.
     epsilon : float
         Privacy budget of the release, > 0.
     delta : float, default 0.0
-        Needed (in (0, 1)) by ``"tangent-gaussian"``; the Laplace mechanism is pure ε-DP and
-        reports δ = 0.0.
+        Needed (in (0, 1)) by ``"tangent-gaussian"`` and ``"riemannian-gaussian"``; the Laplace
+        mechanism is pure ε-DP and reports δ = 0.0.
     center : array_like, shape space.point_shape
         Public centre of the data ball. Must not be computed from the private data.
     radius : float
         Public radius of the data ball, ``0 < radius < r*``.
-    mechanism : {"laplace", "tangent-gaussian", "kng"}, default "laplace"
+    mechanism : {"laplace", "tangent-gaussian", "kng", "riemannian-gaussian"}, default "laplace"
+        ``"riemannian-gaussian"``: the law ``∝ exp(−ρ²/2σ²)`` at the mean, sampled exactly,
+        (ε, δ) by the triangle bound on curved spaces (docs/math.md §12).
         ``"kng"``: the K-norm gradient mechanism (S22), sampled exactly by rejection where its
         public acceptance bound allows (otherwise MH, with an ApproximateSamplerWarning). Its scale is 2h times
         the Laplace's (the Laplace sensitivity carries 1/h, KNG's normaliser needs 2Δ/ε), so it
@@ -172,6 +176,10 @@ class PrivateFrechetMean(BaseEstimator):
             )
         if self.mechanism == "kng":
             return KNGMechanism(self.space, epsilon=self.epsilon, sensitivity=sensitivity, center=center, radius=radius)
+        if self.mechanism == "riemannian-gaussian":
+            return RiemannianGaussianMechanism(
+                self.space, epsilon=self.epsilon, delta=self.delta, sensitivity=sensitivity
+            )
         return TangentGaussianMechanism(
             epsilon=self.epsilon,
             delta=self.delta,
@@ -287,7 +295,7 @@ class PrivateFrechetMean(BaseEstimator):
         if not isinstance(self.project_to_ball, (bool, np.bool_)):
             raise InvalidTypeError(f"project_to_ball must be a bool, got {type(self.project_to_ball).__name__}.")
         epsilon = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta, allow_zero=self.mechanism != "tangent-gaussian")
+        delta = check_delta(self.delta, allow_zero=self.mechanism not in _APPROXIMATE_DP)
         if self.center is None or self.radius is None:
             raise InvalidParameterError(
                 "center and radius are required: they declare the public data domain. Do not "
@@ -435,7 +443,7 @@ class PrivateFrechetMean(BaseEstimator):
         extra = [
             f"radius {radius:.6g} < r* = {max_radius(self.space):.6g} (Assumption 1); records clipped into the ball"
         ]
-        if self.mechanism != "tangent-gaussian" and requested_delta > 0:
+        if self.mechanism not in _APPROXIMATE_DP and requested_delta > 0:
             extra.append(
                 f"delta={requested_delta!r} was passed, but the {self.mechanism} mechanism is pure ε-DP: delta = 0.0"
             )

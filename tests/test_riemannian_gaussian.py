@@ -10,6 +10,7 @@ Euclidean δ from the Gaussian CDF.
 from __future__ import annotations
 
 import math
+import pickle
 
 import mpmath
 import numpy as np
@@ -280,6 +281,7 @@ def test_private_frechet_mean_releases_and_charges():
     assert "Riemannian Gaussian" in str(model.privacy_report_)
     assert budget.total_spent == (1.0, 1e-5)
     assert bool(space.belongs(model.mean_))
+    assert pickle.loads(pickle.dumps(model)).mean_.tolist() == model.mean_.tolist()
     # δ = 0 is refused before anything is charged
     with pytest.raises(InvalidParameterError):
         PrivateFrechetMean(

@@ -50,12 +50,19 @@ from geodp.validation import as_generator, check_positive
 
 __all__ = ["RadialLaw", "is_isotropic", "measured_log_polar_volume", "MIN_RADIAL_ACCEPTANCE", "RADIAL_PROFILES"]
 
+
+def _laplace_profile(t, scale):
+    return t / scale
+
+
+def _gaussian_profile(t, scale):
+    return t * t / (2.0 * scale * scale)
+
+
 #: The radial profiles ``φ(t; σ)`` a :class:`RadialLaw` supports (both convex): the Riemannian
-#: Laplace ``∝ exp(−ρ/σ)`` and the Riemannian Gaussian ``∝ exp(−ρ²/2σ²)``.
-RADIAL_PROFILES = {
-    "laplace": lambda t, scale: t / scale,
-    "gaussian": lambda t, scale: t * t / (2.0 * scale * scale),
-}
+#: Laplace ``∝ exp(−ρ/σ)`` and the Riemannian Gaussian ``∝ exp(−ρ²/2σ²)`` (module-level
+#: functions, so that laws pickle with the fitted estimators that hold them).
+RADIAL_PROFILES = {"laplace": _laplace_profile, "gaussian": _gaussian_profile}
 
 #: Every :class:`RadialLaw` accepts at least this share of its proposals (it refuses to build
 #: otherwise); the secant hat is refined towards 0.9.

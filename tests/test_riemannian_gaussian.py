@@ -19,7 +19,7 @@ from scipy import integrate, special, stats
 
 from geodp.accountant import BudgetAccountant
 from geodp.distributions.riemannian_gaussian import RiemannianGaussian
-from geodp.errors import InvalidParameterError
+from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
 from geodp.mechanisms import RiemannianGaussianMechanism
 from geodp.mechanisms.riemannian_gaussian_curve import triangle_delta
@@ -288,3 +288,18 @@ def test_private_frechet_mean_releases_and_charges():
             space, epsilon=1.0, center=center, radius=0.4, mechanism="riemannian-gaussian", accountant=budget
         ).fit(X)
     assert budget.total_spent == (1.0, 1e-5)
+
+
+def test_unreachable_target_is_refused_before_the_charge():
+    """On H^10 the loss of the Riemannian Gaussian does not vanish as σ grows (its radius grows
+    like 9σ²): at Δ = 0.5 no σ gives (1, 1e-5)-DP by the bound, and fit refuses before charging."""
+    space = Hyperbolic(10)
+    origin = np.eye(11)[0]
+    X = space.exp(origin, 0.5 * space.random_unit_tangent(origin, size=4, rng=0))
+    budget = BudgetAccountant(epsilon=5.0, delta=1e-3)
+    model = PrivateFrechetMean(
+        space, epsilon=1.0, delta=1e-5, center=origin, radius=1.0, mechanism="riemannian-gaussian", accountant=budget
+    )
+    with pytest.raises(AssumptionError, match="no scale"):
+        model.fit(X)
+    assert budget.total_spent == (0.0, 0.0)

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import numpy as np
-from scipy import integrate
+from scipy import integrate, optimize
 
 from geodp.calibration import gaussian_sigma
 from geodp.distributions.radial import is_isotropic
@@ -61,7 +62,11 @@ class _RadialIntegrals:
             grid = np.unique(grid)
         values = self._raw(grid)
         top = int(np.nanargmax(values))
-        self.shift, self.mode = float(values[top]), float(grid[top])
+        # g is concave: its maximum lies between the grid neighbours of the best grid point
+        lo, hi = grid[max(top - 1, 0)], grid[min(top + 1, len(grid) - 1)]
+        peak = optimize.minimize_scalar(lambda t: -float(self._raw(t)), bounds=(lo, hi), method="bounded")
+        self.mode = float(peak.x) if -peak.fun > values[top] else float(grid[top])
+        self.shift = float(max(values[top], -peak.fun))
         self.t_far, self.tail = self.upper, 0.0
         beyond = np.flatnonzero((grid > self.mode) & (values < self.shift - TAIL_LOG_CUTOFF))
         if beyond.size:
@@ -97,8 +102,12 @@ class _RadialIntegrals:
             value = math.exp(float(self._raw_unguarded(t)) - self.shift)
             return weight(t) * value if value > 0 else 0.0
 
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value, error = integrate.quad(f, lo, hi, points=points or None, limit=400, epsabs=0.0, epsrel=_QUAD_REL)
+        with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("error", integrate.IntegrationWarning)
+            try:
+                value, error = integrate.quad(f, lo, hi, points=points or None, limit=400, epsabs=0.0, epsrel=_QUAD_REL)
+            except (integrate.IntegrationWarning, OverflowError):
+                return math.nan  # no trustworthy value: the caller reports δ = 1
         return value + abs(error)
 
     def expectation(self, weight, lo, hi):
@@ -147,7 +156,9 @@ def _spd_survival(k: int, scale: float):
     tail = math.exp(float(logs(np.array([far]))[1][0]) - top) / -slope if slope < 0 else math.inf
     below = np.concatenate([[0.0], np.cumsum(lo_cells)]) * (1.0 - 1e-9)
     above = np.concatenate([np.cumsum(hi_cells[::-1])[::-1], [0.0]]) * (1.0 + 1e-9) + tail
-    return edges, np.minimum(above / (below + above), 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = above / (below + above)
+    return edges, np.where(np.isfinite(ratio), np.minimum(ratio, 1.0), 1.0)  # no bound: S̄ = 1
 
 
 def _spd_delta(k: int, scale: float, epsilon: float, sensitivity: float) -> float:
@@ -222,11 +233,11 @@ def triangle_delta(space, scale, epsilon, sensitivity) -> float:
         return -math.expm1(epsilon - loss) if loss > epsilon else 0.0
 
     delta = law.expectation(weight, t_lo, t_hi) * (1.0 + _SAFETY)
-    return float(min(delta, 1.0))
+    return float(min(delta, 1.0)) if math.isfinite(delta) else 1.0
 
 
 def triangle_sigma(space, epsilon, delta, sensitivity) -> float:
-    """The smallest σ on a 10% grid from ``0.9×`` the flat-space analytic σ (then refined by
+    """The smallest σ on a 10% grid through ``0.9×`` the flat-space analytic σ (then refined by
     bisection to 1e-4 relative) with
     ``triangle_delta(space, σ, ε, Δ) ≤ δ``: the calibration of the Riemannian Gaussian mechanism.
 
@@ -236,7 +247,7 @@ def triangle_sigma(space, epsilon, delta, sensitivity) -> float:
     Raises
     ------
     AssumptionError
-        No σ up to ``10⁴·Δ·(1 + 1/ε)`` meets the target (on hyperbolic space the loss of the
+        No σ up to 100 times the flat-space analytic σ meets the target (on hyperbolic space the loss of the
         Riemannian Gaussian does not vanish as σ grows: its radius grows like ``(d − 1)σ²/R``).
 
     Examples
@@ -257,25 +268,28 @@ def _triangle_sigma(space, epsilon, delta, sensitivity):
     def ok(sigma):
         return triangle_delta(space, sigma, epsilon, sensitivity) <= delta
 
-    # Start just below the flat-space calibration and grow by 10%: a public starting point only;
-    # the returned σ is the first grid point (then bisection point) at which the bound is checked.
-    ratio = 1.1
-    sigma, previous = 0.9 * gaussian_sigma(epsilon, delta, sensitivity), None
-    limit = 1e4 * sensitivity * (1.0 + 1.0 / epsilon)
-    while not ok(sigma):
-        previous, sigma = sigma, sigma * ratio
-        if sigma > limit:
-            raise AssumptionError(
-                f"no scale σ ≤ {limit:.3g} makes the Riemannian Gaussian on {space!r} (ε={epsilon!r}, "
-                f"δ={delta!r})-DP by the triangle bound at sensitivity {sensitivity!r}; use the Laplace or "
-                "a wrapped mechanism, or a larger δ."
-            )
-    if previous is None:
-        return sigma
-    lo, hi = previous, sigma
+    # Start just below the flat-space calibration and step by 10% (down while the bound holds,
+    # up while it does not): a public starting point only; the returned σ is a point at which
+    # the bound was evaluated and met.
+    ratio, flat = 1.1, gaussian_sigma(epsilon, delta, sensitivity)
+    sigma, limit, floor = 0.9 * flat, 100.0 * flat, 1e-3 * flat
+    if ok(sigma):
+        while sigma / ratio > floor and ok(sigma / ratio):
+            sigma /= ratio
+        lo, hi = sigma / ratio, sigma
+    else:
+        while not ok(sigma):
+            sigma *= ratio
+            if sigma > limit:
+                raise AssumptionError(
+                    f"no scale σ ≤ {limit:.3g} makes the Riemannian Gaussian on {space!r} (ε={epsilon!r}, "
+                    f"δ={delta!r})-DP by the triangle bound at sensitivity {sensitivity!r}; use the Laplace or "
+                    "a wrapped mechanism, or a larger δ."
+                )
+        lo, hi = sigma / ratio, sigma
     for _ in range(30):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
         if hi / lo < 1 + 1e-4:
             break
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi

@@ -75,8 +75,8 @@ def main(rounds: int) -> None:
     cold, models = {}, {}
     for space, _ in SPACES:
         (center, X), radius = data[space]
-        for cache in (curve_module._triangle_sigma, curve_module._integrals, curve_module._spd_survival):
-            cache.cache_clear()
+        for name in ("_triangle_sigma", "_triangle_delta", "_integrals", "_spd_survival"):
+            getattr(curve_module, name).cache_clear()
         law_module.gaussian_radial_law.cache_clear()
         law_module.gaussian_eigenvalue_law.cache_clear()
         cold[space], models[space] = timed(lambda: release(space, center, radius, X, seed=0))  # noqa: B023

@@ -206,7 +206,12 @@ def triangle_delta(space, scale, epsilon, sensitivity) -> float:
     True
     """
     scale, sensitivity = check_positive(scale, "scale"), check_positive(sensitivity, "sensitivity")
-    epsilon = check_epsilon(epsilon)
+    return _triangle_delta(space, scale, check_epsilon(epsilon), sensitivity)
+
+
+@functools.lru_cache(maxsize=1024)
+def _triangle_delta(space, scale, epsilon, sensitivity):
+    """:func:`triangle_delta` after validation (cached: public arguments only)."""
     if not is_isotropic(space):
         if "spd-eigenvalue-laplace" not in space.closed_forms:
             raise InvalidParameterError(

@@ -303,3 +303,12 @@ def test_unreachable_target_is_refused_before_the_charge():
     with pytest.raises(AssumptionError, match="no scale"):
         model.fit(X)
     assert budget.total_spent == (0.0, 0.0)
+
+
+def test_epsilon_audit_stays_below_the_claim_and_catches_the_halved_scale():
+    from geodp.audit import audit_epsilon
+
+    kwargs = dict(epsilon=1.0, delta=1e-3, n=5, radius=0.2, center=np.array([0.0, 0.0, 1.0]), n_samples=20_000, rng=0)
+    real = audit_epsilon(Sphere(2), "riemannian-gaussian", **kwargs)
+    mutant = audit_epsilon(Sphere(2), "riemannian-gaussian", mutant="halve-scale", **kwargs)
+    assert real.epsilon_lower_bound <= 1.0 < mutant.epsilon_lower_bound

@@ -36,14 +36,15 @@ from geodp.audit.exact_loss import (
 )
 from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.manifolds import Euclidean, Manifold
-from geodp.mechanisms import TangentGaussianMechanism
+from geodp.mechanisms import RiemannianGaussianMechanism, TangentGaussianMechanism
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity
 from geodp.validation import as_generator, check_delta, check_epsilon, check_sample_size
 
 __all__ = ["EpsilonAudit", "EventBound", "MECHANISMS", "MUTANTS", "audit_epsilon", "clopper_pearson_epsilon"]
 
 MUTANTS = (None, "halve-scale")
-MECHANISMS = ("laplace", "tangent-gaussian", "kng")
+MECHANISMS = ("laplace", "tangent-gaussian", "kng", "riemannian-gaussian")
+_APPROXIMATE_DP = ("tangent-gaussian", "riemannian-gaussian")  # claim (ε, δ) with δ > 0
 _FAMILIES = ("distance", "projection", "likelihood-ratio")
 # Threshold candidates: quantiles of the pooled first-round draws, dense in both tails.
 _TAIL_LEVELS = np.geomspace(1e-6, 0.5, 80)
@@ -331,8 +332,10 @@ def _footpoint_pair(mech, space, center, radius, axis, delta, sensitivity):
     points = tuple(space.exp(center, s * axis) for s in positions)
     laws = tuple(mech.distribution(p) for p in points)
     exact, difference = None, None
-    if isinstance(mech, TangentGaussianMechanism):
+    if isinstance(mech, TangentGaussianMechanism) or (isinstance(mech, RiemannianGaussianMechanism) and space.is_flat):
         exact, difference = gaussian_exact_epsilon(distance, mech.scale, delta), 0.0
+    elif isinstance(mech, RiemannianGaussianMechanism):  # homogeneous: equal normalisers, loss not closed form
+        difference = 0.0
     elif not truncated:
         exact, difference = laplace_exact_epsilon(distance, mech.scale), 0.0
     elif supports_axial_quadrature(space):
@@ -522,11 +525,12 @@ def audit_epsilon(
     Parameters
     ----------
     space : Manifold
-    mechanism : {"laplace", "tangent-gaussian", "kng"}
+    mechanism : {"laplace", "tangent-gaussian", "kng", "riemannian-gaussian"}
     epsilon : float
         Claimed ε.
     delta : float, default 0.0
-        Claimed δ: > 0 for ``"tangent-gaussian"``, 0 for the pure mechanisms.
+        Claimed δ: > 0 for ``"tangent-gaussian"`` and ``"riemannian-gaussian"``, 0 for the pure
+        mechanisms.
     n : int
         Public number of records (the sensitivity is ~ 1/n).
     radius : float
@@ -583,9 +587,9 @@ def audit_epsilon(
     if mutant not in MUTANTS:
         raise InvalidParameterError(f"mutant must be None or 'halve-scale', got {mutant!r}.")
     epsilon = check_epsilon(epsilon)
-    if mechanism != "tangent-gaussian" and delta != 0.0:
+    if mechanism not in _APPROXIMATE_DP and delta != 0.0:
         raise InvalidParameterError(f"the {mechanism} mechanism is pure ε-DP: leave delta at 0, got {delta!r}.")
-    delta = check_delta(delta, allow_zero=mechanism != "tangent-gaussian")
+    delta = check_delta(delta, allow_zero=mechanism not in _APPROXIMATE_DP)
     n = (
         check_audit_n(n, limit=MAX_KNG_N, what="a KNG audit (its pair holds n records, evaluated at every draw)")
         if mechanism == "kng"

@@ -70,7 +70,7 @@ class RiemannianGaussianMechanism(Mechanism):
     0.2681
     """
 
-    def __init__(self, space, *, epsilon, delta, sensitivity):
+    def __init__(self, space, *, epsilon, delta, sensitivity, _scale=None):
         super().__init__(epsilon=epsilon, delta=delta, sensitivity=sensitivity, delta_allows_zero=False)
         self.space = check_space(space)
         if not has_exact_riemannian_gaussian(self.space):
@@ -79,7 +79,10 @@ class RiemannianGaussianMechanism(Mechanism):
                 "spaces, isotropic spaces (Sphere, Hyperbolic, KendallShape) and affine-invariant SPD. Use "
                 "mechanism='laplace' there."
             )
-        if self.space.is_flat:
+        if _scale is not None:  # rescaled(): an audit mutant or chart copy, σ given
+            self._sigma = float(_scale)
+            self._rule = "σ set by rescaled() (an audit's mutant or chart copy), not calibrated here"
+        elif self.space.is_flat:
             self._sigma = gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
             self._rule = "smallest σ with Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ) ≤ δ (Balle & Wang 2018, Thm 8)"
         else:
@@ -90,6 +93,27 @@ class RiemannianGaussianMechanism(Mechanism):
             )
         # The sampler depends only on public quantities (space, σ): describe it once.
         self._sampler = self.distribution(self.space.reference_point()).sampler
+
+    def rescaled(self, factor: float, *, space=None, center=None) -> RiemannianGaussianMechanism:
+        """The same law with ``factor`` times the sensitivity and ``factor`` times σ, on ``space``
+        if given (the isometric chart of a flat space; ``center`` is accepted for the audit's
+        common interface and unused): the audit's mutants and chart copies. The copy is not
+        re-calibrated, so on a curved space its (ε, δ) claim holds only for ``factor = 1``.
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Sphere
+        >>> mech = RiemannianGaussianMechanism(Sphere(2), epsilon=1.0, delta=1e-5, sensitivity=0.05)
+        >>> round(mech.rescaled(0.5).scale / mech.scale, 12)
+        0.5
+        """
+        return RiemannianGaussianMechanism(
+            self.space if space is None else space,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            sensitivity=self.sensitivity * factor,
+            _scale=self._sigma * factor,
+        )
 
     @property
     def scale(self) -> float:

@@ -212,7 +212,7 @@ def _neighbours(space, radius, gap, rng):
     return space.exp(center, radius * v), space.exp(center, (radius + gap) * v)
 
 
-@pytest.mark.parametrize("space", [Sphere(2), Hyperbolic(2), SPD(2)], ids=repr)
+@pytest.mark.parametrize("space", [Sphere(2), Hyperbolic(2), SPD(2)], ids=["sphere", "hyperbolic", "spd"])
 def test_monte_carlo_privacy_loss_stays_below_the_bound(space):
     """Neighbours on the data ball's boundary along a geodesic, the distance between them
     optimised over (0, Δ] (on these homogeneous spaces the loss law depends on it alone): the

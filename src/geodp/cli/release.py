@@ -35,7 +35,7 @@ from geodp.models import PrivateFrechetMean
 __all__ = ["GUARANTEE_FORMAT", "add_parser", "guarantee_record", "guarantee_schema"]
 
 GUARANTEE_FORMAT = ("geodp-guarantee", 1)
-_MECHANISMS = ("laplace", "tangent-gaussian", "kng")
+_MECHANISMS = ("laplace", "tangent-gaussian", "kng", "riemannian-gaussian")
 _ESTIMATOR = "geodp.models.PrivateFrechetMean"
 
 
@@ -263,14 +263,15 @@ def add_parser(sub) -> None:
         type=probability,
         default=0.0,
         metavar="D",
-        help="δ in [0, 1): needed (> 0) by tangent-gaussian; Laplace and KNG are pure ε-DP (default: %(default)s)",
+        help="δ in [0, 1): needed (> 0) by the Gaussian mechanisms; Laplace and KNG are pure ε-DP "
+        "(default: %(default)s)",
     )
     release.add_argument(
         "--mechanism",
         choices=_MECHANISMS,
         default="laplace",
         help="noise mechanism; tangent-gaussian needs a flat space (euclidean, "
-        "spd:K:log-euclidean) (default: %(default)s)",
+        "spd:K:log-euclidean); riemannian-gaussian takes every space (default: %(default)s)",
     )
     release.add_argument(
         "--seed",

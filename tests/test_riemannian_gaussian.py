@@ -215,7 +215,7 @@ def _neighbours(space, radius, gap, rng):
 @pytest.mark.parametrize("space", [Sphere(2), Hyperbolic(2), SPD(2)], ids=["sphere", "hyperbolic", "spd"])
 def test_monte_carlo_privacy_loss_stays_below_the_bound(space):
     """Neighbours on the data ball's boundary along a geodesic, the distance between them
-    optimised over (0, Δ] (on these homogeneous spaces the loss law depends on it alone): the
+    taken as Δ/2 and Δ (on these homogeneous spaces the loss law depends on it alone): the
     empirical δ(ε) stays below the bound at σ; the bound computed for Δ/2 (a mutant) does not."""
     epsilon, delta, sensitivity = 0.5, 1e-2, 0.2
     mech = RiemannianGaussianMechanism(space, epsilon=epsilon, delta=delta, sensitivity=sensitivity)

@@ -30,7 +30,7 @@ __all__ = [
     "k25_published_sensitivity",
 ]
 
-_MEAN_MECHANISMS = ("laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian")
+_MEAN_MECHANISMS = ("laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian", "riemannian-gaussian")
 
 
 def curvature_factor(radius, kappa) -> float:
@@ -139,8 +139,8 @@ def check_radius(space, radius) -> float:
 def frechet_mean_sensitivity(space, radius, n, mechanism: str = "laplace") -> float:
     """Replace-one sensitivity of the Fréchet mean of ``n`` records in a ball of radius ``r``.
 
-    * ``"laplace"`` (and ``"tangent-gaussian"``, ``"wrapped-laplace"``, ``"wrapped-gaussian"``,
-      which need the same distance bound; the wrapped ones multiply it by
+    * ``"laplace"`` (and ``"tangent-gaussian"``, ``"riemannian-gaussian"``, ``"wrapped-laplace"``,
+      ``"wrapped-gaussian"``, which need the same distance bound; the wrapped ones multiply it by
       :func:`log_lipschitz_constant`):
       ``Δ = 2r(2 − h)/(n h)`` with ``h = curvature_factor(r, κ_max)`` (R21 Thm 2). Flat and
       non-positively curved spaces have h = 1, i.e. ``Δ = 2r/n`` (U23 Thm 3 for log-Euclidean SPD).

@@ -36,15 +36,15 @@ from geodp.audit.exact_loss import (
 )
 from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.manifolds import Euclidean, Manifold
-from geodp.mechanisms import TangentGaussianMechanism, WrappedGaussianMechanism
+from geodp.mechanisms import RiemannianGaussianMechanism, TangentGaussianMechanism, WrappedGaussianMechanism
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity
 from geodp.validation import as_generator, check_delta, check_epsilon, check_sample_size
 
 __all__ = ["EpsilonAudit", "EventBound", "MECHANISMS", "MUTANTS", "audit_epsilon", "clopper_pearson_epsilon"]
 
 MUTANTS = (None, "halve-scale")
-MECHANISMS = ("laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian")
-_GAUSSIAN = ("tangent-gaussian", "wrapped-gaussian")  # the (ε, δ) mechanisms
+MECHANISMS = ("laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian", "riemannian-gaussian")
+_GAUSSIAN = ("tangent-gaussian", "wrapped-gaussian", "riemannian-gaussian")  # (ε, δ) with δ > 0
 _FAMILIES = ("distance", "projection", "likelihood-ratio")
 # Threshold candidates: quantiles of the pooled first-round draws, dense in both tails.
 _TAIL_LEVELS = np.geomspace(1e-6, 0.5, 80)
@@ -334,8 +334,12 @@ def _footpoint_pair(mech, space, center, radius, axis, delta, sensitivity):
     points = tuple(space.exp(center, s * axis) for s in positions)
     laws = tuple(mech.distribution(p) for p in points)
     exact, difference = None, None
-    if isinstance(mech, (TangentGaussianMechanism, WrappedGaussianMechanism)):
+    if isinstance(mech, (TangentGaussianMechanism, WrappedGaussianMechanism)) or (
+        isinstance(mech, RiemannianGaussianMechanism) and space.is_flat
+    ):
         exact, difference = gaussian_exact_epsilon(distance, mech.scale, delta), 0.0
+    elif isinstance(mech, RiemannianGaussianMechanism):  # homogeneous: equal normalisers, loss not closed form
+        difference = 0.0
     elif not truncated:
         exact, difference = laplace_exact_epsilon(distance, mech.scale), 0.0
     elif supports_axial_quadrature(space):
@@ -527,11 +531,11 @@ def audit_epsilon(
     Parameters
     ----------
     space : Manifold
-    mechanism : {"laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian"}
+    mechanism : {"laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian", "riemannian-gaussian"}
     epsilon : float
         Claimed ε.
     delta : float, default 0.0
-        Claimed δ: > 0 for ``"tangent-gaussian"`` and ``"wrapped-gaussian"``, 0 for the pure
+        Claimed δ: > 0 for ``"tangent-gaussian"``, ``"wrapped-gaussian"`` and ``"riemannian-gaussian"``, 0 for the pure
         mechanisms.
     n : int
         Public number of records (the sensitivity is ~ 1/n).

@@ -212,7 +212,7 @@ def add_parser(sub) -> None:
         type=probability,
         default=0.0,
         metavar="D",
-        help="claimed δ: > 0 for tangent-gaussian and wrapped-gaussian, 0 for the others (default: %(default)s)",
+        help="claimed δ: > 0 for the Gaussian mechanisms, 0 for laplace and kng (default: %(default)s)",
     )
     epsilon.add_argument(
         "--n",

@@ -35,7 +35,7 @@ from geodp.models import PrivateFrechetMean
 __all__ = ["GUARANTEE_FORMAT", "add_parser", "guarantee_record", "guarantee_schema"]
 
 GUARANTEE_FORMAT = ("geodp-guarantee", 1)
-_MECHANISMS = ("laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian")
+_MECHANISMS = ("laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian", "riemannian-gaussian")
 _ESTIMATOR = "geodp.models.PrivateFrechetMean"
 
 
@@ -269,7 +269,7 @@ def add_parser(sub) -> None:
         type=probability,
         default=0.0,
         metavar="D",
-        help="δ in [0, 1): needed (> 0) by tangent-gaussian and wrapped-gaussian; the others are pure ε-DP "
+        help="δ in [0, 1): needed (> 0) by the Gaussian mechanisms; Laplace and KNG are pure ε-DP "
         "(default: %(default)s)",
     )
     release.add_argument(
@@ -278,7 +278,7 @@ def add_parser(sub) -> None:
         default="laplace",
         help="noise mechanism; tangent-gaussian needs a flat space (euclidean, "
         "spd:K:log-euclidean); wrapped-laplace and wrapped-gaussian add the noise in the tangent space "
-        "at the centre, on every space (default: %(default)s)",
+        "at the centre, on every space; riemannian-gaussian takes every space (default: %(default)s)",
     )
     release.add_argument(
         "--seed",

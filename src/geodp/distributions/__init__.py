@@ -5,6 +5,7 @@ from geodp.distributions.gaussian import TangentGaussian
 from geodp.distributions.kng import KNGDistribution
 from geodp.distributions.laplace import RiemannianLaplace, l2_laplace_noise
 from geodp.distributions.radial import RadialLaw
+from geodp.distributions.riemannian_gaussian import RiemannianGaussian
 from geodp.distributions.wrapped import WrappedLaw
 
 __all__ = [
@@ -12,6 +13,7 @@ __all__ = [
     "FlatChartDistribution",
     "KNGDistribution",
     "RadialLaw",
+    "RiemannianGaussian",
     "RiemannianLaplace",
     "TangentGaussian",
     "WrappedLaw",

@@ -1,9 +1,11 @@
-"""The radial part of the Riemannian Laplace law on isotropic spaces (docs/math.md §5).
+"""The radial part of the Riemannian Laplace and Gaussian laws on isotropic spaces (docs/math.md §5).
 
 On a space whose volume in geodesic polar coordinates at η is ``J(t) dt du`` (Euclidean, sphere,
-hyperbolic, Kendall), ``X ∝ exp(−ρ(η, X)/σ)`` is ``exp_η(t u)`` with ``u`` a uniform unit direction
-and ``t ~ p(t) ∝ exp(−t/σ) J(t)`` on ``[0, T)``. :class:`RadialLaw` samples ``t`` exactly by
-rejection and evaluates its CDF (for tests, reports and the truncation bound).
+hyperbolic, Kendall), ``X ∝ exp(−φ(ρ(η, X)))`` is ``exp_η(t u)`` with ``u`` a uniform unit
+direction and ``t ~ p(t) ∝ exp(−φ(t)) J(t)`` on ``[0, T)``, for a convex radial profile ``φ``:
+``t/σ`` (Laplace) or ``t²/2σ²`` (Riemannian Gaussian, :data:`RADIAL_PROFILES`). :class:`RadialLaw`
+samples ``t`` exactly by rejection and evaluates its CDF (for tests, reports and the truncation
+bound).
 
 A space qualifies when it defines ``radial_log_jacobian(t)``, ``cut_radius`` and
 ``volume_growth_rate`` γ, with ``log J`` **concave** on ``(0, T)`` and
@@ -12,7 +14,7 @@ A space qualifies when it defines ``radial_log_jacobian(t)``, ``cut_radius`` and
 ``−(d − 1)|κ|/sinh²(√|κ| t)`` on hyperbolic space and ``−(d − 1)/t²`` on ``R^d``; Kendall's
 ``(2k − 5) log sin t + log cos t`` has ``−(2k − 5)/sin² t − 1/cos² t``.
 
-**The secant hat, and why it dominates.** ``g(t) = −t/σ + log J(t)`` is concave. Take nodes
+**The secant hat, and why it dominates.** ``g(t) = −φ(t) + log J(t)`` is concave (``φ`` convex). Take nodes
 ``x_0 < … < x_{K−1}`` in ``(0, T]`` and the secants ``λ_i`` through ``(x_i, g(x_i))`` and
 ``(x_{i+1}, g(x_{i+1}))``. By concavity ``g`` lies below every secant *outside* the secant's own
 interval (and above it inside). Hence on ``[x_i, x_{i+1}]`` both ``λ_{i−1}`` (extended to the right)
@@ -46,7 +48,21 @@ from geodp.distributions.piecewise_hat import PiecewiseExponentialHat
 from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.validation import as_generator, check_positive
 
-__all__ = ["RadialLaw", "is_isotropic", "measured_log_polar_volume", "MIN_RADIAL_ACCEPTANCE"]
+__all__ = ["RadialLaw", "is_isotropic", "measured_log_polar_volume", "MIN_RADIAL_ACCEPTANCE", "RADIAL_PROFILES"]
+
+
+def _laplace_profile(t, scale):
+    return t / scale
+
+
+def _gaussian_profile(t, scale):
+    return t * t / (2.0 * scale * scale)
+
+
+#: The radial profiles ``φ(t; σ)`` a :class:`RadialLaw` supports (both convex): the Riemannian
+#: Laplace ``∝ exp(−ρ/σ)`` and the Riemannian Gaussian ``∝ exp(−ρ²/2σ²)`` (module-level
+#: functions, so that laws pickle with the fitted estimators that hold them).
+RADIAL_PROFILES = {"laplace": _laplace_profile, "gaussian": _gaussian_profile}
 
 #: Every :class:`RadialLaw` accepts at least this share of its proposals (it refuses to build
 #: otherwise); the secant hat is refined towards 0.9.
@@ -294,7 +310,8 @@ def _build_hat(raw, magnitude, upper, unit, name):
 
 
 class RadialLaw:
-    """Law of ``t = ρ(η, X)`` for the Riemannian Laplace ``∝ exp(−ρ/σ)``, optionally restricted
+    """Law of ``t = ρ(η, X)`` for the Riemannian Laplace ``∝ exp(−ρ/σ)`` (or, with
+    ``profile="gaussian"``, the Riemannian Gaussian ``∝ exp(−ρ²/2σ²)``), optionally restricted
     to ``t ≤ t_max``; exact sampler, CDF and normalisability check.
 
     Parameters
@@ -305,6 +322,9 @@ class RadialLaw:
         σ > 0.
     t_max : float, default inf
         Restrict the law to ``[0, t_max]`` (used by truncation to a ball).
+    profile : {"laplace", "gaussian"}, default "laplace"
+        The radial profile ``φ`` of :data:`RADIAL_PROFILES`. The Gaussian one is normalisable on
+        every space (``J`` grows at most exponentially) and uses the secant hat only.
 
     Raises
     ------
@@ -325,7 +345,7 @@ class RadialLaw:
     envelope_text : str
         A description of the envelope, as written into guarantees.
     log_normaliser : float
-        ``log ∫_0^upper exp(−t/σ) J(t) dt``.
+        ``log ∫_0^upper exp(−φ(t)) J(t) dt``.
 
     Examples
     --------
@@ -339,9 +359,16 @@ class RadialLaw:
     >>> big = RadialLaw(Sphere(1000), scale=0.02)  # J = sin(t)^999: t ≈ arctan(999σ) ≈ 1.52
     >>> big.acceptance_rate > 0.9, round(float(big.sample(2000, rng=1).mean()), 1)
     (True, 1.5)
+    >>> from geodp.manifolds import Euclidean  # Gaussian profile: t/σ ~ chi with 3 degrees of freedom
+    >>> round(float(RadialLaw(Euclidean(3), 0.5, profile="gaussian").cdf(0.5 * 1.5382)), 3)
+    0.5
     """
 
-    def __init__(self, space, scale, t_max=math.inf):
+    def __init__(self, space, scale, t_max=math.inf, profile="laplace"):
+        if profile not in RADIAL_PROFILES:
+            raise InvalidParameterError(f"profile must be one of {tuple(RADIAL_PROFILES)}, got {profile!r}.")
+        self.profile = profile
+        self._phi = RADIAL_PROFILES[profile]
         if not is_isotropic(space):
             raise InvalidParameterError(f"{space!r} does not expose a radial Jacobian: no exact radial sampler.")
         self.space = space
@@ -352,7 +379,7 @@ class RadialLaw:
         if not t_max > 0:
             raise InvalidParameterError(f"t_max must be > 0, got {t_max!r}.")
         self.upper = min(float(space.cut_radius), t_max)
-        rate = 1.0 / self.scale - self.growth
+        rate = 1.0 / self.scale - self.growth if profile == "laplace" else math.nan
         if math.isinf(self.upper) and rate <= 0:
             raise AssumptionError(
                 f"the Laplace law on {space!r} with scale={self.scale!r} is not normalisable: it needs "
@@ -361,11 +388,12 @@ class RadialLaw:
             )
         self._gamma_scale = 1.0 / rate if rate > 0 else math.nan
         # The hat is built in units of a public length near the mode, where slopes are O(d).
-        guess = (self.dim - 1) * self.scale if self.dim > 1 else self.scale
+        spread = max(self.dim - 1, 1)
+        guess = spread * self.scale if profile == "laplace" else math.sqrt(spread) * self.scale
         self._unit = unit = min(guess, self.upper / 2.0)
         self._hat, self._shift, pieces = _build_hat(
             lambda u: self._log_density(unit * u),
-            lambda u: np.abs(self.space.radial_log_jacobian(unit * u)) + unit * u / self.scale,
+            lambda u: np.abs(self.space.radial_log_jacobian(unit * u)) + self._phi(unit * u, self.scale),
             self.upper / unit,
             unit,
             repr(space),
@@ -389,9 +417,25 @@ class RadialLaw:
         )
 
     def _log_density(self, t):
-        """Unnormalised ``log p(t) = log J(t) − t/σ`` (``−inf`` at 0 and the cut locus)."""
+        """Unnormalised ``log p(t) = log J(t) − φ(t)`` (``−inf`` at 0 and the cut locus)."""
         t = np.asarray(t, dtype=float)
-        return np.asarray(self.space.radial_log_jacobian(t)) - t / self.scale
+        return np.asarray(self.space.radial_log_jacobian(t)) - self._phi(t, self.scale)
+
+    def log_pdf(self, t):
+        """Normalised log-density of ``t`` (``−inf`` outside ``(0, upper)``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from geodp.manifolds import Euclidean
+        >>> law = RadialLaw(Euclidean(1), 2.0, profile="gaussian")  # half-normal
+        >>> bool(np.isclose(np.exp(law.log_pdf(1.0)), 2 * np.exp(-1 / 8) / np.sqrt(8 * np.pi)))
+        True
+        """
+        t = np.asarray(t, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = self._log_density(t) - self.log_normaliser
+        return np.where((t > 0) & (t < self.upper), value, -np.inf)
 
     # -------------------------------------------------------------- sampling
     def _propose(self, m, rng):

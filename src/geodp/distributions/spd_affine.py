@@ -1,9 +1,13 @@
-"""The Riemannian Laplace law on affine-invariant SPD(k) (Hajri et al. 2016; docs/math.md §5).
+"""The Riemannian Laplace (and Gaussian) law on affine-invariant SPD(k) (Hajri et al. 2016;
+docs/math.md §5, §12).
 
 ``X = η^½ U diag(e^r) Uᵀ η^½`` with ``U`` Haar on O(k) and ``r ∈ R^k`` of density
-``∝ exp(−|r|/σ) Π_{i<j} sinh(|r_i − r_j|/2)``; ``ρ(η, X) = |r|``. The eigenvalue law is
-normalisable iff ``σ < σ_max(k) = 1/c_k``, ``c_k = ½√(k(k²−1)/3)``; restricted to ``|r| ≤ t_max``
-it always is.
+``∝ exp(−φ(|r|)) Π_{i<j} sinh(|r_i − r_j|/2)``; ``ρ(η, X) = |r|``. The radial profile is
+``φ(ρ) = ρ/σ`` (Laplace) or ``ρ²/2σ²`` (Riemannian Gaussian,
+:data:`~geodp.distributions.radial.RADIAL_PROFILES`). The Laplace eigenvalue law is
+normalisable iff ``σ < σ_max(k) = 1/c_k``, ``c_k = ½√(k(k²−1)/3)``; the Gaussian one always is,
+and restricted to ``|r| ≤ t_max`` both are. Below, ``−ρ/σ`` stands for ``−φ(ρ)``: every step
+uses only that ``φ`` is convex.
 
 **Exact draws** (docs/math.md §5, "the Gaussian-gap envelope"). With ``y_ij = |r_i − r_j|/2``,
 ``sinh y = y · (sinh y / y)`` and ``f(y) = log(sinh y / y) ≤ min(y²/6, y)``; since
@@ -33,12 +37,13 @@ from geodp.distributions.ball_polar import direction_share
 from geodp.distributions.base import rejection_sample
 from geodp.distributions.mcmc import MCMCResult, random_walk_metropolis
 from geodp.distributions.piecewise_hat import PiecewiseExponentialHat
-from geodp.errors import AssumptionError
+from geodp.distributions.radial import RADIAL_PROFILES
+from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.euclidean import Euclidean
 from geodp.validation import as_generator, check_positive
 
-__all__ = ["spd_laplace_scale_limit", "SPDEigenvalueLaw", "spd_ball_acceptance_bound"]
+__all__ = ["spd_laplace_scale_limit", "SPDEigenvalueLaw", "spd_ball_acceptance_bound", "angular_weight_bounds"]
 
 _PIECES = 64  # equal hat pieces across the window where ψ is within e^40 of its largest value
 _WINDOW = 40.0
@@ -105,11 +110,13 @@ class SPDEigenvalueLaw:
     scale : float
         σ > 0.
     t_max : float, default inf
+    profile : {"laplace", "gaussian"}, default "laplace"
+        The radial profile: ``exp(−|r|/σ)`` or ``exp(−|r|²/2σ²)``.
 
     Raises
     ------
     AssumptionError
-        ``t_max = inf`` and ``σ ≥ σ_max(k)``: the law is not normalisable.
+        ``t_max = inf``, the Laplace profile and ``σ ≥ σ_max(k)``: the law is not normalisable.
 
     Attributes
     ----------
@@ -127,14 +134,18 @@ class SPDEigenvalueLaw:
     ((5, 16, 16), True)
     """
 
-    def __init__(self, k: int, scale, t_max=math.inf):
+    def __init__(self, k: int, scale, t_max=math.inf, profile="laplace"):
+        if profile not in RADIAL_PROFILES:
+            raise InvalidParameterError(f"profile must be one of {tuple(RADIAL_PROFILES)}, got {profile!r}.")
+        self.profile = profile
+        self._phi = RADIAL_PROFILES[profile]
         self.k = int(k)
         self.scale = check_positive(scale, "scale")
         self.t_max = float(t_max)
         self.c = _c(self.k)
         self.dim = self.k * (self.k + 1) // 2
         self._kink = 24.0 * self.c / self.k  # q(ρ) = kρ²/24 below, c·ρ above
-        if math.isinf(self.t_max) and 1.0 / self.scale <= self.c:
+        if math.isinf(self.t_max) and profile == "laplace" and 1.0 / self.scale <= self.c:
             raise AssumptionError(
                 f"the affine-invariant SPD({self.k}) Laplace with scale={self.scale!r} is not "
                 f"normalisable: it needs scale < sigma_max={spd_laplace_scale_limit(self.k)!r}. "
@@ -155,12 +166,13 @@ class SPDEigenvalueLaw:
     def _psi(self, rho):
         """``log`` of the envelope's radial density, unnormalised (``−inf`` at 0 for k > 1)."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            return (self.dim - 1) * np.log(rho) - rho / self.scale + self._q(rho)
+            return (self.dim - 1) * np.log(rho) - self._phi(rho, self.scale) + self._q(rho)
 
     def _build_hat(self):
         """Piecewise-exponential hat over ``ψ`` on ``[0, t_max]`` from public (k, σ, t_max) only."""
-        dim, upper = self.dim, self.t_max
-        unit = min(max(dim - 1, 1) * self.scale, upper / 2.0)
+        dim, upper, gaussian = self.dim, self.t_max, self.profile == "gaussian"
+        spread = max(dim - 1, 1)
+        unit = min((math.sqrt(spread) if gaussian else spread) * self.scale, upper / 2.0)
         grid = unit * 2.0 ** (np.arange(-160, 161) / 16.0)
         grid = np.append(grid[grid < upper], [upper] if math.isfinite(upper) else [])
         values = self._psi(grid)
@@ -170,7 +182,13 @@ class SPDEigenvalueLaw:
         # Beyond the window, nodes grow by 10% (a tangent taken far away would overshoot): up to
         # t_max, or, unbounded, until the last piece — under the tangent at its start plus
         # c·ρ ≥ q — lies beyond the kink (where q = c·ρ) and falls (ψ' ≤ −(1/σ − c)/2).
-        last = upper if math.isfinite(upper) else max(self._kink, 2.0 * (dim - 1) / (1.0 / self.scale - self.c))
+        # (Gaussian: beyond a = 2σ²c + 2σ√(d − 1) + σ the slope (d − 1)/a − a/σ² + c is < −1/σ.)
+        if math.isfinite(upper):
+            last = upper
+        elif gaussian:
+            last = max(self._kink, 2.0 * self.scale**2 * self.c + self.scale * (2.0 * math.sqrt(spread) + 1.0))
+        else:
+            last = max(self._kink, 2.0 * (dim - 1) / (1.0 / self.scale - self.c))
         steps = math.ceil(math.log(last / hi) / math.log(1.1)) if last > hi else 0
         nodes = np.append(np.linspace(lo, hi, _PIECES + 1), hi * 1.1 ** np.arange(1, steps))
         if lo < self._kink < nodes[-1]:
@@ -180,12 +198,12 @@ class SPDEigenvalueLaw:
         keep = b > a
         a, b = a[keep], b[keep]
         finite = np.isfinite(b)
-        # tangent of the concave (d − 1) log ρ − ρ/σ at the midpoint (at the finite end of the
+        # tangent of the concave (d − 1) log ρ − φ(ρ) at the midpoint (at the finite end of the
         # first and of an unbounded piece) ...
         touch = np.where(finite, (a + b) / 2.0, a)
         touch[0] = b[0]
-        concave = (dim - 1) * np.log(touch) - touch / self.scale
-        slope = (dim - 1) / touch - 1.0 / self.scale
+        concave = (dim - 1) * np.log(touch) - self._phi(touch, self.scale)
+        slope = (dim - 1) / touch - (touch / self.scale**2 if gaussian else 1.0 / self.scale)
         # ... plus the chord of q on [a, b] (q is convex on each side of the kink, a node), or
         # q ≤ c·ρ on an unbounded piece
         with np.errstate(invalid="ignore"):
@@ -212,7 +230,7 @@ class SPDEigenvalueLaw:
         gaps = _pair_gaps(r)
         with np.errstate(divide="ignore"):
             # log sinh(g/2) = g/2 + log(1 − e^(−g)) − log 2
-            value = -norm / self.scale + np.sum(gaps / 2 + np.log(-np.expm1(-gaps)) - math.log(2.0), axis=-1)
+            value = -self._phi(norm, self.scale) + np.sum(gaps / 2 + np.log(-np.expm1(-gaps)) - math.log(2.0), axis=-1)
         return np.where(norm <= self.t_max, value, -np.inf)
 
     def sample_symmetric(self, size: int, rng=None):
@@ -247,6 +265,25 @@ class SPDEigenvalueLaw:
         r = result.samples[0]
         U = stats.ortho_group.rvs(self.k, size=size, random_state=rng).reshape(size, self.k, self.k)
         return mf.from_eig(r, U), result
+
+
+def angular_weight_bounds(k: int, rho):
+    """``(log lo, log hi)`` with ``lo(ρ) ≤ E_u[exp Σ_{i<j} f(ρ|u_i − u_j|/2)] ≤ hi(ρ)`` over
+    uniform unit ``S ∈ Sym(k)`` with eigenvalues ``u``, ``f(y) = log(sinh y / y)``: the factor by
+    which the density of ``ρ = ρ(η, X)`` on affine-invariant SPD(k) departs from
+    ``ρ^{d−1} e^{−φ(ρ)}`` (module docstring): ``hi = e^{q}`` (``f(y) ≤ min(y²/6, y)``) and
+    ``lo = e^{max(0, q − L)}`` (``f ≥ 0`` and the Jensen step).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lo, hi = angular_weight_bounds(3, np.array([0.0, 0.5, 5.0]))
+    >>> bool(np.all(lo <= hi)), float(hi[0])
+    (True, 0.0)
+    """
+    rho = np.asarray(rho, dtype=float)
+    q = np.minimum(k * rho * rho / 24.0, _c(k) * rho)
+    return np.maximum(q - _angular_log_slack(k, rho), 0.0), q
 
 
 def _angular_log_slack(k: int, rho):

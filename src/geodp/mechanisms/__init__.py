@@ -5,6 +5,7 @@ from geodp.mechanisms.extrinsic import ExtrinsicMeanMechanism, ExtrinsicRelease
 from geodp.mechanisms.kng import KNGMechanism
 from geodp.mechanisms.laplace import LaplaceMechanism
 from geodp.mechanisms.pointwise_shape import PointwiseRelease, PointwiseShapeLaplace
+from geodp.mechanisms.riemannian_gaussian import RiemannianGaussianMechanism
 from geodp.mechanisms.tangent_gaussian import TangentGaussianMechanism
 from geodp.mechanisms.wrapped import WrappedGaussianMechanism, WrappedLaplaceMechanism
 
@@ -16,6 +17,7 @@ __all__ = [
     "TangentGaussianMechanism",
     "WrappedLaplaceMechanism",
     "WrappedGaussianMechanism",
+    "RiemannianGaussianMechanism",
     "ExtrinsicMeanMechanism",
     "ExtrinsicRelease",
     "PointwiseShapeLaplace",

@@ -24,6 +24,7 @@ from geodp.manifolds.base import check_space
 from geodp.mechanisms import (
     KNGMechanism,
     LaplaceMechanism,
+    RiemannianGaussianMechanism,
     TangentGaussianMechanism,
     WrappedGaussianMechanism,
     WrappedLaplaceMechanism,
@@ -38,8 +39,8 @@ from geodp.validation import CLIP_MARGIN, as_generator, check_delta, check_epsil
 
 __all__ = ["PrivateFrechetMean"]
 
-_MECHANISMS = ("laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian")
-_GAUSSIAN = ("tangent-gaussian", "wrapped-gaussian")  # the mechanisms that need delta > 0
+_MECHANISMS = ("laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian", "riemannian-gaussian")
+_GAUSSIAN = ("tangent-gaussian", "wrapped-gaussian", "riemannian-gaussian")  # (ε, δ) with δ > 0
 _ON_INVALID = ("raise", "center")
 _FITTED = (
     "mean_",
@@ -67,17 +68,23 @@ class PrivateFrechetMean(BaseEstimator):
     ----------
     space : Manifold
         Any geodp space for ``"laplace"``: ``Euclidean``, ``Sphere``, ``Hyperbolic``,
-        ``KendallShape``, ``SPD`` (either metric); ``"tangent-gaussian"`` needs a flat space.
+        ``KendallShape``, ``SPD`` (either metric); ``"tangent-gaussian"`` needs a flat space;
+        ``"riemannian-gaussian"`` takes every one of these.
     epsilon : float
         Privacy budget of the release, > 0.
     delta : float, default 0.0
-        Needed (in (0, 1)) by ``"tangent-gaussian"`` and ``"wrapped-gaussian"``; the Laplace
-        mechanisms are pure ε-DP and report δ = 0.0.
+        Needed (in (0, 1)) by the Gaussian mechanisms (``"tangent-gaussian"``,
+        ``"wrapped-gaussian"``, ``"riemannian-gaussian"``); the Laplace mechanisms are pure ε-DP
+        and report δ = 0.0.
     center : array_like, shape space.point_shape
         Public centre of the data ball. Must not be computed from the private data.
     radius : float
         Public radius of the data ball, ``0 < radius < r*``.
-    mechanism : {"laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian"}, default "laplace"
+    mechanism : str, default "laplace"
+        One of ``"laplace"``, ``"tangent-gaussian"``, ``"kng"``, ``"wrapped-laplace"``,
+        ``"wrapped-gaussian"``, ``"riemannian-gaussian"``.
+        ``"riemannian-gaussian"``: the law ``∝ exp(−ρ²/2σ²)`` at the mean, sampled exactly,
+        (ε, δ) by the triangle bound on curved spaces (docs/math.md §12).
         ``"kng"``: the K-norm gradient mechanism (S22), sampled exactly by rejection where its
         public acceptance bound allows (otherwise MH, with an ApproximateSamplerWarning). Its scale is 2h times
         the Laplace's (the Laplace sensitivity carries 1/h, KNG's normaliser needs 2Δ/ε), so it
@@ -208,6 +215,10 @@ class PrivateFrechetMean(BaseEstimator):
                 center=center,
                 radius=radius,
                 calibration=self.calibration,
+            )
+        if self.mechanism == "riemannian-gaussian":
+            return RiemannianGaussianMechanism(
+                self.space, epsilon=self.epsilon, delta=self.delta, sensitivity=sensitivity
             )
         return TangentGaussianMechanism(
             epsilon=self.epsilon,

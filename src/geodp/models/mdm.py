@@ -66,6 +66,9 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
     radius : float
         Public radius of the data ball, one for all classes; records outside it are clipped onto
         its boundary.
+    ball : PrivateBall, optional
+        Instead of ``center`` and ``radius``: one ball for all classes, released by
+        :func:`geodp.domain.private_ball` on the same records (its cost adds to the fit's).
     mechanism : {"laplace", "tangent-gaussian", "kng"}, default "laplace"
         How each class mean is released (see :class:`~geodp.models.PrivateFrechetMean`).
     calibration : {"analytic", "classical"}, default "analytic"
@@ -148,8 +151,9 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         *,
         epsilon,
         delta=0.0,
-        center,
-        radius,
+        center=None,
+        radius=None,
+        ball=None,
         mechanism="laplace",
         calibration="analytic",
         on_invalid="raise",
@@ -163,6 +167,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.delta = delta
         self.center = center
         self.radius = radius
+        self.ball = ball
         self.mechanism = mechanism
         self.calibration = calibration
         self.on_invalid = on_invalid
@@ -260,6 +265,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             delta=self.delta,
             center=self.center,
             radius=self.radius,
+            ball=self.ball,
             mechanism=self.mechanism,
             calibration=self.calibration,
             on_invalid=self.on_invalid,

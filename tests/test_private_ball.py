@@ -161,6 +161,22 @@ def test_radius_is_clipped_to_the_space_limit():
     PrivateFrechetMean(space, epsilon=1.0, ball=ball, random_state=0).fit(X)
 
 
+def test_a_radius_not_below_the_coarse_one_gives_back_the_coarse_ball():
+    space = Euclidean(2)
+    X = np.random.default_rng(0).uniform(-1.0, 1.0, size=(10, 2))
+    fell_back = 0
+    for seed in range(20):  # ε so small that the centre lands anywhere in the coarse ball
+        ball = private_ball(space, X, epsilon=1e-3, center=np.zeros(2), radius=1.5, random_state=seed)
+        data = ball.privacy_report_.to_dict()
+        if data["fell_back_to_coarse_ball"]:
+            fell_back += 1
+            assert ball.radius == 1.5 and np.array_equal(ball.center, np.zeros(2))
+            assert data["drawn_radius"] >= 1.5 and "coarse ball" in ball.privacy_report_.splitlines()[-1]
+        else:
+            assert ball.radius == data["drawn_radius"] < 1.5
+    assert 0 < fell_back < 20
+
+
 def test_nothing_observable_depends_on_the_records():
     space = Sphere(2)
     far = np.tile(-NORTH, (50, 1))  # every record outside the coarse ball

@@ -82,7 +82,9 @@ def private_ball(
        (:func:`geodp.mechanisms.quantile.private_quantile`), at the rest of ``epsilon``.
 
     The radius is then limited to the space's allowed radii (below r* on positively curved
-    spaces, within the representable range; :func:`radius_limit`): post-processing.
+    spaces, within the representable range; :func:`radius_limit`), and where it is not smaller
+    than the coarse radius the coarse ball itself is returned (it holds every clipped record):
+    both post-processing of the two releases.
 
     Parameters
     ----------
@@ -199,10 +201,12 @@ def private_ball(
             distances, epsilon=radius_epsilon, quantile=level, lower=0.0, upper=upper, random_state=rng
         )
         new_radius = min(max(drawn, MIN_RADIUS), radius_limit(space))
-        inside = float(np.mean(distances <= new_radius))
+        inside = float(np.mean(distances <= new_radius)) if new_radius < coarse_radius else 1.0
         return released, upper, drawn, new_radius, BallDiagnostics(inside, int(n_clipped), int(n_invalid))
 
     (released, upper, drawn, new_radius, diagnostics), withheld = execute(plan, accountant, private_part)
+    fell_back = new_radius >= coarse_radius  # a function of the releases: public
+    final_center, final_radius = (coarse_center, coarse_radius) if fell_back else (released, new_radius)
     diagnostics = BallDiagnostics(
         diagnostics.fraction_inside,
         diagnostics.n_clipped_coarse,
@@ -215,11 +219,11 @@ def private_ball(
         quantile_guarantee(epsilon=radius_epsilon, quantile=level, lower=0.0, upper=upper, random_state=random_state),
         epsilon=epsilon,
         coarse=(coarse_center, coarse_radius),
-        result=(released, drawn, new_radius),
+        result=(released, drawn, new_radius, fell_back),
     )
     return PrivateBall(
-        center=released,
-        radius=new_radius,
+        center=final_center,
+        radius=final_radius,
         epsilon=epsilon,
         delta=0.0,
         space=space,
@@ -232,13 +236,20 @@ def _report(space, mean_model, radius_guarantee, *, epsilon, coarse, result) -> 
     """The publishable report of a private ball: the two releases and the post-processing. Every
     number in it is a parameter or a function of the released centre and radius."""
     coarse_center, coarse_radius = coarse
-    released, drawn, new_radius = result
+    released, drawn, new_radius, fell_back = result
     center_report = mean_model.privacy_report_
     limit = radius_limit(space)
     post = (
         f"radius = min(max(drawn {drawn!r}, {MIN_RADIUS!r}), {limit!r}) = {new_radius!r} "
         "(the space's allowed radii; post-processing)"
     )
+    if fell_back:
+        post += (
+            f"; not smaller than the coarse radius {coarse_radius!r}, so the result is the coarse ball "
+            "(post-processing: the coarse ball holds every clipped record)"
+        )
+    else:
+        post += "; centre in to_dict()['center']"
     lines = [
         "geodp privacy report: private_ball (publishable: nothing in it is computed from the private data "
         "except the two releases it describes)",
@@ -250,7 +261,7 @@ def _report(space, mean_model, radius_guarantee, *, epsilon, coarse, result) -> 
         "to the records clipped into the coarse ball, on [0, coarse radius + distance of the released centre to "
         "the coarse centre]:",
         *(f"  {line}" for line in radius_guarantee.render().splitlines()),
-        f"result      : {post}; centre in to_dict()['center']",
+        f"result      : {post}",
     ]
     data = {
         "model": "private_ball",
@@ -263,9 +274,11 @@ def _report(space, mean_model, radius_guarantee, *, epsilon, coarse, result) -> 
         "radius_epsilon": radius_guarantee.epsilon,
         "center_release": center_report.to_dict(),
         "radius_release": radius_guarantee.to_dict(),
-        "center": np.asarray(released).tolist(),
+        "released_center": np.asarray(released).tolist(),
         "drawn_radius": drawn,
-        "radius": new_radius,
+        "fell_back_to_coarse_ball": fell_back,
+        "center": np.asarray(coarse_center if fell_back else released).tolist(),
+        "radius": coarse_radius if fell_back else new_radius,
         "radius_limit": limit,
     }
     return PrivacyReport("\n".join(lines), data)

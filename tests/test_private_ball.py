@@ -140,7 +140,7 @@ def _sphere_data(n=4000, spread=0.05, seed=0):
 
 def test_private_ball_localises_the_data_and_is_valid():
     space, X, m = _sphere_data()
-    ball = private_ball(space, X, epsilon=0.2, center=NORTH, radius=0.7, random_state=1)
+    ball = private_ball(space, X, epsilon=0.2, center=NORTH, radius=0.7, quantile=0.9, random_state=1)
     assert bool(space.belongs(ball.center)) and float(space.dist(ball.center, m)) < 0.05
     # 90% of the records within ~0.05·√(2 ln 10) ≈ 0.11 of m
     assert 0.05 < ball.radius < 0.2

@@ -29,8 +29,10 @@ from geodp.validation import as_generator, check_epsilon
 __all__ = ["DEFAULT_CENTER_SHARE", "DEFAULT_QUANTILE", "PrivateBall", "private_ball"]
 
 # Chosen by measurement (benchmarks/bench_private_ball.py; docs/guide.md, "Choosing the data ball").
-DEFAULT_QUANTILE = 0.9
-DEFAULT_CENTER_SHARE = 0.5
+DEFAULT_QUANTILE = 0.95
+DEFAULT_CENTER_SHARE = 0.7
+# The radius is a quantile of log-distances on [log(U·LOG_FLOOR), log U] (U the public upper end).
+LOG_FLOOR = 1e-6
 
 
 def _check_share(value, name: str) -> float:
@@ -77,9 +79,12 @@ def private_ball(
     1. the centre: :class:`~geodp.models.PrivateFrechetMean` (Laplace) in the coarse ball at
        ``center_share·epsilon``, projected onto the coarse ball (post-processing);
     2. the radius: the exponential-mechanism ``quantile`` of the distances from the released
-       centre to the records (clipped into the coarse ball) on the public interval
-       ``[0, radius + ρ(released centre, center)]``, which holds every such distance
-       (:func:`geodp.mechanisms.quantile.private_quantile`), at the rest of ``epsilon``.
+       centre to the records (clipped into the coarse ball), which all lie in
+       ``[0, U]``, ``U = radius + ρ(released centre, center)``; the mechanism
+       (:func:`geodp.mechanisms.quantile.private_quantile`) runs on their logarithms, floored
+       at ``log(U·1e-6)``, at the rest of ``epsilon``. On the log scale the interval above the
+       largest distance weighs ``log(U/max)`` rather than ``U − max``: far fewer useless radii
+       near ``U`` when the coarse ball is much wider than the data (measured in docs/guide.md).
 
     The radius is then limited to the space's allowed radii (below r* on positively curved
     spaces, within the representable range; :func:`radius_limit`), and where it is not smaller
@@ -98,10 +103,14 @@ def private_ball(
     radius : float
         Radius of the coarse public ball: as large as you can honestly state; it must pass the
         checks of the estimators' public ball (``radius < r*``).
-    quantile : float, default 0.9
-        Share of the records the new ball should hold, in (0, 1).
-    center_share : float, default 0.5
-        Share of ``epsilon`` spent on the centre, in (0, 1).
+    quantile : float, default 0.95
+        Share of the records the new ball should hold, in (0, 1). High levels keep the later
+        release's clipping bias small, but the quantile mechanism returns a radius near the
+        interval's upper end unless ``(1 − center_share)·epsilon·(1 − quantile)·n`` is well
+        above 1 (docs/math.md §6): lower it for small n·ε.
+    center_share : float, default 0.7
+        Share of ``epsilon`` spent on the centre, in (0, 1). Both defaults were chosen by
+        measurement (docs/guide.md, "Choosing the data ball").
     on_invalid : {"raise", "center"}, default "raise"
         Records that are not points of the space: raise (after the charge, like the
         estimators) or replace each by the coarse centre.
@@ -144,10 +153,10 @@ def private_ball(
     >>> rng = np.random.default_rng(0)
     >>> m = space.exp(north, np.array([0.3, 0.0, 0.0]))       # the data lie within ~0.1 of m
     >>> X = space.exp(m, space.to_tangent(m, 0.03 * rng.normal(size=(5000, 3))))
-    >>> ball = private_ball(space, X, epsilon=0.1, center=north, radius=0.7, random_state=0)
-    >>> bool(ball.radius < 0.25)          # the coarse radius was 0.7
+    >>> ball = private_ball(space, X, epsilon=0.5, center=north, radius=0.7, random_state=0)
+    >>> bool(ball.radius < 0.1)           # the coarse radius was 0.7
     True
-    >>> model = PrivateFrechetMean(space, epsilon=0.9, ball=ball, random_state=0).fit(X)
+    >>> model = PrivateFrechetMean(space, epsilon=1.0, ball=ball, random_state=0).fit(X)
     >>> "chosen privately" in model.privacy_report_
     True
     """
@@ -171,7 +180,6 @@ def private_ball(
     mean_plan = mean_model.plan(X)  # checks the coarse ball, the shape of X and on_invalid (public)
     coarse_center, coarse_radius = mean_plan.facts["center"], mean_plan.facts["radius"]
     radius_epsilon = epsilon - share * epsilon
-    quantile_guarantee(epsilon=radius_epsilon, quantile=level, lower=0.0, upper=2.0 * coarse_radius)
     plan = ReleasePlan(
         estimator="private_ball",
         n_samples=mean_plan.n_samples,
@@ -197,8 +205,16 @@ def private_ball(
         else:
             distances = space.unchecked.distances_from(released)(records)
         distances = np.clip(np.nan_to_num(np.asarray(distances, dtype=float), nan=upper), 0.0, upper)
-        drawn = private_quantile(
-            distances, epsilon=radius_epsilon, quantile=level, lower=0.0, upper=upper, random_state=rng
+        floor = upper * LOG_FLOOR
+        drawn = math.exp(
+            private_quantile(
+                np.log(np.maximum(distances, floor)),
+                epsilon=radius_epsilon,
+                quantile=level,
+                lower=math.log(floor),
+                upper=math.log(upper),
+                random_state=rng,
+            )
         )
         new_radius = min(max(drawn, MIN_RADIUS), radius_limit(space))
         inside = float(np.mean(distances <= new_radius)) if new_radius < coarse_radius else 1.0
@@ -216,7 +232,13 @@ def private_ball(
     report = _report(
         space,
         mean_model,
-        quantile_guarantee(epsilon=radius_epsilon, quantile=level, lower=0.0, upper=upper, random_state=random_state),
+        quantile_guarantee(
+            epsilon=radius_epsilon,
+            quantile=level,
+            lower=math.log(upper * LOG_FLOOR),
+            upper=math.log(upper),
+            random_state=random_state,
+        ),
         epsilon=epsilon,
         coarse=(coarse_center, coarse_radius),
         result=(released, drawn, new_radius, fell_back),
@@ -257,9 +279,9 @@ def _report(space, mean_model, radius_guarantee, *, epsilon, coarse, result) -> 
         f"coarse ball : public, radius {coarse_radius!r} around the given centre (to_dict()['coarse_center'])",
         f"step 1      : the centre, at epsilon = {mean_model.epsilon!r} (projected onto the coarse ball):",
         *(f"  {line}" for line in str(center_report).splitlines()),
-        f"step 2      : the radius, at epsilon = {radius_guarantee.epsilon!r}: distances from the released centre "
-        "to the records clipped into the coarse ball, on [0, coarse radius + distance of the released centre to "
-        "the coarse centre]:",
+        f"step 2      : the radius, at epsilon = {radius_guarantee.epsilon!r}: exp of the quantile of the "
+        "log-distances from the released centre to the records clipped into the coarse ball, floored at "
+        "U·1e-6, with U = coarse radius + distance of the released centre to the coarse centre:",
         *(f"  {line}" for line in radius_guarantee.render().splitlines()),
         f"result      : {post}",
     ]

@@ -246,8 +246,10 @@ def test_bad_input_is_refused_with_typed_errors():
         PrivateFrechetMean(Sphere(2, curvature=4.0), epsilon=1.0, ball=ball).fit(X / 2.0)
     with pytest.raises(InvalidParameterError, match="required"):
         PrivateFrechetMean(space, epsilon=1.0).fit(X)
-    with pytest.raises(AssumptionError):  # the coarse ball passes the estimators' checks
-        private_ball(space, X, epsilon=0.5, center=NORTH, radius=1.0)
+    budget = BudgetAccountant(epsilon=1.0)
+    with pytest.raises(AssumptionError):  # the coarse ball passes the estimators' checks, before the charge
+        private_ball(space, X, epsilon=0.5, center=NORTH, radius=1.0, accountant=budget)
+    assert budget.total_spent == (0.0, 0.0)
     with pytest.raises(InvalidParameterError):
         private_ball(space, X, epsilon=0.5, center=NORTH, radius=0.7, quantile=1.0)
     with pytest.raises(InvalidParameterError):

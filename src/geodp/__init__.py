@@ -8,11 +8,12 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    # geodp.models imports scikit-learn (seconds): load it on first use, not with the package.
-    if name == "models":
+    # geodp.models (and geodp.domain, which uses it) import scikit-learn (seconds): load them on
+    # first use, not with the package.
+    if name in ("models", "domain"):
         import importlib
 
-        return importlib.import_module("geodp.models")
+        return importlib.import_module(f"geodp.{name}")
     raise AttributeError(f"module 'geodp' has no attribute {name!r}")
 
 
@@ -20,6 +21,7 @@ __all__ = [
     "GeodpError",
     "PrivacyLeakWarning",
     "calibration",
+    "domain",
     "frechet_mean",
     "manifolds",
     "models",

@@ -30,6 +30,7 @@ from geodp.mechanisms import (
     WrappedLaplaceMechanism,
 )
 from geodp.mechanisms.base import combine_sum_parts, exact_weighted_sum_parts
+from geodp.models.ball import resolve_ball
 from geodp.models.report import CuratorDiagnostics, PrivacyReport
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
 from geodp.release import TIMING_SAFE_POLICY, ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline
@@ -80,6 +81,10 @@ class PrivateFrechetMean(BaseEstimator):
         Public centre of the data ball. Must not be computed from the private data.
     radius : float
         Public radius of the data ball, ``0 < radius < r*``.
+    ball : PrivateBall, optional
+        Instead of ``center`` and ``radius``: a ball released by
+        :func:`geodp.domain.private_ball` on the same records (its cost is added to this
+        release's by sequential composition; the report says so).
     mechanism : str, default "laplace"
         One of ``"laplace"``, ``"tangent-gaussian"``, ``"kng"``, ``"wrapped-laplace"``,
         ``"wrapped-gaussian"``, ``"riemannian-gaussian"``.
@@ -172,8 +177,9 @@ class PrivateFrechetMean(BaseEstimator):
         *,
         epsilon,
         delta=0.0,
-        center,
-        radius,
+        center=None,
+        radius=None,
+        ball=None,
         mechanism="laplace",
         calibration="analytic",
         on_invalid="raise",
@@ -187,6 +193,7 @@ class PrivateFrechetMean(BaseEstimator):
         self.delta = delta
         self.center = center
         self.radius = radius
+        self.ball = ball
         self.mechanism = mechanism
         self.calibration = calibration
         self.on_invalid = on_invalid
@@ -358,14 +365,15 @@ class PrivateFrechetMean(BaseEstimator):
             raise InvalidTypeError(f"project_to_ball must be a bool, got {type(self.project_to_ball).__name__}.")
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta, allow_zero=self.mechanism not in _GAUSSIAN)
-        if self.center is None or self.radius is None:
+        center, radius, ball_note = resolve_ball(space, self.center, self.radius, self.ball)
+        if center is None or radius is None:
             raise InvalidParameterError(
-                "center and radius are required: they declare the public data domain. Do not "
-                "compute them from the private data."
+                "center and radius (or ball=geodp.domain.private_ball(...)) are required: they declare the "
+                "public data domain. Do not compute them from the private data."
             )
         check_accountant(self.accountant)
-        center = space.check_points(self.center, "center", batch_ndim=0)
-        radius = check_radius(space, self.radius)
+        center = space.check_points(center, "center", batch_ndim=0)
+        radius = check_radius(space, radius)
         if dask and self.mechanism == "kng":  # public refusals come before the charge
             raise InvalidParameterError(
                 "mechanism='kng' needs the records in memory: pass a numpy array (X.compute()), or use "
@@ -389,7 +397,7 @@ class PrivateFrechetMean(BaseEstimator):
                     "report.",
                 ),
             )
-        report = self._report(mechanism, n, center, radius, delta, bound, margin)
+        report = self._report(mechanism, n, center, radius, delta, bound, margin, ball_note)
         return ReleasePlan(
             estimator=type(self).__name__,
             n_samples=n,
@@ -443,7 +451,7 @@ class PrivateFrechetMean(BaseEstimator):
         small eigenvalues of a log-Euclidean SPD mean far out, and with them the bound ``2r/n``.
         """
         flat = space.is_flat
-        prepare = functools.partial(_prepared_records, space, center, radius, coordinates=flat)
+        prepare = functools.partial(prepared_records, space, center, radius, coordinates=flat)
         refusal = False if self.on_invalid == "center" else _INVALID_MESSAGE.format(space=space)
         info = None
         if is_dask(data):  # validated, clipped and averaged chunk by chunk, in every pass
@@ -487,7 +495,15 @@ class PrivateFrechetMean(BaseEstimator):
         return release, diagnostics
 
     def _report(
-        self, mechanism, n: int, center, radius: float, requested_delta: float, bound_value: float, margin: float
+        self,
+        mechanism,
+        n: int,
+        center,
+        radius: float,
+        requested_delta: float,
+        bound_value: float,
+        margin: float,
+        ball_note: str | None = None,
     ) -> PrivacyReport:
         g = mechanism.guarantee_for(self.random_state)  # secure mode: the construction that ran
         domain = (
@@ -514,6 +530,8 @@ class PrivateFrechetMean(BaseEstimator):
         extra = [
             f"radius {radius:.6g} < r* = {max_radius(self.space):.6g} (Assumption 1); records clipped into the ball"
         ]
+        if ball_note is not None:
+            extra.append(ball_note)
         if self.mechanism not in _GAUSSIAN and requested_delta > 0:
             extra.append(
                 f"delta={requested_delta!r} was passed, but the {self.mechanism} mechanism is pure ε-DP: delta = 0.0"
@@ -540,6 +558,7 @@ class PrivateFrechetMean(BaseEstimator):
             "n_samples": n,
             "center": np.asarray(center).tolist(),
             "radius": radius,
+            "private_ball": ball_note,
             "sensitivity_bound": bound,
             "on_invalid": self.on_invalid,
             "project_to_ball": bool(self.project_to_ball),
@@ -612,11 +631,23 @@ def public_records(space, X):
     return X
 
 
-def _prepared_records(space, center, radius, block, *, coordinates):
+def prepared_records(space, center, radius, block, *, coordinates):
     """Validate a block of records once, replace the invalid ones by the centre, clip into the
     ball: ``(records, (n_invalid, n_clipped))``. With ``coordinates`` (flat spaces) the records
     come back as chart coordinates, from the decomposition that validated them (one ``eigh``
-    per matrix on log-Euclidean SPD), clipped along the straight chart geodesics."""
+    per matrix on log-Euclidean SPD), clipped along the straight chart geodesics.
+
+    **Private**: the counts are curator-only facts. A per-record map (each record's image
+    depends on that record and the public ball only), so replace-one adjacency is preserved.
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Euclidean
+    >>> records, counts = prepared_records(Euclidean(1), np.zeros(1), 1.0, np.array([[0.5], [3.0], [np.nan]]),
+    ...                                    coordinates=True)
+    >>> records.ravel().round(6).tolist(), counts
+    ([0.5, 1.0, 0.0], (1, 1))
+    """
     if coordinates:
         coords, invalid = space._record_coordinates(block)
         c0 = space.to_coordinates(center)
@@ -675,7 +706,7 @@ def flat_statistic(space, X, *, center, radius) -> np.ndarray:
         raise InvalidParameterError(f"flat_statistic needs a flat space, got {space!r}.")
     center = space.check_points(center, "center", batch_ndim=0)
     radius = check_radius(space, radius)
-    clipped, _ = _prepared_records(space, center, radius, space.unchecked.dataset_array(X, "X"), coordinates=True)
+    clipped, _ = prepared_records(space, center, radius, space.unchecked.dataset_array(X, "X"), coordinates=True)
     return _chart_mean(InMemoryRecords(space, clipped, validated=True))
 
 

@@ -25,6 +25,7 @@ from geodp.errors import (
 )
 from geodp.manifolds.euclidean import Euclidean
 from geodp.mechanisms.base import Guarantee, sampler_construction
+from geodp.models.ball import resolve_ball
 from geodp.models.geodesic_sampling import (
     BURN_IN,
     THINNING,
@@ -101,6 +102,9 @@ class PrivateGeodesicRegression(BaseEstimator):
         Public centre of the ball that holds the responses and the footpoint.
     radius : float
         Public radius of that ball, ``0 < radius < r*``.
+    ball : PrivateBall, optional
+        Instead of ``center`` and ``radius``: a ball released by
+        :func:`geodp.domain.private_ball` on the responses (its cost adds to this release's).
     x_bounds : tuple (lower, upper)
         Public bounds of the covariates: scalars or arrays of length ``m``.
     residual_bound : float, optional
@@ -202,8 +206,9 @@ class PrivateGeodesicRegression(BaseEstimator):
         space,
         *,
         epsilon,
-        center,
-        radius,
+        center=None,
+        radius=None,
+        ball=None,
         x_bounds,
         residual_bound=None,
         velocity_bound=None,
@@ -218,6 +223,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         self.center = center
         self.radius = radius
         self.x_bounds = x_bounds
+        self.ball = ball
         self.residual_bound = residual_bound
         self.velocity_bound = velocity_bound
         self.as_published = as_published
@@ -242,15 +248,16 @@ class PrivateGeodesicRegression(BaseEstimator):
         if not isinstance(self.as_published, (bool, np.bool_)):
             raise InvalidTypeError(f"as_published must be a bool, got {type(self.as_published).__name__}.")
         epsilon = check_epsilon(self.epsilon)
-        if self.center is None or self.radius is None or self.x_bounds is None:
+        center, radius, _ = resolve_ball(space, self.center, self.radius, self.ball)
+        if center is None or radius is None or self.x_bounds is None:
             raise InvalidParameterError(
-                "center, radius and x_bounds are required: they declare the public data domain. "
-                "Do not compute them from the private data."
+                "center, radius (or ball=geodp.domain.private_ball(...)) and x_bounds are required: they "
+                "declare the public data domain. Do not compute them from the private data."
             )
         check_accountant(self.accountant)
-        center = space.check_points(self.center, "center", batch_ndim=0)
+        center = space.check_points(center, "center", batch_ndim=0)
         _recentring(space, center)  # refuses a centre too far out to move accurately
-        radius = check_radius(space, self.radius)
+        radius = check_radius(space, radius)
         lower, upper = check_covariate_bounds(self.x_bounds)
         m = lower.size
         x_max = math.sqrt(m) / (1.0 if self.as_published else 2.0)
@@ -663,6 +670,9 @@ class PrivateGeodesicRegression(BaseEstimator):
                 f"residual_bound={self.residual_bound!r} was passed, but no residual on the support exceeds "
                 f"2·radius + x_max·V = {largest:.6g}: that is the τ used"
             )
+        ball_note = resolve_ball(self.space, self.center, self.radius, self.ball)[2]
+        if ball_note is not None:
+            assumptions.append(ball_note)
         if not exact:
             affine = self.space.is_flat and tau >= largest and not self.as_published
             assumptions.append(
@@ -683,6 +693,7 @@ class PrivateGeodesicRegression(BaseEstimator):
             "n_samples": n,
             "center": np.asarray(center).tolist(),
             "radius": radius,
+            "private_ball": ball_note,
             "x_bounds": [lower.tolist(), upper.tolist()],
             "residual_bound": tau,
             "velocity_bound": velocity,

@@ -69,6 +69,9 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
     radius : float
         Public radius of the data ball, one for all classes; records outside it are clipped onto
         its boundary.
+    ball : PrivateBall, optional
+        Instead of ``center`` and ``radius``: one ball for all classes, released by
+        :func:`geodp.domain.private_ball` on the same records (its cost adds to the fit's).
     mechanism : {"laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian"}, default "laplace"
         How each class mean is released (see :class:`~geodp.models.PrivateFrechetMean`).
     calibration : {"analytic", "classical"}, default "analytic"
@@ -159,8 +162,9 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         *,
         epsilon,
         delta=0.0,
-        center,
-        radius,
+        center=None,
+        radius=None,
+        ball=None,
         mechanism="laplace",
         calibration="analytic",
         on_invalid="raise",
@@ -175,6 +179,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.delta = delta
         self.center = center
         self.radius = radius
+        self.ball = ball
         self.mechanism = mechanism
         self.calibration = calibration
         self.on_invalid = on_invalid
@@ -273,6 +278,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             delta=self.delta,
             center=self.center,
             radius=self.radius,
+            ball=self.ball,
             mechanism=self.mechanism,
             calibration=self.calibration,
             on_invalid=self.on_invalid,

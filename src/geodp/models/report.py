@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from geodp.composition import dp_event
 from geodp.release import TIMING_SAFE_POLICY
 
-__all__ = ["PrivacyReport", "CuratorDiagnostics", "RegressionDiagnostics", "PerClassDiagnostics"]
+__all__ = ["BallDiagnostics", "PrivacyReport", "CuratorDiagnostics", "RegressionDiagnostics", "PerClassDiagnostics"]
 
 
 class PrivacyReport(str):
@@ -258,6 +258,46 @@ class PerClassDiagnostics(_CuratorFacts):
         for label, diagnostics in zip(self.classes, self.per_class):
             lines.append(f"class {label!r}:")
             lines += [f"  {line}" for line in str(diagnostics).splitlines()[1:]]  # without its banner
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class BallDiagnostics(_CuratorFacts):
+    """Curator-only facts about the records behind a :class:`PrivateBall`.
+
+    Every field is computed from the private records without noise: never publish any of them.
+
+    Attributes
+    ----------
+    fraction_inside : float
+        Fraction of the records (after clipping into the coarse ball) within the new ball.
+    n_clipped_coarse : int
+        Records outside the coarse public ball, clipped onto it.
+    n_invalid : int
+        Records that were not points of the space (replaced by the coarse centre).
+    warnings : tuple of str
+        Warnings raised while the private data were processed (withheld from the caller).
+
+    Examples
+    --------
+    >>> d = BallDiagnostics(fraction_inside=0.9, n_clipped_coarse=0, n_invalid=0)
+    >>> str(d).splitlines()[1]
+    'records inside the new ball           : 90.0%'
+    """
+
+    fraction_inside: float
+    n_clipped_coarse: int
+    n_invalid: int
+    warnings: tuple = ()
+
+    def __str__(self) -> str:
+        lines = [
+            _BANNER,
+            f"records inside the new ball           : {100.0 * self.fraction_inside:.1f}%",
+            f"records clipped onto the coarse ball  : {self.n_clipped_coarse}",
+            f"invalid records replaced by the centre: {self.n_invalid}",
+        ]
+        lines += [f"warning withheld from the caller: {w}" for w in self.warnings]
         return "\n".join(lines)
 
 

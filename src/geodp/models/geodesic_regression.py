@@ -35,6 +35,7 @@ from geodp.models.geodesic_sampling import (
     mcmc_draws,
     published_release,
 )
+from geodp.models.geodesic_tangent import TANGENT_SAMPLER, tangent_release, tangent_report, tangent_settings
 from geodp.models.record_passes import (
     check_covariate_bounds,
     check_dask_records,
@@ -54,6 +55,7 @@ __all__ = ["PrivateGeodesicRegression"]
 
 _FITTED = ("intercept_", "coef_", "n_samples_", "sensitivity_", "privacy_report_", "curator_diagnostics_")
 _ON_INVALID = ("raise", "center")
+_MECHANISMS = ("auto", "tangent", "kng")
 _INVALID_TEXT = (
     "the records hold responses that are not points of {space!r} or covariates that are not finite. "
     "Find them with space.invalid_records(y) and np.isfinite(X); or pass on_invalid='center' to "
@@ -193,6 +195,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         x_bounds,
         residual_bound=None,
         velocity_bound=None,
+        mechanism="auto",
         as_published=False,
         on_invalid="raise",
         accountant=None,
@@ -205,6 +208,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         self.x_bounds = x_bounds
         self.residual_bound = residual_bound
         self.velocity_bound = velocity_bound
+        self.mechanism = mechanism
         self.as_published = as_published
         self.on_invalid = on_invalid
         self.accountant = accountant
@@ -221,6 +225,8 @@ class PrivateGeodesicRegression(BaseEstimator):
     def _check_settings(self):
         space = self.space
         check_regression_space(space)
+        if self.mechanism not in _MECHANISMS:
+            raise InvalidParameterError(f"mechanism must be one of {_MECHANISMS}, got {self.mechanism!r}.")
         if self.on_invalid not in _ON_INVALID:
             raise InvalidParameterError(f"on_invalid must be one of {_ON_INVALID}, got {self.on_invalid!r}.")
         if not isinstance(self.as_published, (bool, np.bool_)):
@@ -384,6 +390,8 @@ class PrivateGeodesicRegression(BaseEstimator):
         if n < m + 2:
             raise InvalidDataError(f"n = {n} records are too few for {m} covariate(s): need n >= m + 2.")
         as_generator(self.random_state)  # a bad random_state is refused before the charge
+        if self._tangent(space, m):
+            return self._tangent_plan(x_arr, data, space, epsilon, center, radius, lower, upper, velocity, tau)
         notices = []
         if self.as_published:
             notices.append((PrivacyLeakWarning, _PUBLISHED_WARNING))
@@ -445,6 +453,57 @@ class PrivateGeodesicRegression(BaseEstimator):
             facts=facts,
         )
 
+    def _tangent(self, space, m) -> bool:
+        """Whether the release is the tangent one (public: settings, space and m only)."""
+        if self.mechanism == "tangent":
+            if self.as_published:
+                raise InvalidParameterError(
+                    "as_published=True reproduces K25's KNG release: it cannot be combined with mechanism='tangent'."
+                )
+            if m != 1:
+                raise InvalidParameterError(
+                    f"mechanism='tangent' fits one covariate (its statistics split the records at the "
+                    f"centre of x_bounds); got {m}. Use mechanism='kng' for several covariates."
+                )
+            return True
+        return self.mechanism == "auto" and m == 1 and not space.is_flat and not self.as_published
+
+    def _tangent_plan(self, x_arr, data, space, epsilon, center, radius, lower, upper, velocity, tau):
+        n = x_arr.shape[0]
+        if is_dask(x_arr) or is_dask(data):  # public, before the charge
+            raise InvalidParameterError(
+                "mechanism='tangent' reads the records in memory: pass numpy arrays (X.compute(), "
+                "y.compute()), or mechanism='kng' on a flat space for the one-pass Dask release."
+            )
+        settings = tangent_settings(space, n, epsilon, radius, tau)
+        facts = dict(
+            center=center,
+            radius=radius,
+            lower=lower,
+            upper=upper,
+            velocity=velocity,
+            tau=tau,
+            sensitivity=settings.sensitivity,
+            scale=settings.scales[2],
+            gradient_bound=None,
+            tangent=settings,
+        )
+        report = tangent_report(
+            space, settings, epsilon, n, center, radius, (lower, upper), tau, self.on_invalid, self.random_state
+        )
+        return ReleasePlan(
+            estimator=type(self).__name__,
+            n_samples=n,
+            epsilon=epsilon,
+            delta=0.0,
+            sensitivity=settings.sensitivity.statistics,
+            scale=settings.scales[2],
+            exact=True,
+            sampler=TANGENT_SAMPLER,
+            report=report,
+            facts=facts,
+        )
+
     def predict(self, X):
         """Fitted points ``Exp(intercept_, Σ_j (x_j − x_center_j) coef_j)`` (post-processing of
         the release: free).
@@ -481,6 +540,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         )
         if gradient_bound is not None:  # flat, affine: the chart moments in one pass
             return self._flat_release(x_arr, data, plan, rng)
+        tangent = f.get("tangent")
         invalid = space.invalid_records(data) | ~np.all(np.isfinite(x_arr), axis=1)
         if np.any(invalid):
             if self.on_invalid == "raise":
@@ -514,6 +574,9 @@ class PrivateGeodesicRegression(BaseEstimator):
                 check_epsilon(self.epsilon) / 2.0,
                 rng,
             )
+        elif tangent is not None:
+            xs = (clipped_x[:, 0] - lower[0]) / (upper[0] - lower[0]) - 0.5
+            p, v, info = tangent_release(space, xs, Y, center, tangent, rng)
         else:
             xs = (clipped_x - lower) / (upper - lower) - 0.5
             p, v, info = self._mcmc_release(space, xs, Y, center, radius, velocity, tau * CLIP_MARGIN, scale, rng)

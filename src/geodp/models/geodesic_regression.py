@@ -370,7 +370,10 @@ class PrivateGeodesicRegression(BaseEstimator):
         >>> model = PrivateGeodesicRegression(Sphere(2), epsilon=1.0, center=np.array([0.0, 0.0, 1.0]),
         ...                                   radius=0.5, x_bounds=(0, 1))
         >>> plan = model.plan(np.zeros(100), np.zeros((100, 3)))
-        >>> plan.exact, "Metropolis" in plan.sampler               # curved: MH, said before the charge
+        >>> plan.exact, plan.report.to_dict()["mechanism_option"]   # one covariate, curved: tangent
+        (True, 'tangent')
+        >>> plan = model.set_params(mechanism="kng").plan(np.zeros(100), np.zeros((100, 3)))
+        >>> plan.exact, "Metropolis" in plan.sampler               # KNG on a curved space: MH
         (False, True)
         """
         (x_arr, _), data = self._public_input(X, y)
@@ -472,8 +475,9 @@ class PrivateGeodesicRegression(BaseEstimator):
         n = x_arr.shape[0]
         if is_dask(x_arr) or is_dask(data):  # public, before the charge
             raise InvalidParameterError(
-                "mechanism='tangent' reads the records in memory: pass numpy arrays (X.compute(), "
-                "y.compute()), or mechanism='kng' on a flat space for the one-pass Dask release."
+                "Dask input is not supported by mechanism='tangent' (it reads the records in memory): pass "
+                "numpy arrays (X.compute(), y.compute()), or use mechanism='kng' on a flat space for the "
+                "one-pass Dask release."
             )
         settings = tangent_settings(space, n, epsilon, radius, tau)
         facts = dict(

@@ -37,8 +37,11 @@ __all__ = [
     "TangentRegressionSensitivity",
     "TangentSettings",
     "tangent_lipschitz",
+    "residual_statistics",
+    "tangent_laplace",
     "tangent_release",
     "tangent_report",
+    "tangent_statistics",
     "tangent_settings",
 ]
 
@@ -146,14 +149,24 @@ def tangent_settings(space, n: int, epsilon: float, radius: float, tau: float) -
     return TangentSettings(tuple(s * epsilon for s in shares), radius, lipschitz, clip, sensitivity, d)
 
 
-def _bin_sums(space, weights, vectors):
+def _bin_sums(weights, vectors):
     """Correctly rounded ``Σ_i w_i v_i`` over the records (each term a function of its own record)."""
     flat = vectors.reshape(len(vectors), -1)
     return combine_sum_parts([exact_weighted_sum_parts(flat, weights)]).reshape(vectors.shape[1:])
 
 
-def _tangent_laplace(space, p0, sigma, rng):
-    """One l2-Laplace draw in ``T_{p0}M``: radius Gamma(dim, σ), direction uniform."""
+def tangent_laplace(space, p0, sigma, rng):
+    """One l2-Laplace draw in ``T_{p0}M`` (density ∝ exp(−|η|/σ)): radius Gamma(dim, σ), direction
+    uniform (exact).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geodp.manifolds import Sphere
+    >>> eta = tangent_laplace(Sphere(2), np.array([0.0, 0.0, 1.0]), 0.1, np.random.default_rng(0))
+    >>> eta.shape, float(eta[2])
+    ((3,), 0.0)
+    """
     return rng.gamma(space.dim, sigma) * space.unchecked.random_unit_tangent(p0, rng=rng)
 
 
@@ -164,18 +177,72 @@ def _clip_norm(space, p0, vectors, bound):
     return vectors * factor.reshape(factor.shape + (1,) * (vectors.ndim - 1))
 
 
+def tangent_statistics(space, xs, Y, p0, radius):
+    """The first pass's exact statistics (private; no noise): ``(count_hi, covariate sums (lo, hi),
+    S_lo, S_hi, u)`` for scaled covariates ``xs`` in [−½, ½] and responses ``Y``, with
+    ``u = Log_{p0}(Y)`` clipped to norm ``radius``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geodp.manifolds import Sphere
+    >>> north = np.array([0.0, 0.0, 1.0])
+    >>> Y = Sphere(2).exp(north, [[0.1, 0.0, 0.0], [0.0, 0.2, 0.0]])
+    >>> count, cov, s_lo, s_hi, u = tangent_statistics(Sphere(2), np.array([-0.5, 0.5]), Y, north, 0.7)
+    >>> count, cov, bool(np.allclose(s_lo, [0.1, 0, 0]) and np.allclose(s_hi, [0, 0.2, 0]))
+    (1.0, (-0.25, 0.25), True)
+    """
+    u = _clip_norm(space, p0, space.unchecked.log(p0, Y), radius)
+    hi = (xs >= 0.0).astype(float)
+    lo = 1.0 - hi
+    covariates = (math.fsum(lo * (xs + 0.25)), math.fsum(hi * (xs - 0.25)))
+    return math.fsum(hi), covariates, _bin_sums(lo, u), _bin_sums(hi, u), u
+
+
+def residual_statistics(space, xs, u, p0, a_lo, a_hi, clip):
+    """The second pass's exact statistics (private; no noise): the bins' sums of the residuals
+    ``u_i − ℓ₀(x̃_i)`` about the public line with ends ``a_lo`` (x̃ = −½) and ``a_hi`` (x̃ = ½),
+    each clipped to norm ``clip``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geodp.manifolds import Sphere
+    >>> north, zero = np.array([0.0, 0.0, 1.0]), np.zeros(3)
+    >>> u = np.array([[0.3, 0.0, 0.0], [0.0, 0.05, 0.0]])
+    >>> e_lo, e_hi = residual_statistics(Sphere(2), np.array([-0.5, 0.5]), u, north, zero, zero, 0.1)
+    >>> np.round(e_lo, 6), np.round(e_hi, 6)                   # the first residual is clipped to 0.1
+    (array([0.1, 0. , 0. ]), array([0.  , 0.05, 0.  ]))
+    """
+    hi = (xs >= 0.0).astype(float)
+    line = a_lo + (a_hi - a_lo) * (xs + 0.5).reshape((-1,) + (1,) * np.ndim(a_lo))
+    residuals = _clip_norm(space, p0, u - line, clip)
+    return _bin_sums(1.0 - hi, residuals), _bin_sums(hi, residuals)
+
+
 def tangent_release(space, xs, Y, p0, settings: TangentSettings, rng):
     """Draw the tangent release from scaled covariates ``xs`` (shape (n,), in [−½, ½]) and responses
     ``Y`` clipped into ``B_r(p0)``. Returns ``(p, v, info)``: the footpoint at ``x̃ = 0``, the
-    velocity (shape ``(1, *point_shape)``) and curator-only facts."""
+    velocity (shape ``(1, *point_shape)``) and curator-only facts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geodp.manifolds import Sphere
+    >>> north = np.array([0.0, 0.0, 1.0])
+    >>> xs = np.linspace(-0.5, 0.5, 200)
+    >>> Y = Sphere(2).exp(north, np.outer(xs, [0.4, 0.0, 0.0]))
+    >>> s = tangent_settings(Sphere(2), 200, 50.0, 0.7, 0.1)
+    >>> p, v, _ = tangent_release(Sphere(2), xs, Y, north, s, np.random.default_rng(0))
+    >>> bool(Sphere(2).dist(p, north) < 0.01), bool(np.linalg.norm(v[0] - [0.4, 0.0, 0.0]) < 0.05)
+    (True, True)
+    """
     n = len(xs)
     r = settings.radius
     scales = settings.scales
-    u = _clip_norm(space, p0, space.unchecked.log(p0, Y), r)
-    hi = (xs >= 0.0).astype(float)
-    lo = 1.0 - hi
-    # Design: the upper bin's count and the covariate sums about the bins' nominal means ∓¼.
-    n_hi = min(max(math.fsum(hi) + rng.laplace(0.0, scales[0]), 1.0), n - 1.0)
+    count_hi, (cov_lo, cov_hi), s_lo, s_hi, u = tangent_statistics(space, xs, Y, p0, r)
+    # Design: the upper bin's count and the covariate means, shrunk to their nominal ∓¼.
+    n_hi = min(max(count_hi + rng.laplace(0.0, scales[0]), 1.0), n - 1.0)
     n_lo = n - n_hi
     noise_var = 2.0 * scales[1] ** 2
     prior = DESIGN_PRIOR_SD**2
@@ -183,24 +250,23 @@ def tangent_release(space, xs, Y, p0, settings: TangentSettings, rng):
     def shrunk_mean(total, count, nominal, low, high):
         return min(max(nominal + count * total * prior / (count**2 * prior + noise_var), low), high)
 
-    x_lo = shrunk_mean(math.fsum(lo * (xs + 0.25)) + rng.laplace(0.0, scales[1]), n_lo, -0.25, -0.5, 0.0)
-    x_hi = shrunk_mean(math.fsum(hi * (xs - 0.25)) + rng.laplace(0.0, scales[1]), n_hi, 0.25, 0.0, 0.5)
+    x_lo = shrunk_mean(cov_lo + rng.laplace(0.0, scales[1]), n_lo, -0.25, -0.5, 0.0)
+    x_hi = shrunk_mean(cov_hi + rng.laplace(0.0, scales[1]), n_hi, 0.25, 0.0, 0.5)
     gap = max(x_hi - x_lo, MIN_GAP)
 
     def ends(m_lo, m_hi):
         slope = (m_hi - m_lo) / gap
         return (_clip_norm(space, p0, m_lo + slope * (s - x_lo), r) for s in (-0.5, 0.5))
 
-    def noisy_bins(vectors, sigma):
+    def noisy(sums, sigma):
         return (
-            (_bin_sums(space, lo, vectors) + _tangent_laplace(space, p0, sigma, rng)) / n_lo,
-            (_bin_sums(space, hi, vectors) + _tangent_laplace(space, p0, sigma, rng)) / n_hi,
+            (sums[0] + tangent_laplace(space, p0, sigma, rng)) / n_lo,
+            (sums[1] + tangent_laplace(space, p0, sigma, rng)) / n_hi,
         )
 
-    a_lo, a_hi = ends(*noisy_bins(u, scales[2]))
+    a_lo, a_hi = ends(*noisy((s_lo, s_hi), scales[2]))
     if settings.clip is not None:  # residuals about the pilot line ℓ₀ (public now), clipped to c
-        line = a_lo + (a_hi - a_lo) * (xs + 0.5).reshape((-1,) + (1,) * a_lo.ndim)
-        e_lo, e_hi = noisy_bins(_clip_norm(space, p0, u - line, settings.clip), scales[3])
+        e_lo, e_hi = noisy(residual_statistics(space, xs, u, p0, a_lo, a_hi, settings.clip), scales[3])
         a_lo, a_hi = ends(
             a_lo + (a_hi - a_lo) * (x_lo + 0.5) + e_lo,
             a_lo + (a_hi - a_lo) * (x_hi + 0.5) + e_hi,

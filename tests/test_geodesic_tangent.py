@@ -185,7 +185,7 @@ def test_noise_scales_are_each_parts_sensitivity_over_its_share_of_epsilon():
     assert one.clip is None and sum(one.epsilons) == pytest.approx(2.0)
     assert one.scales == pytest.approx((1 / 0.3, 0.5 / 0.2, 1.4 / 1.5))
     two = tangent_settings(S2, 1000, 2.0, 0.7, 0.1)  # n·ε = 2000: two passes
-    c = 0.1 * 0.7 / math.sin(0.7) + 0.15 * 8 * 2 * (1.4 / 0.6) / 1000
+    c = 0.1 * 0.7 / math.sin(0.7) + 0.1 * 8 * 2 * (1.4 / 0.6) / 1000
     assert two.clip == pytest.approx(c)
     assert two.scales == pytest.approx((1 / 0.2, 0.5 / 0.2, 1.4 / 0.6, 2 * c / 1.0))
     assert tangent_settings(S2, 1000, 2.0, 0.7, 1.8).clip is None  # τ too large to help: one pass

@@ -55,7 +55,7 @@ TANGENT_SAMPLER = (
 ONE_PASS_SPLIT = (0.15, 0.10, 0.75)  # count, covariate sums, statistics
 TWO_PASS_SPLIT = (0.10, 0.10, 0.30, 0.50)  # count, covariate sums, statistics, residual statistics
 TWO_PASS_MIN_N_EPSILON = 100.0  # below it the second pass costs more than it saves (measured)
-PILOT_WEIGHT = 0.15  # κ: the clip radius covers L·τ plus this multiple of the pilot's error scale
+PILOT_WEIGHT = 0.1  # κ: the clip radius covers L·τ plus this multiple of the pilot's error scale
 DESIGN_PRIOR_SD = 0.0625  # prior spread of a bin's covariate mean about its nominal ∓¼ (shrinkage)
 MIN_GAP = 0.25  # smallest distance between the bins' covariate means used to form the slope
 
@@ -134,7 +134,7 @@ def tangent_settings(space, n: int, epsilon: float, radius: float, tau: float) -
     (True, 1.4)
     >>> s = tangent_settings(Sphere(2), 1000, 2.0, 0.7, 0.1)
     >>> round(s.clip, 4), round(s.sensitivity.residuals, 4)         # c = L·τ + κ·8d·σ_S/n
-    (0.1143, 0.2285)
+    (0.1124, 0.2248)
     """
     d = space.dim
     lipschitz = tangent_lipschitz(space, radius)

@@ -428,13 +428,7 @@ class PrivateGeodesicRegression(BaseEstimator):
                     f"approximately, and the run can take a while. Why: {_mcmc_reason(space, self.as_published)}",
                 )
             )
-        facts = dict(
-            center=center,
-            radius=radius,
-            lower=lower,
-            upper=upper,
-            velocity=velocity,
-            tau=tau,
+        facts = _domain_facts(center, radius, lower, upper, velocity, tau) | dict(
             largest=largest,
             sensitivity=sensitivity,
             scale=scale,
@@ -480,13 +474,7 @@ class PrivateGeodesicRegression(BaseEstimator):
                 "one-pass Dask release."
             )
         settings = tangent_settings(space, n, epsilon, radius, tau)
-        facts = dict(
-            center=center,
-            radius=radius,
-            lower=lower,
-            upper=upper,
-            velocity=velocity,
-            tau=tau,
+        facts = _domain_facts(center, radius, lower, upper, velocity, tau) | dict(
             sensitivity=settings.sensitivity,
             scale=settings.scales[2],
             gradient_bound=None,
@@ -727,6 +715,11 @@ class PrivateGeodesicRegression(BaseEstimator):
 
 
 # ---------------------------------------------------------------------------- helpers
+def _domain_facts(center, radius, lower, upper, velocity, tau) -> dict:
+    """The public domain every release plan carries in its facts."""
+    return dict(center=center, radius=radius, lower=lower, upper=upper, velocity=velocity, tau=tau)
+
+
 def _recentring(space, center):
     """``(to_reference, from_reference, image of the centre)``: the space's public isometry that
     moves ``center`` to its reference point (identity when the space has none)."""

@@ -129,7 +129,7 @@ def test_curved_release_is_close_to_the_fit_and_says_it_is_approximate(space, ce
     t, Y = _line_data(space, center, 80, slope, 0.05, seed=2)
     p_hat, v_hat = geodesic_regression(space, t - 0.5, Y)
     model = PrivateGeodesicRegression(
-        space, epsilon=60.0, center=center, radius=0.6, x_bounds=(0.0, 1.0), random_state=1
+        space, epsilon=60.0, center=center, radius=0.6, x_bounds=(0.0, 1.0), mechanism="kng", random_state=1
     )
     with pytest.warns(ApproximateSamplerWarning):
         model.fit(t, Y)
@@ -260,7 +260,7 @@ def test_affine_invariant_spd_release_uses_the_negative_curvature_bound(short_ch
     space = SPD(2)
     x = np.linspace(0.0, 1.0, 12)
     Y = space.exp(np.eye(2), np.multiply.outer(x - 0.5, np.diag([0.3, -0.2])))
-    model = _quiet_fit(_model(space, center=np.eye(2), radius=1.0, epsilon=50.0), x, Y)
+    model = _quiet_fit(_model(space, center=np.eye(2), radius=1.0, epsilon=50.0, mechanism="kng"), x, Y)
     d = model.privacy_report_.to_dict()
     tau, velocity = d["residual_bound"], d["velocity_bound"]
     assert d["sensitivity_footpoint"] == pytest.approx(2 * tau * math.cosh(math.sqrt(0.5) * 0.5 * velocity) / 12)

@@ -77,7 +77,7 @@ def release(epsilon: float, seed: int, t, Y):
     the publishable report, texts of the warnings raised)."""
     model = PrivateGeodesicRegression(
         SPACE, epsilon=epsilon, center=CENTER, radius=RADIUS, x_bounds=X_BOUNDS,
-        residual_bound=RESIDUAL_BOUND, random_state=seed,
+        residual_bound=RESIDUAL_BOUND, mechanism="kng", random_state=seed,
     )
     start = time.perf_counter()
     # The model shows an MH progress bar when stderr is a terminal; main() shows one bar for all

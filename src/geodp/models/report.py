@@ -61,6 +61,20 @@ class PrivacyReport(str):
         return dp_event(self._data)
 
 
+def with_assumption(report: PrivacyReport, line: str, **fields) -> PrivacyReport:
+    """``report`` with ``line`` added to its assumptions (text and dict) and ``fields`` to its dict.
+
+    Examples
+    --------
+    >>> report = with_assumption(PrivacyReport("header", {"epsilon": 1.0}), "a checked fact", note=1)
+    >>> report.to_dict()["assumptions"], report.to_dict()["note"], str(report).splitlines()[-1]
+    (['a checked fact'], 1, '  - a checked fact')
+    """
+    data = report.to_dict() | fields
+    data["assumptions"] = list(data.get("assumptions", ())) + [line]
+    return PrivacyReport(f"{report}\n  - {line}", data)
+
+
 def with_timing_policy(report: PrivacyReport, timing_safe) -> PrivacyReport:
     """``report`` with the timing-safe policy added when ``timing_safe`` is not False (the line of
     :data:`geodp.release.TIMING_SAFE_POLICY`, and ``timing_safe: True`` in the dict).
@@ -73,9 +87,7 @@ def with_timing_policy(report: PrivacyReport, timing_safe) -> PrivacyReport:
     """
     if timing_safe is False:
         return report
-    data = report.to_dict() | {"timing_safe": True}
-    data["assumptions"] = list(data.get("assumptions", ())) + [TIMING_SAFE_POLICY]
-    return PrivacyReport(f"{report}\n  - {TIMING_SAFE_POLICY}", data)
+    return with_assumption(report, TIMING_SAFE_POLICY, timing_safe=True)
 
 
 _BANNER = "CURATOR-ONLY — DO NOT PUBLISH: computed from the private data without noise"

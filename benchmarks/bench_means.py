@@ -17,14 +17,14 @@ median times. Data of two spreads: "centred" and "spread" (defined per space bel
    0.7 (centred) or 1.4 (spread) of a pole. Hyperbolic: records in the ball of radius 1.5 about
    the origin (centred) or of radius 3 about a point at distance 1 from it (spread).
 
-``--grid quick`` (the default) covers k = 3–128 and d = 2–1000 at n = 100 and 10⁴ (10⁵ where the
-data stay small); ``--grid full`` adds n = 10⁵ for SPD(32)–SPD(64) and n = 10⁶ on the sphere and
-hyperboloid (minutes, GBs). ``--dask N`` adds the out-of-core run: N SPD(3) records written chunk
-by chunk to a memory-mapped ``.npy`` in the temporary directory (deleted afterwards), read lazily as
-a Dask array (chunks of 10⁶ records; :func:`geodp.dask_support.read_npy`, not ``from_array`` of a
-memmap, which dask copies into memory), log-Euclidean mean (and affine-invariant with
-``--dask-ai``), each in a fresh subprocess whose peak RSS and peak anonymous RSS (the heap, without
-the mapped store's pages) are reported.
+``--only spd|sphere|hyperbolic`` runs one family of rows. ``--grid quick`` (the default) covers k =
+3–128 and d = 2–1000 at n = 100 and 10³–10⁵ (smaller n at larger k); ``--grid full`` adds n =
+10⁴–10⁵ for SPD and n = 10⁵–10⁶ on the sphere and hyperboloid (minutes, GBs). ``--dask N`` adds the
+out-of-core run: N SPD(3) records written chunk by chunk to a memory-mapped ``.npy`` in the
+temporary directory (deleted afterwards), read lazily as a Dask array (chunks of 10⁶ records;
+:func:`geodp.dask_support.read_npy`, not ``from_array`` of a memmap, which dask copies into memory),
+log-Euclidean mean (and affine-invariant with ``--dask-ai``), each in a fresh subprocess whose peak
+RSS and peak anonymous RSS (the heap, without the mapped store's pages) are reported.
 
 Run: ``python benchmarks/bench_means.py [--rounds 5] [--grid quick|full] [--dask 10000000 [--dask-ai]]``
 (pyRiemann and dask come with the test extras).
@@ -216,11 +216,11 @@ def row(mean, size, n, spread, ratio, mine, theirs, note=""):
     print(f"| {mean} | {size} | {n:,} | {spread} | {ratio:.2f} | {mine:.4f} s | {theirs:.4f} s | {note} |", flush=True)
 
 
-def in_memory(rounds, rng, grid):
+def in_memory(rounds, rng, grid, only=None):
     print("| mean / anchor | k or d | n | data | ratio (median) | geodp | anchor | note |")
     print("|---|---|---|---|---|---|---|---|")
     grids = [GRIDS["quick"]] + ([GRIDS["full"]] if grid == "full" else [])
-    for spread in SPREADS:
+    for spread in SPREADS if only in (None, "spd") else []:
         for k, n in (p for g in grids for p in g["spd"]):
             X = spd_data(k, n, rng, SPREADS[spread])
             ratio, mine, theirs, note = bench_ai(X, rounds)
@@ -232,7 +232,7 @@ def in_memory(rounds, rng, grid):
         ("Sphere", sphere_data, sphere_loop, Sphere),
         ("Hyperbolic", hyperbolic_data, hyperbolic_loop, Hyperbolic),
     ]:
-        for spread in SPREADS:
+        for spread in SPREADS if only in (None, name.lower()) else []:
             for d, n in (p for g in grids for p in g[name.lower()]):
                 X = make(d, n, rng, spread)
                 row(f"{name} / numpy Karcher loop", d, n, spread, *bench_loop(cls(d), X, loop, rounds))
@@ -320,6 +320,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="0: only the out-of-core run")
     parser.add_argument("--grid", choices=sorted(GRIDS), default="quick", help="sizes of the in-memory rows")
+    parser.add_argument("--only", choices=["spd", "sphere", "hyperbolic"], help="one family of rows")
     parser.add_argument("--dask", type=int, default=0, help="records in the out-of-core run (0: skip)")
     parser.add_argument("--dask-ai", action="store_true", help="also the affine-invariant mean out of core")
     parser.add_argument("--dask-worker", nargs=3, help=argparse.SUPPRESS)
@@ -334,7 +335,7 @@ def main():
         "ratios\n"
     )
     if args.rounds:
-        in_memory(args.rounds, rng, args.grid)
+        in_memory(args.rounds, rng, args.grid, args.only)
         print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
     if args.dask:
         t_write, size, rows = bench_dask(args.dask, args.dask_ai)

@@ -16,6 +16,7 @@ import numpy as np
 from geodp.errors import AssumptionError, InvalidDataError, InvalidParameterError, NotOnManifoldError
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.jacobi import constant_curvature_adjoints, sinhc
+from geodp.manifolds.pass_products import pass_dot, pass_matvec
 from geodp.validation import as_generator, check_finite_array, check_positive_integer
 
 __all__ = ["Hyperbolic"]
@@ -539,7 +540,7 @@ class Hyperbolic(Manifold):
         x = np.asarray(x, dtype=float)
         r2 = self.radius**2
         with np.errstate(all="ignore"):
-            cosh = X @ (np.concatenate([[x[0]], -x[1:]]) / r2)  # −⟨x, x_i⟩_L/R²
+            cosh = pass_matvec(X, np.concatenate([[x[0]], -x[1:]]) / r2)  # −⟨x, x_i⟩_L/R²
             big = (x[0] / r2) * X[:, 0]  # x_0 x_i0/R²
             c = cosh - 1.0
             fast = big + np.abs(big - cosh) + 1.0 <= 16.0 * np.maximum(c, 1.0)  # False for NaN/inf
@@ -547,7 +548,7 @@ class Hyperbolic(Manifold):
             theta = 2.0 * np.arcsinh(np.sqrt(0.5 * c))
             sinh = np.sqrt(c * (c + 2.0))
             a = np.where(fast, weights * np.where(sinh > 0, theta / np.where(sinh > 0, sinh, 1.0), 1.0), 0.0)
-        direction = X.T @ a - float(a @ np.where(fast, cosh, 0.0)) * x
+        direction = pass_matvec(X.T, a) - pass_dot(a, np.where(fast, cosh, 0.0)) * x
         slow = np.flatnonzero(~fast)
         rows = max(1, self._EXACT_VALUES // X.shape[1])
         for start in range(0, slow.size, rows):
@@ -555,7 +556,7 @@ class Hyperbolic(Manifold):
             _, _, theta[chunk], _, u = self._separation(x, X[chunk])
             direction = direction + (weights[chunk] * self.radius * theta[chunk]) @ u
         dists = self.radius * theta
-        return direction, 0.5 * float(weights @ dists**2), float(np.max(dists))
+        return direction, 0.5 * pass_dot(weights, dists * dists), float(np.max(dists))
 
     # --------------------------------------------------------------- randomness
     def _random_tangent(self, x, size=None, rng=None):

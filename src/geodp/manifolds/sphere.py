@@ -13,6 +13,7 @@ import numpy as np
 
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.jacobi import constant_curvature_adjoints
+from geodp.manifolds.pass_products import pass_dot, pass_matvec
 from geodp.validation import as_generator, check_positive, check_positive_integer
 
 __all__ = ["Sphere"]
@@ -224,7 +225,7 @@ class Sphere(Manifold):
         ``θ/sin θ`` the gradient needs is a smooth function of ``sin θ``, so the rounding of
         ``cos θ`` near 0 (which costs ``θ`` itself ~1e-8 absolute) barely moves it.
         """
-        cos = np.clip(X @ (np.asarray(x, dtype=float) / self.radius**2), -1.0, 1.0)
+        cos = np.clip(pass_matvec(X, np.asarray(x, dtype=float) / self.radius**2), -1.0, 1.0)
         sin = np.sqrt((1.0 - cos) * (1.0 + cos))
         return cos, sin, np.arctan2(sin, cos)
 
@@ -233,9 +234,9 @@ class Sphere(Manifold):
         matrix–vector products and no ``n × (dim+1)`` temporary."""
         cos, sin, theta = self._angles(x, X)
         a = weights * np.where(sin > 0, theta / np.where(sin > 0, sin, 1.0), 1.0)
-        direction = X.T @ a - float(a @ cos) * np.asarray(x, dtype=float)
+        direction = pass_matvec(X.T, a) - pass_dot(a, cos) * np.asarray(x, dtype=float)
         dists = self.radius * theta
-        return direction, 0.5 * float(weights @ dists**2), float(np.max(dists))
+        return direction, 0.5 * pass_dot(weights, dists * dists), float(np.max(dists))
 
     # --------------------------------------------------------------- randomness
     def _random_tangent(self, x, size=None, rng=None):

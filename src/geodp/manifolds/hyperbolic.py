@@ -502,8 +502,8 @@ class Hyperbolic(Manifold):
     # ------------------------------------------------------------ Fréchet mean
     # A pass keeps a few n-vectors (products, distances, weights); the records that need the
     # exact forms of _separation go through it in sub-blocks of _EXACT_VALUES values.
-    _karcher_row_values = 32
-    _EXACT_VALUES = 2**14
+    _karcher_row_values = 64
+    _EXACT_VALUES = 2**13
 
     def _karcher_start(self, weighted_sum):
         """The extrinsic mean (a future timelike vector) lifted onto the sheet by its spatial part."""

@@ -186,7 +186,9 @@ class Sphere(Manifold):
             return super()._checked_records(X)  # the usual error
         if np.all(deviation <= 4.0 * np.finfo(float).eps * self.radius):
             return X
-        return self.radius * X / norm[:, None]
+        out = self.radius * X  # normalised in place: one copy of the block, not two
+        out /= norm[:, None]
+        return out
 
     _membership_hint = (
         "Sphere points must have Euclidean norm R = 1/sqrt(curvature) (records: within a relative "

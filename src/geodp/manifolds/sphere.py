@@ -212,7 +212,9 @@ class Sphere(Manifold):
         return np.where(exact[..., None], x, self.radius * x / norm[..., None])
 
     # ------------------------------------------------------------ Fréchet mean
-    _karcher_row_values = 8  # a pass keeps a few n-vectors (cosines, angles, weights), no n × D
+    # A pass keeps a few n-vectors (cosines, angles, weights), no n × D: blocks of 32,768 rows keep
+    # them below the input even at d = 2 (2.34× the input at d = 2, n = 10⁵ in blocks of 131,072).
+    _karcher_row_values = 32
     _karcher_exact_distances = True  # angles from atan2: π at the antipode
 
     def _karcher_start(self, weighted_sum):

@@ -1,25 +1,35 @@
-"""Benchmark: Fréchet means against their floors and anchors, every ratio in one run.
+"""Benchmark: Fréchet means against their floors and anchors, every row of issue 24's table in one run.
+
+Each row times geodp (validation included) against an anchor on the same data, in rounds whose
+order alternates (the anchor runs first in even rounds, second in odd ones); a row reports the
+median of the per-round ratios (geodp time / anchor time: below 1, geodp is faster) and the
+median times. Data of two spreads: "centred" and "spread" (defined per space below).
 
 1. Affine-invariant SPD(k) against pyRiemann's ``mean_riemann`` at equal gradient norm: each
    round runs pyRiemann (tol 1e-8), measures the true gradient norm g of its answer (untimed),
-   then runs geodp with ``tol=g`` (so geodp stops at least as close to the mean). k = 3, 10
-   (n = 10⁴) and k = 30 (n = 2,000).
-2. Log-Euclidean SPD(10), n = 10⁴: geodp's ``frechet_mean`` (validation included) against one
-   batched ``numpy.linalg.eigh`` of the data and against pyRiemann's ``mean_logeuclid``.
-3. Sphere(100), n = 10⁵ records within 0.7 of a pole: geodp (validation included) against a
-   plain numpy Karcher loop (two matrix–vector products per step, normalised-mean start, step 1)
-   stopped at the same gradient norm 1e-10, and against geomstats' ``FrechetMean``; peak memory
-   (tracemalloc) of each, relative to the input's size.
+   then runs geodp with ``tol=g`` (so geodp stops at least as close to the mean). Records
+   ``expm(S)``, ``vecd(S)`` Gaussian with ``E‖S‖_F = 1`` (centred) or 3 (spread).
+2. Log-Euclidean SPD(k): geodp's ``frechet_mean`` against pyRiemann's ``mean_logeuclid`` and
+   against one batched ``numpy.linalg.eigh`` of the records (the floor).
+3. Sphere(d) and Hyperbolic(d) against a plain numpy Karcher loop (two matrix–vector products per
+   step, start at the normalised or lifted extrinsic mean, step 1), both stopped at gradient norm
+   1e-10; peak memory (tracemalloc) of each, relative to the input's size. Sphere: records within
+   0.7 (centred) or 1.4 (spread) of a pole. Hyperbolic: records in the ball of radius 1.5 about
+   the origin (centred) or of radius 2.5 about a point at distance 1 from it (spread: distances
+   from the origin up to 3.5). The loops stop after 300 steps (the note then shows how far apart
+   the two means are).
 
-Rounds are interleaved (the order alternates) and each row is the median of per-round ratios.
-``--dask N`` adds the out-of-core run: N SPD(3) records written chunk by chunk to a memory-mapped
-``.npy`` in the temporary directory (deleted afterwards), read lazily as a Dask array (chunks of
-10⁶ records; :func:`geodp.dask_support.read_npy`, not ``from_array`` of a memmap, which dask copies into memory),
-log-Euclidean mean (and affine-invariant with ``--dask-ai``), each in a fresh subprocess whose
-peak RSS and peak anonymous RSS (the heap, without the mapped store's pages) are reported.
+``--only spd|sphere|hyperbolic`` runs one family of rows. ``--grid quick`` (the default) covers k =
+3–128 and d = 2–1000 at n = 100 and 10³–10⁵ (smaller n at larger k); ``--grid full`` adds n =
+10⁴–10⁵ for SPD and n = 10⁵–10⁶ on the sphere and hyperboloid (minutes, GBs). ``--dask N`` adds the
+out-of-core run: N SPD(3) records written chunk by chunk to a memory-mapped ``.npy`` in the
+temporary directory (deleted afterwards), read lazily as a Dask array (chunks of 10⁶ records;
+:func:`geodp.dask_support.read_npy`, not ``from_array`` of a memmap, which dask copies into memory),
+log-Euclidean mean (and affine-invariant with ``--dask-ai``), each in a fresh subprocess whose peak
+RSS and peak anonymous RSS (the heap, without the mapped store's pages) are reported.
 
-Run: ``python benchmarks/bench_means.py [--rounds 7] [--dask 10000000 [--dask-ai]]`` (pyRiemann,
-geomstats and dask come with the test extras).
+Run: ``python benchmarks/bench_means.py [--rounds 5] [--grid quick|full] [--dask 10000000 [--dask-ai]]``
+(pyRiemann and dask come with the test extras).
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ import warnings
 import numpy as np
 
 from geodp import frechet_mean
-from geodp.manifolds import SPD, Sphere
+from geodp.manifolds import SPD, Hyperbolic, Sphere
 from geodp.manifolds import matrix_functions as mf
 
 
@@ -47,65 +57,74 @@ def timed(fn):
     return time.perf_counter() - t, out
 
 
-def spd_data(k, n, rng, spread=0.5):
-    return mf.expm(mf.invvecd(spread * rng.standard_normal((n, k * (k + 1) // 2)), k))
+def interleaved(ours, anchor, rounds):
+    """Median ratio and median times of ``ours`` against ``anchor``; the anchor runs first in even rounds."""
+    pairs = []
+    for r in range(rounds):
+        if r % 2 == 0:
+            b = timed(anchor)[0]
+            a = timed(ours)[0]
+        else:
+            a = timed(ours)[0]
+            b = timed(anchor)[0]
+        pairs.append((a, b))
+    mine, theirs = np.array(pairs).T
+    return float(np.median(mine / theirs)), float(np.median(mine)), float(np.median(theirs))
+
+
+def peak_memory(fn):
+    tracemalloc.start()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+# ------------------------------------------------------------------------------- SPD
+SPREADS = {"centred": 1.0, "spread": 3.0}
+
+
+def spd_data(k, n, rng, spread):
+    """``expm(S)`` with ``vecd(S)`` Gaussian, ``E‖S‖_F ≈ spread``."""
+    dim = k * (k + 1) // 2
+    return mf.expm(mf.invvecd(spread / np.sqrt(dim) * rng.standard_normal((n, dim)), k))
 
 
 def ai_grad(space, mean, X):
     return float(space.norm(mean, space.log(mean, X).mean(axis=0)))
 
 
-def bench_ai(k, n, rounds, rng):
+def bench_ai(X, rounds):
     from pyriemann.utils.mean import mean_riemann
 
-    X = spd_data(k, n, rng)
-    space = SPD(k)
-    ratios, mine, theirs, grads = [], [], [], []
-    for r in range(rounds):
-        t_p, m_p = timed(lambda: mean_riemann(X, tol=1e-8, maxiter=200))
-        g_p = ai_grad(space, m_p, X)
-        t_g, m_g = timed(lambda: frechet_mean(space, X, tol=g_p))  # noqa: B023
-        if r % 2:  # alternate the order: the anchor runs second in odd rounds
-            t_p, _ = timed(lambda: mean_riemann(X, tol=1e-8, maxiter=200))
-        ratios.append(t_g / t_p)
-        mine.append(t_g)
-        theirs.append(t_p)
-        grads.append((ai_grad(space, m_g, X), g_p))
-    g_mine, g_theirs = np.median(np.array(grads), axis=0)
-    return (
-        float(np.median(ratios)),
-        float(np.median(mine)),
-        float(np.median(theirs)),
-        f"grad {g_mine:.1e} vs {g_theirs:.1e}",
-    )
+    space = SPD(X.shape[-1])
+    anchor = lambda: mean_riemann(X, tol=1e-8, maxiter=200)  # noqa: E731
+    g_p = ai_grad(space, anchor(), X)
+    ratio, mine, theirs = interleaved(lambda: frechet_mean(space, X, tol=g_p), anchor, rounds)
+    g_mine = ai_grad(space, frechet_mean(space, X, tol=g_p), X)
+    return ratio, mine, theirs, f"grad {g_mine:.1e} vs {g_p:.1e}"
 
 
-def bench_le(k, n, rounds, rng):
+def bench_le(X, rounds):
     from pyriemann.utils.mean import mean_logeuclid
 
-    X = spd_data(k, n, rng)
-    space = SPD(k, metric="log-euclidean")
-    runs = {
-        "geodp": lambda: frechet_mean(space, X),
-        "eigh": lambda: np.linalg.eigh(X),
-        "pyRiemann": lambda: mean_logeuclid(X),
-    }
-    times = {name: [] for name in runs}
+    space = SPD(X.shape[-1], metric="log-euclidean")
+    ours = lambda: frechet_mean(space, X)  # noqa: E731
+    runs = {"eigh": lambda: np.linalg.eigh(X), "pyRiemann": lambda: mean_logeuclid(X)}
+    times = {name: [] for name in ["geodp", *runs]}
     for r in range(rounds):
-        for name in list(runs) if r % 2 == 0 else list(runs)[::-1]:
-            times[name].append(timed(runs[name])[0])
+        order = ["geodp", *runs] if r % 2 == 0 else [*runs, "geodp"][::-1]
+        for name in order:
+            times[name].append(timed(ours if name == "geodp" else runs[name])[0])
     t = {name: np.array(v) for name, v in times.items()}
-    return (
-        float(np.median(t["geodp"] / t["eigh"])),
-        float(np.median(t["geodp"] / t["pyRiemann"])),
-        float(np.median(t["geodp"])),
-        float(np.median(t["eigh"])),
-        float(np.median(t["pyRiemann"])),
-    )
+    return {name: (float(np.median(t["geodp"] / t[name])), float(np.median(t[name]))) for name in runs} | {
+        "geodp": float(np.median(t["geodp"]))
+    }
 
 
-def numpy_karcher_loop(X, tol=1e-10, max_iter=1000):
-    """The floor: normalised-mean start, step 1, two matrix–vector products per step."""
+# ------------------------------------------------------------------ sphere, hyperboloid
+def sphere_loop(X, tol=1e-10, max_iter=300):
+    """The floor on the unit sphere: normalised-mean start, step 1, two matrix–vector products per step."""
     n = X.shape[0]
     m = X.sum(axis=0)
     m /= np.linalg.norm(m)
@@ -123,56 +142,102 @@ def numpy_karcher_loop(X, tol=1e-10, max_iter=1000):
     return m
 
 
-def peak_memory(fn):
-    tracemalloc.start()
-    fn()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak
+def hyperbolic_loop(X, tol=1e-10, max_iter=300):
+    """The floor on the unit hyperboloid: lifted-mean start, step 1, two matrix–vector products per
+    step (cosh θ_i = −⟨m, x_i⟩_L, the direction Σ θ_i/sinh θ_i (x_i − cosh θ_i m)/n)."""
+    n = X.shape[0]
+    m = X.sum(axis=0) / n
+    m[0] = np.sqrt(1.0 + m[1:] @ m[1:])
+    for _ in range(max_iter):
+        c = np.maximum(m[0] * X[:, 0] - X[:, 1:] @ m[1:], 1.0)
+        theta = np.arccosh(c)
+        s = np.sinh(theta)
+        a = np.where(s > 0, theta / np.where(s > 0, s, 1.0), 1.0)
+        v = (X.T @ a) / n - (a @ c / n) * m
+        g = np.sqrt(max(v[1:] @ v[1:] - (m[1:] @ v[1:] / m[0]) ** 2, 0.0))  # Minkowski norm of the tangent v
+        if g < tol:
+            break
+        m = np.cosh(g) * m + np.sinh(g) * v / g
+        m[0] = np.sqrt(1.0 + m[1:] @ m[1:])
+    return m
 
 
-def bench_sphere(d, n, rounds, rng, geomstats_rounds=3):
+def sphere_data(d, n, rng, spread):
     space = Sphere(d)
-    north = np.zeros(d + 1)
-    north[0] = 1.0
-    u = space.random_unit_tangent(north, size=n, rng=rng)
-    X = np.ascontiguousarray(space._polar_exp(north, u, 0.7 * np.sqrt(rng.uniform(size=n))))
+    pole = np.zeros(d + 1)
+    pole[0] = 1.0
+    radius = {"centred": 0.7, "spread": 1.4}[spread]
+    u = space.random_unit_tangent(pole, size=n, rng=rng)
+    return np.ascontiguousarray(space._polar_exp(pole, u, radius * rng.uniform(size=n) ** (1.0 / d)))
+
+
+def hyperbolic_data(d, n, rng, spread):
+    space = Hyperbolic(d)
+    centre = space.origin
+    if spread == "spread":
+        centre = space.exp(centre, space.random_unit_tangent(centre, rng=rng))
+    radius = {"centred": 1.5, "spread": 2.5}[spread]
+    u = space.random_unit_tangent(centre, size=n, rng=rng)
+    return np.ascontiguousarray(space.project(space._polar_exp(centre, u, radius * rng.uniform(size=n) ** (1.0 / d))))
+
+
+def bench_loop(space, X, loop, rounds):
     ours = lambda: frechet_mean(space, X, tol=1e-10)  # noqa: E731
-    loop = lambda: numpy_karcher_loop(X, tol=1e-10)  # noqa: E731
-    pairs = []
-    for r in range(rounds):
-        a = timed(ours)[0] if r % 2 == 0 else None
-        b = timed(loop)[0]
-        a = timed(ours)[0] if a is None else a
-        pairs.append((a, b))
-    t_ours, t_loop = np.array(pairs).T
-    row = {
-        "vs_loop": float(np.median(t_ours / t_loop)),
-        "geodp_s": float(np.median(t_ours)),
-        "loop_s": float(np.median(t_loop)),
-        "geodp_mem": peak_memory(ours) / X.nbytes,
-        "loop_mem": peak_memory(loop) / X.nbytes,
-    }
-    try:
-        from geomstats.geometry.hypersphere import Hypersphere
-        from geomstats.learning.frechet_mean import FrechetMean
-    except ImportError:
-        return row
-    est = FrechetMean(Hypersphere(d))
-    est.set(max_iter=200, epsilon=1e-10)
-    gs_pairs = []
-    for _ in range(geomstats_rounds):
-        gs_pairs.append((timed(ours)[0], timed(lambda: est.fit(X))[0]))
-    mine, theirs = np.array(gs_pairs).T
-    est.fit(X)
-    m = est.estimate_
-    row |= {
-        "vs_geomstats": float(np.median(mine / theirs)),
-        "geomstats_s": float(np.median(theirs)),
-        "geomstats_grad": float(space.norm(m, space.log(m, X).mean(axis=0))),
-        "geomstats_mem": peak_memory(lambda: est.fit(X)) / X.nbytes,
-    }
-    return row
+    anchor = lambda: loop(X, tol=1e-10)  # noqa: E731
+    ratio, mine, theirs = interleaved(ours, anchor, rounds)
+    gap = float(space.dist(ours(), anchor()))
+    memory = peak_memory(ours) / X.nbytes, peak_memory(anchor) / X.nbytes
+    return ratio, mine, theirs, f"memory {memory[0]:.2f}× vs {memory[1]:.2f}× the input; means {gap:.0e} apart"
+
+
+GRIDS = {
+    "quick": {
+        "spd": [
+            (3, 100),
+            (3, 10_000),
+            (10, 100),
+            (10, 10_000),
+            (32, 100),
+            (32, 2_000),
+            (64, 100),
+            (64, 1_000),
+            (128, 100),
+        ],
+        "sphere": [(2, 100), (2, 100_000), (100, 100), (100, 100_000), (1000, 100), (1000, 10_000)],
+        "hyperbolic": [(2, 100), (2, 100_000), (10, 100_000), (100, 100), (100, 100_000), (1000, 100), (1000, 10_000)],
+    },
+    "full": {
+        "spd": [(3, 100_000), (10, 100_000), (32, 10_000), (64, 10_000), (128, 1_000)],
+        "sphere": [(2, 1_000_000), (100, 1_000_000), (1000, 100_000)],
+        "hyperbolic": [(2, 1_000_000), (100, 1_000_000), (1000, 100_000)],
+    },
+}
+
+
+def row(mean, size, n, spread, ratio, mine, theirs, note=""):
+    print(f"| {mean} | {size} | {n:,} | {spread} | {ratio:.2f} | {mine:.4f} s | {theirs:.4f} s | {note} |", flush=True)
+
+
+def in_memory(rounds, rng, grid, only=None):
+    print("| mean / anchor | k or d | n | data | ratio (median) | geodp | anchor | note |")
+    print("|---|---|---|---|---|---|---|---|")
+    grids = [GRIDS["quick"]] + ([GRIDS["full"]] if grid == "full" else [])
+    for spread in SPREADS if only in (None, "spd") else []:
+        for k, n in (p for g in grids for p in g["spd"]):
+            X = spd_data(k, n, rng, SPREADS[spread])
+            ratio, mine, theirs, note = bench_ai(X, rounds)
+            row("AI-SPD / pyRiemann mean_riemann", k, n, spread, ratio, mine, theirs, note)
+            le = bench_le(X, rounds)
+            row("LE-SPD / pyRiemann mean_logeuclid", k, n, spread, le["pyRiemann"][0], le["geodp"], le["pyRiemann"][1])
+            row("LE-SPD / one batched eigh", k, n, spread, le["eigh"][0], le["geodp"], le["eigh"][1])
+    for name, make, loop, cls in [
+        ("Sphere", sphere_data, sphere_loop, Sphere),
+        ("Hyperbolic", hyperbolic_data, hyperbolic_loop, Hyperbolic),
+    ]:
+        for spread in SPREADS if only in (None, name.lower()) else []:
+            for d, n in (p for g in grids for p in g[name.lower()]):
+                X = make(d, n, rng, spread)
+                row(f"{name} / numpy Karcher loop", d, n, spread, *bench_loop(cls(d), X, loop, rounds))
 
 
 # ------------------------------------------------------------------ out of core (Dask)
@@ -253,32 +318,11 @@ def bench_dask(n, with_ai, chunk=1_000_000):
     return t_write, size, rows
 
 
-def in_memory(rounds, rng):
-    print("| mean | setting | ratio (median) | geodp | anchor | note |\n|---|---|---|---|---|---|")
-    for k, n in [(3, 10_000), (10, 10_000), (30, 2_000)]:
-        ratio, mine, theirs, note = bench_ai(k, n, rounds, rng)
-        print(
-            f"| AI-SPD({k}) / pyRiemann mean_riemann | n = {n:,}, equal gradient norm | {ratio:.2f} | "
-            f"{mine:.3f} s | {theirs:.3f} s | {note} |"
-        )
-    vs_eigh, vs_pyr, mine, t_eigh, t_pyr = bench_le(10, 10_000, rounds, rng)
-    print(f"| LE-SPD(10) / one batched eigh | n = 10,000 | {vs_eigh:.2f} | {mine:.3f} s | {t_eigh:.3f} s | |")
-    print(f"| LE-SPD(10) / pyRiemann mean_logeuclid | n = 10,000 | {vs_pyr:.2f} | {mine:.3f} s | {t_pyr:.3f} s | |")
-    s = bench_sphere(100, 100_000, rounds, rng)
-    print(
-        f"| Sphere(100) / numpy Karcher loop | n = 100,000, tol 1e-10 | {s['vs_loop']:.2f} | {s['geodp_s']:.3f} s | "
-        f"{s['loop_s']:.3f} s | peak memory {s['geodp_mem']:.2f}× vs {s['loop_mem']:.2f}× the input |"
-    )
-    if "vs_geomstats" in s:
-        print(
-            f"| Sphere(100) / geomstats FrechetMean | n = 100,000 | {s['vs_geomstats']:.2f} | {s['geodp_s']:.3f} s | "
-            f"{s['geomstats_s']:.3f} s | geomstats: grad {s['geomstats_grad']:.1e}, memory {s['geomstats_mem']:.2f}× |"
-        )
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7, help="0: only the out-of-core run")
+    parser.add_argument("--rounds", type=int, default=5, help="0: only the out-of-core run")
+    parser.add_argument("--grid", choices=sorted(GRIDS), default="quick", help="sizes of the in-memory rows")
+    parser.add_argument("--only", choices=["spd", "sphere", "hyperbolic"], help="one family of rows")
     parser.add_argument("--dask", type=int, default=0, help="records in the out-of-core run (0: skip)")
     parser.add_argument("--dask-ai", action="store_true", help="also the affine-invariant mean out of core")
     parser.add_argument("--dask-worker", nargs=3, help=argparse.SUPPRESS)
@@ -293,7 +337,8 @@ def main():
         "ratios\n"
     )
     if args.rounds:
-        in_memory(args.rounds, rng)
+        in_memory(args.rounds, rng, args.grid, args.only)
+        print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
     if args.dask:
         t_write, size, rows = bench_dask(args.dask, args.dask_ai)
         print(

@@ -155,3 +155,15 @@ def test_affine_fit_is_the_fit_through_the_generic_steps(monkeypatch):
     assert np.array_equal(fast, slow)
     assert str(fast_diagnostics) == str(slow_diagnostics)
     assert fast_diagnostics.n_invalid == 8 and fast_diagnostics.n_clipped > 0
+
+
+@pytest.mark.parametrize("k", [3, 10, 32, 64, 70])
+def test_weighted_eig_sum_over_thread_sized_slices(k):
+    """The slices (m·k³ ≤ 2^18 multiply-adds, one record per product from k = 64 on) add up to
+    the sum computed record by record (n = 37 leaves a partial last slice)."""
+    rng = np.random.default_rng(k)
+    n = 37
+    u = np.linalg.qr(rng.standard_normal((n, k, k)))[0]
+    logw, weights = rng.standard_normal((n, k)), rng.uniform(size=n)
+    expected = np.einsum("i,iab,ib,icb->ac", weights, u, logw, u)
+    np.testing.assert_allclose(weighted_eig_sum(weights, logw, u), expected, rtol=1e-12, atol=1e-12 * k)

@@ -32,9 +32,9 @@ BLOCK_VALUES = 2**20  # float64 values per in-memory block (8 MB): bounds every 
 class InMemoryRecords:
     """Records of an in-memory dataset as row blocks (views, as long as validation changes
     nothing), with their normalised weights; :meth:`map` is one pass over the data. Blocks hold
-    about 8 MB of the pass's temporaries (all rows at once on the sphere, whose passes keep
-    only n-vectors). Unless ``validated``, the first pass (:meth:`start` or :meth:`validate`)
-    validates the blocks."""
+    about 8 MB of the pass's temporaries (32,768 rows on the sphere and 16,384 on the
+    hyperboloid, whose passes keep only n-vectors). Unless ``validated``, the first pass
+    (:meth:`start` or :meth:`validate`) validates the blocks."""
 
     keeps_hessian = True  # the Newton state of a pass may be kept (it is the size of the data)
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.jacobi import constant_curvature_adjoints
+from geodp.manifolds.pass_products import pass_dot, pass_matvec
 from geodp.validation import as_generator, check_positive, check_positive_integer
 
 __all__ = ["Sphere"]
@@ -185,7 +186,9 @@ class Sphere(Manifold):
             return super()._checked_records(X)  # the usual error
         if np.all(deviation <= 4.0 * np.finfo(float).eps * self.radius):
             return X
-        return self.radius * X / norm[:, None]
+        out = self.radius * X  # normalised in place: one copy of the block, not two
+        out /= norm[:, None]
+        return out
 
     _membership_hint = (
         "Sphere points must have Euclidean norm R = 1/sqrt(curvature) (records: within a relative "
@@ -209,7 +212,9 @@ class Sphere(Manifold):
         return np.where(exact[..., None], x, self.radius * x / norm[..., None])
 
     # ------------------------------------------------------------ Fréchet mean
-    _karcher_row_values = 8  # a pass keeps a few n-vectors (cosines, angles, weights), no n × D
+    # A pass keeps a few n-vectors (cosines, angles, weights), no n × D: blocks of 32,768 rows keep
+    # them below the input even at d = 2 (2.34× the input at d = 2, n = 10⁵ in blocks of 131,072).
+    _karcher_row_values = 32
     _karcher_exact_distances = True  # angles from atan2: π at the antipode
 
     def _karcher_start(self, weighted_sum):
@@ -224,7 +229,7 @@ class Sphere(Manifold):
         ``θ/sin θ`` the gradient needs is a smooth function of ``sin θ``, so the rounding of
         ``cos θ`` near 0 (which costs ``θ`` itself ~1e-8 absolute) barely moves it.
         """
-        cos = np.clip(X @ (np.asarray(x, dtype=float) / self.radius**2), -1.0, 1.0)
+        cos = np.clip(pass_matvec(X, np.asarray(x, dtype=float) / self.radius**2), -1.0, 1.0)
         sin = np.sqrt((1.0 - cos) * (1.0 + cos))
         return cos, sin, np.arctan2(sin, cos)
 
@@ -233,9 +238,9 @@ class Sphere(Manifold):
         matrix–vector products and no ``n × (dim+1)`` temporary."""
         cos, sin, theta = self._angles(x, X)
         a = weights * np.where(sin > 0, theta / np.where(sin > 0, sin, 1.0), 1.0)
-        direction = X.T @ a - float(a @ cos) * np.asarray(x, dtype=float)
+        direction = pass_matvec(X.T, a) - pass_dot(a, cos) * np.asarray(x, dtype=float)
         dists = self.radius * theta
-        return direction, 0.5 * float(weights @ dists**2), float(np.max(dists))
+        return direction, 0.5 * pass_dot(weights, dists * dists), float(np.max(dists))
 
     # --------------------------------------------------------------- randomness
     def _random_tangent(self, x, size=None, rng=None):

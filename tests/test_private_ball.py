@@ -56,6 +56,38 @@ def test_interval_law_matches_the_definition():
     assert np.allclose(cdf_code, reference_cdf(VALUES, edges, **LAW), atol=1e-12)
 
 
+def test_grid_law_is_the_exponential_mechanism_over_the_grid_points():
+    """Brute force on a coarse grid: every grid point's probability ∝ exp(−ε|#{v < g} − qn|/2),
+    and the sampler's frequencies follow it (chi-square); a 1.5× ε sampler fails."""
+    law = dict(epsilon=1.0, quantile=0.5, lower=0.0, upper=1.5, cells=24)
+    grid = law["lower"] + (np.arange(24) + 0.5) * (law["upper"] - law["lower"]) / 24
+    weights = np.exp(-0.5 * law["epsilon"] * np.abs((VALUES[None, :] < grid[:, None]).sum(axis=1) - 0.5 * VALUES.size))
+    pmf = weights / weights.sum()
+    edges, logp = quantile_interval_law(VALUES, **law)
+    runs = np.searchsorted(edges, grid, side="right") - 1
+    np.testing.assert_allclose(np.bincount(runs, weights=pmf, minlength=logp.size), np.exp(logp), atol=1e-12)
+    for factor, accept in ((1.0, True), (1.5, False)):
+        rng = np.random.default_rng(3)
+        draws = [private_quantile(VALUES, random_state=rng, **dict(law, epsilon=factor)) for _ in range(6000)]
+        counts = np.bincount(np.searchsorted(grid, draws), minlength=24)
+        p = stats.chisquare(counts, 6000 * pmf).pvalue
+        assert (p > 1e-3) if accept else (p < 1e-6)
+
+
+def test_the_release_is_a_public_grid_point_whatever_the_data():
+    """The audit's floating-point attack: neighbours differing in the tenth digit of one value. A
+    draw between sorted values carried that value's low bits; a grid point carries none."""
+    base = np.linspace(-0.01, 0.5, 20)
+    for changed in (-0.0012345678, -0.0012345679):
+        values = base.copy()
+        values[3] = changed
+        rng = np.random.default_rng(0)
+        for _ in range(300):
+            t = private_quantile(values, epsilon=1.0, quantile=0.5, lower=-0.02, upper=0.6, random_state=rng)
+            j = (t - (-0.02)) / ((0.6 - (-0.02)) / 2**20) - 0.5
+            assert abs(j - round(j)) < 1e-6 and t == -0.02 + (round(j) + 0.5) * ((0.6 - (-0.02)) / 2**20)
+
+
 def test_sampler_follows_the_exact_law_ks():
     draws = _draws(LAW["epsilon"])
     p = stats.kstest(draws, lambda t: reference_cdf(VALUES, t, **LAW)).pvalue
@@ -163,10 +195,11 @@ def test_radius_is_clipped_to_the_space_limit():
 
 def test_a_radius_not_below_the_coarse_one_gives_back_the_coarse_ball():
     space = Euclidean(2)
-    X = np.random.default_rng(0).uniform(-1.0, 1.0, size=(10, 2))
+    angles = np.random.default_rng(0).uniform(0.0, 2 * np.pi, 400)
+    X = 1.4 * np.column_stack([np.cos(angles), np.sin(angles)])  # just inside the coarse boundary
     fell_back = 0
-    for seed in range(20):  # ε so small that the centre lands anywhere in the coarse ball
-        ball = private_ball(space, X, epsilon=1e-3, center=np.zeros(2), radius=1.5, random_state=seed)
+    for seed in range(20):  # the 0.95-quantile of the distances is near the coarse radius
+        ball = private_ball(space, X, epsilon=0.5, center=np.zeros(2), radius=1.5, random_state=seed)
         data = ball.privacy_report_.to_dict()
         if data["fell_back_to_coarse_ball"]:
             fell_back += 1
@@ -182,12 +215,12 @@ def test_nothing_observable_depends_on_the_records():
     far = np.tile(-NORTH, (50, 1))  # every record outside the coarse ball
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        ball = private_ball(space, far, epsilon=0.5, center=NORTH, radius=0.5, random_state=0)
+        ball = private_ball(space, far, epsilon=5.0, center=NORTH, radius=0.5, random_state=0)
     assert ball.curator_diagnostics_.n_clipped_coarse == 50
 
 
 def test_accountant_is_charged_for_both_steps():
-    space, X, _ = _sphere_data(n=500)
+    space, X, _ = _sphere_data(n=2000)
     budget = BudgetAccountant(epsilon=1.0)
     ball = private_ball(space, X, epsilon=0.1, center=NORTH, radius=0.7, accountant=budget, random_state=0)
     assert budget.total_spent == (0.1, 0.0)
@@ -198,7 +231,7 @@ def test_accountant_is_charged_for_both_steps():
 
 
 def test_budget_refusal_comes_before_the_records_are_read():
-    space, X, _ = _sphere_data(n=50)
+    space, X, _ = _sphere_data(n=2000)
     X = X.copy()
     X[3] = np.nan  # would raise NotOnManifoldError if the records were read
     budget = BudgetAccountant(epsilon=0.05)
@@ -235,8 +268,18 @@ def test_affine_spd_ball():
     assert bool(space.belongs(ball.center)) and ball.radius < 1.0
 
 
+def test_a_budget_too_small_for_a_useful_radius_is_refused_before_the_charge():
+    """A cold trial (n = 300, ε = 0.1) got balls holding no record: the rule refuses it publicly."""
+    space, X, _ = _sphere_data(n=300)
+    budget = BudgetAccountant(epsilon=1.0)
+    with pytest.raises(InvalidParameterError, match="mostly noise"):
+        private_ball(space, X, epsilon=0.1, center=NORTH, radius=0.7, accountant=budget)
+    assert budget.total_spent == (0.0, 0.0)
+    private_ball(space, X, epsilon=0.1, quantile=0.5, center=NORTH, radius=0.7)  # a median is informative there
+
+
 def test_bad_input_is_refused_with_typed_errors():
-    space, X, _ = _sphere_data(n=50)
+    space, X, _ = _sphere_data(n=500)
     ball = private_ball(space, X, epsilon=0.5, center=NORTH, radius=0.7, random_state=0)
     with pytest.raises(InvalidParameterError, match="not both"):
         PrivateFrechetMean(space, epsilon=1.0, ball=ball, center=NORTH, radius=0.5).fit(X)

@@ -33,6 +33,10 @@ DEFAULT_QUANTILE = 0.95
 DEFAULT_CENTER_SHARE = 0.7
 # The radius is a quantile of log-distances on [log(U·LOG_FLOOR), log U] (U the public upper end).
 LOG_FLOOR = 1e-6
+# Below this (1 − center_share)·ε·n·min(q, 1 − q)/2 the quantile's law drops by less than a factor
+# e over the whole rank range: a cold trial at 0.225 (n = 300, ε = 0.1, SPD(8)) got balls holding
+# no record; every setting of docs/guide.md's table has at least 1.5.
+MIN_STRENGTH = 1.0
 
 
 def _check_share(value, name: str) -> float:
@@ -107,7 +111,9 @@ def private_ball(
         Share of the records the new ball should hold, in (0, 1). High levels keep the later
         release's clipping bias small, but the quantile mechanism returns a radius near the
         interval's upper end unless ``(1 − center_share)·epsilon·(1 − quantile)·n`` is well
-        above 1 (docs/math.md §6): lower it for small n·ε.
+        above 1 (docs/math.md §6): lower it for small n·ε. A budget with
+        ``(1 − center_share)·epsilon·n·min(quantile, 1 − quantile)/2 < 1`` is refused before
+        any charge: the radius would be mostly noise.
     center_share : float, default 0.7
         Share of ``epsilon`` spent on the centre, in (0, 1). Both defaults were chosen by
         measurement (docs/guide.md, "Choosing the data ball").
@@ -141,7 +147,9 @@ def private_ball(
     replaced, so the quantile is ``(1 − center_share)·ε``-DP; together ε-DP (sequential
     composition, docs/math.md). Nothing else is observable: no warning or error depends on the
     records (the fraction of records inside the new ball is a curator-only diagnostic), and the
-    interval's upper end is computed from the released centre only.
+    interval's upper end is computed from the released centre only. Its wall time is not padded:
+    ``private_ball`` has no timing-safe mode (an audit measured the Karcher flow's data-dependent
+    time through it), so do not expose how long it took.
 
     Examples
     --------
@@ -180,6 +188,14 @@ def private_ball(
     mean_plan = mean_model.plan(X)  # checks the coarse ball, the shape of X and on_invalid (public)
     coarse_center, coarse_radius = mean_plan.facts["center"], mean_plan.facts["radius"]
     radius_epsilon = epsilon - share * epsilon
+    strength = radius_epsilon * mean_plan.n_samples * min(level, 1.0 - level) / 2.0
+    if strength < MIN_STRENGTH:  # public (ε, n, levels): refused before anything is charged or read
+        raise InvalidParameterError(
+            f"private_ball at this budget would give a radius that is mostly noise: (1 − center_share)·epsilon·n·"
+            f"min(quantile, 1 − quantile)/2 = {strength:.3g} < {MIN_STRENGTH:g}, so the quantile's law is nearly flat "
+            "over the log-distances and the radius can land far below the data (a ball holding no record) or at "
+            "the coarse radius. Raise epsilon, use a quantile nearer 0.5, or keep the coarse ball."
+        )
     plan = ReleasePlan(
         estimator="private_ball",
         n_samples=mean_plan.n_samples,

@@ -105,7 +105,11 @@ class TimingAudit:
 
     def __str__(self) -> str:
         mode = f"timing-safe, deadline {self.deadline:.4g} s" if self.timing_safe else "not timing-safe"
-        bound = f"{self.epsilon_lower_bound:.3f}" if np.isfinite(self.epsilon_lower_bound) else "-inf (none)"
+        bound = (
+            f"{self.epsilon_lower_bound:.3f}"
+            if self.epsilon_lower_bound > 0
+            else "none (the times give no evidence that the datasets differ)"
+        )
         return "\n".join(
             [
                 f"geodp timing audit: {self.case} ({mode})",

@@ -1,15 +1,23 @@
-"""The exponential-mechanism quantile over intervals (Smith 2011), sampled exactly.
+"""The exponential-mechanism quantile (Smith 2011) on a public grid, sampled exactly.
 
-The values are clipped into the public interval ``[lower, upper]`` and sorted,
-``lower = z_0 ≤ z_1 ≤ … ≤ z_n ≤ z_{n+1} = upper``. A point ``t`` of the open interval
-``(z_i, z_{i+1})`` has ``i`` values below it; its utility is ``−|i − q·n|``, which changes by at
-most 1 when one value is replaced. The release has density
+The public interval ``[lower, upper]`` carries a public grid of ``cells`` points, the cell
+midpoints ``g_j = lower + (j + ½)·h``, ``h = (upper − lower)/cells``. A grid point's utility is
+``−|#{values below g_j} − q·n|``; replacing one value changes it by at most 1 at every grid point
+(the count is ``#{i : k_i ≤ j}`` for the per-record cell index ``k_i = #{j : g_j ≤ z_i}``). The
+release is the grid point ``g_j`` with probability
 
-    f(t) ∝ exp(−ε·|#{z_j < t} − q·n| / 2)   on [lower, upper],
+    P(j) ∝ exp(−ε·|#{values below g_j} − q·n| / 2),
 
-the exponential mechanism of McSherry & Talwar (2007) with utility sensitivity 1, hence ε-DP.
-It is sampled exactly: the interval ``i`` with probability ∝ ``(z_{i+1} − z_i)·exp(−ε|i − qn|/2)``
-(Gumbel-max over the ``n + 1`` log-weights, no normalisation), then a uniform point in it.
+the exponential mechanism of McSherry & Talwar (2007) over a finite public set, with utility
+sensitivity 1, hence ε-DP. It is sampled exactly: grid points sharing one count ``i`` form the run
+``[k_(i), k_(i+1))`` (the sorted cell indices), chosen with probability ∝ ``m_i·exp(−ε|i − qn|/2)``
+(Gumbel-max over the ``n + 1`` log-weights), then a uniform grid point of the run (integers).
+
+**Why a grid.** Drawing a uniform point between two sorted *values* (Smith's continuous version)
+releases ``z_i + U·(z_{i+1} − z_i)``: its low-order bits tell which data value the draw started
+from (Mironov 2012) — an audit certified ε ≥ 3.26 at a claimed ε = 1 from them. A grid point is a
+function of its public index only, so the output carries no such bits. (The run is still chosen
+with floating-point probabilities, whose relative error is about 1e-15.)
 """
 
 from __future__ import annotations
@@ -22,7 +30,11 @@ from geodp.errors import InvalidDataError, InvalidParameterError
 from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.validation import as_generator, as_real_array, check_epsilon
 
-__all__ = ["private_quantile", "quantile_guarantee", "quantile_interval_law"]
+__all__ = ["CELLS", "private_quantile", "quantile_guarantee", "quantile_interval_law"]
+
+#: Default number of public grid points over ``[lower, upper]`` (2^20: a resolution of about 1e-6
+#: of the interval, far below the noise of the quantile at any ε).
+CELLS = 2**20
 
 
 def _check_level(quantile) -> float:
@@ -44,8 +56,15 @@ def _check_interval(lower, upper) -> tuple[float, float]:
     return lower, upper
 
 
-def quantile_interval_law(values, *, epsilon, quantile, lower, upper):
-    """The exact law of :func:`private_quantile`: its ``n + 1`` intervals and their log-probabilities.
+def _check_cells(cells) -> int:
+    if isinstance(cells, bool) or not isinstance(cells, int | np.integer) or not 1 <= cells <= 2**40:
+        raise InvalidParameterError(f"cells must be an integer in [1, 2^40], got {cells!r}.")
+    return int(cells)
+
+
+def quantile_interval_law(values, *, epsilon, quantile, lower, upper, cells=CELLS):
+    """The exact law of :func:`private_quantile`: the runs of grid points that share a count, as
+    intervals of the line, and their log-probabilities.
 
     **Private**: a function of the values, for tests and audits only; never publish it.
 
@@ -59,42 +78,63 @@ def quantile_interval_law(values, *, epsilon, quantile, lower, upper):
         Level q in (0, 1).
     lower, upper : float
         The public interval, ``lower < upper``.
+    cells : int, default :data:`CELLS`
+        Number of public grid points.
 
     Returns
     -------
     edges : numpy.ndarray, shape (n + 2,)
-        ``[lower, sorted clipped values, upper]``; interval ``i`` is ``[edges[i], edges[i+1]]``.
+        ``lower + k·h`` for ``k = [0, sorted cell indices, cells]``: run ``i`` holds the grid
+        points (cell midpoints) in ``[edges[i], edges[i+1])``, each equally likely.
     log_probabilities : numpy.ndarray, shape (n + 1,)
-        Natural logarithm of each interval's probability (``-inf`` for an empty interval).
+        Natural logarithm of each run's probability (``-inf`` for an empty run).
 
     Examples
     --------
-    >>> edges, logp = quantile_interval_law([1.0, 3.0], epsilon=1.0, quantile=0.5, lower=0.0, upper=4.0)
-    >>> edges.tolist()
+    >>> edges, logp = quantile_interval_law([1.0, 3.0], epsilon=1.0, quantile=0.5, lower=0.0, upper=4.0, cells=4)
+    >>> edges.tolist()                      # grid points 0.5, 1.5, 2.5, 3.5
     [0.0, 1.0, 3.0, 4.0]
     >>> np.exp(logp).round(4).tolist()      # weights 1·e^-0.5, 2·e^0, 1·e^-0.5
     [0.1888, 0.6225, 0.1888]
     """
+    return _law(values, epsilon=epsilon, quantile=quantile, lower=lower, upper=upper, cells=cells)[:2]
+
+
+def _law(values, *, epsilon, quantile, lower, upper, cells):
+    """``(edges, log_probabilities, index, h)`` of :func:`quantile_interval_law`, with the runs'
+    integer boundaries ``index`` and the grid step ``h``."""
+    lower, upper, counts = _runs(values, epsilon=epsilon, quantile=quantile, lower=lower, upper=upper, cells=cells)
+    n, level, cells, epsilon = counts["n"], counts["level"], counts["cells"], counts["epsilon"]
+    index = counts["index"]
+    runs = np.diff(index).astype(float)
+    with np.errstate(divide="ignore"):
+        log_weights = np.log(runs) - 0.5 * epsilon * np.abs(np.arange(n + 1) - level * n)
+    top = np.max(log_weights)
+    log_norm = top + math.log(math.fsum(np.exp(log_weights - top)))
+    h = (upper - lower) / cells
+    return lower + index * h, log_weights - log_norm, index, h
+
+
+def _runs(values, *, epsilon, quantile, lower, upper, cells):
+    """The checked inputs and the runs' integer boundaries ``[0, sorted k_i, cells]``."""
     epsilon = check_epsilon(epsilon)
     level = _check_level(quantile)
     lower, upper = _check_interval(lower, upper)
+    cells = _check_cells(cells)
     z = as_real_array(values, "values")
     if z.ndim != 1 or z.size == 0:
         raise InvalidDataError(f"values must be a non-empty 1-D array, got shape {z.shape}.")
     if not np.all(np.isfinite(z)):  # says neither which nor how many (whether it raises is observable)
         raise InvalidDataError("values must be finite: drop or replace NaN/inf before the release.")
-    edges = np.concatenate(([lower], np.sort(np.clip(z, lower, upper)), [upper]))
-    lengths = np.diff(edges)
-    below = np.arange(z.size + 1)
-    with np.errstate(divide="ignore"):
-        log_weights = np.log(lengths) - 0.5 * epsilon * np.abs(below - level * z.size)
-    top = np.max(log_weights)
-    log_norm = top + math.log(math.fsum(np.exp(log_weights - top)))
-    return edges, log_weights - log_norm
+    # k_i = #{j : lower + (j + ½)h ≤ z_i}, a per-record integer (its rounding cannot matter: the
+    # mechanism is defined by these integers, and each depends on its own record only).
+    k = np.clip(np.floor((np.clip(z, lower, upper) - lower) / ((upper - lower) / cells) - 0.5) + 1, 0, cells)
+    index = np.concatenate(([0], np.sort(k.astype(np.int64)), [cells]))
+    return lower, upper, dict(n=z.size, level=level, cells=cells, epsilon=epsilon, index=index)
 
 
-def private_quantile(values, *, epsilon, quantile, lower, upper, random_state=None) -> float:
-    """An ε-DP ``quantile``-level quantile of ``values`` in the public interval ``[lower, upper]``.
+def private_quantile(values, *, epsilon, quantile, lower, upper, random_state=None, cells=CELLS) -> float:
+    """An ε-DP ``quantile``-level quantile of ``values``: a point of the public grid on ``[lower, upper]``.
 
     Parameters
     ----------
@@ -107,33 +147,36 @@ def private_quantile(values, *, epsilon, quantile, lower, upper, random_state=No
     lower, upper : float
         The public interval, ``lower < upper``.
     random_state : None, int or numpy.random.Generator
+    cells : int, default :data:`CELLS`
+        Number of public grid points (cell midpoints) the release is one of.
 
     Returns
     -------
     float
-        A point of ``[lower, upper]``.
+        A grid point ``lower + (j + ½)·(upper − lower)/cells``.
 
     Notes
     -----
-    **Privacy.** Replace-one adjacency with n public; ε-DP: the density ratio on neighbouring
-    data is at most ``e^{ε/2}`` pointwise and ``e^{ε/2}`` through the normaliser (Smith 2011,
-    McSherry & Talwar 2007; docs/references.md). The sampler is exact (not MCMC) and runs in
-    ``O(n log n)``; it is floating-point, like every non-grid sampler of the library. See
+    **Privacy.** Replace-one adjacency with n public; ε-DP: the exponential mechanism over the
+    public grid with utility sensitivity 1 (McSherry & Talwar 2007; Smith 2011;
+    docs/references.md). The sampler is exact (not MCMC) and runs in ``O(n log n)``; the release
+    is a public grid point, so its low-order bits carry nothing about the data. See
     :func:`quantile_guarantee` for the record.
 
     Examples
     --------
     >>> values = np.linspace(0.0, 1.0, 1001)
     >>> t = private_quantile(values, epsilon=1.0, quantile=0.9, lower=0.0, upper=2.0, random_state=0)
-    >>> 0.85 < t < 0.95
-    True
+    >>> 0.85 < t < 0.95, (t / 2.0 * 2**20 - 0.5).is_integer()
+    (True, True)
     """
-    edges, log_probabilities = quantile_interval_law(
-        values, epsilon=epsilon, quantile=quantile, lower=lower, upper=upper
+    edges, log_probabilities, index, h = _law(
+        values, epsilon=epsilon, quantile=quantile, lower=lower, upper=upper, cells=cells
     )
     rng = as_generator(random_state)
-    index = int(np.argmax(log_probabilities + rng.gumbel(size=log_probabilities.size)))
-    return float(edges[index] + rng.random() * (edges[index + 1] - edges[index]))
+    run = int(np.argmax(log_probabilities + rng.gumbel(size=log_probabilities.size)))
+    j = int(rng.integers(index[run], index[run + 1]))  # the run is never empty: its probability is 0 then
+    return float(float(lower) + (j + 0.5) * h)
 
 
 def quantile_guarantee(*, epsilon, quantile, lower, upper, random_state=None) -> Guarantee:
@@ -157,9 +200,16 @@ def quantile_guarantee(*, epsilon, quantile, lower, upper, random_state=None) ->
         scale=2.0 / epsilon,
         scale_rule="density ∝ exp(−ε·|rank − q·n|/2): utility sensitivity 1, so ε-DP (McSherry & Talwar 2007)",
         space=f"the interval [{lower!r}, {upper!r}]",
-        sampler="exact: an interval between sorted values by Gumbel-max on its log-weight, then uniform in it",
+        sampler=(
+            "exact: the exponential mechanism over a public grid of 2^20 points on the interval (a run of grid "
+            "points sharing one rank by Gumbel-max on its log-weight, then a uniform grid point of it)"
+        ),
         exact=True,
         support=f"[{lower!r}, {upper!r}]; values outside are clipped into it",
         assumptions=("n public (replace-one adjacency)", "the interval is public (not computed from the data)"),
-        **sampler_construction(random_state, "the quantile's interval and its uniform point are floating-point"),
+        **sampler_construction(
+            random_state,
+            "the release is a public grid point (no low-order bits of a data value), but the run is chosen with "
+            "floating-point probabilities",
+        ),
     )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 from geodp.calibration import analytic_gaussian_delta, gaussian_sigma
 from geodp.distributions.gaussian import TangentGaussian
 from geodp.distributions.riemannian_gaussian import RiemannianGaussian, has_exact_riemannian_gaussian
-from geodp.errors import InvalidParameterError
+from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
 from geodp.mechanisms.base import Guarantee, Mechanism
@@ -91,8 +93,25 @@ class RiemannianGaussianMechanism(Mechanism):
                 "smallest σ (10% grid, then bisection) with the triangle bound E[(1 − e^{ε − U(ρ)})_+] ≤ δ, "
                 "U(t) = (min(t + Δ, D)² − t²)/2σ², ρ from the exact radial law (docs/math.md §12)"
             )
+        self._check_representable()
         # The sampler depends only on public quantities (space, σ): describe it once.
         self._sampler = self.distribution(self.space.reference_point()).sampler
+
+    def _check_representable(self):
+        """Refuse a σ whose law puts the release beyond what float64 represents (public: space, σ).
+        On negatively curved spaces the radial density exp(−t²/2σ²)·sinh^(d−1)(√−κ t) peaks near
+        (d − 1)√−κ σ²: at σ = 200 on H², far beyond the 300 that hyperboloid coordinates hold."""
+        kappa = float(self.space.curvature_bounds[0])
+        limit = float(getattr(self.space, "max_representable_radius", math.inf))
+        if kappa >= 0.0 or not math.isfinite(limit):
+            return
+        reach = max(self.space.dim - 1, 1) * math.sqrt(-kappa) * self._sigma**2 + 6.0 * self._sigma
+        if reach > limit:
+            raise AssumptionError(
+                f"the Riemannian Gaussian at σ = {self._sigma:.4g} on {self.space!r} puts its release about "
+                f"{reach:.3g} from the statistic, beyond the {limit:g} that float64 represents there: raise epsilon "
+                "or delta, shrink the public radius (it sets Δ), or use mechanism='wrapped-gaussian'."
+            )
 
     def rescaled(self, factor: float, *, space=None, center=None) -> RiemannianGaussianMechanism:
         """The same law with ``factor`` times the sensitivity and ``factor`` times σ, on ``space``

@@ -22,7 +22,7 @@ def ball_data(space, center, radius, n, seed, spread):
     return X
 
 
-def quadrature_cdf(law, s_grid, steps=500, angles=720):
+def quadrature_cdf(law, s_grid, steps=300, angles=240):
     """CDF of ρ(a, X) for X ~ KNG, by quadrature of ``exp(−‖∇F_D‖/σ)`` in polar coordinates at
     the mean ``a`` (dimension 2: ``J(t) = sn(t)``), independent of the sampler."""
     space, a = law.space, law.frechet_mean
@@ -55,7 +55,7 @@ def test_law_matches_quadrature_and_a_1_5_epsilon_mutant_fails(space, radius, n,
     X = ball_data(space, center, radius, n, seed=4, spread=0.9)
     law = KNGDistribution(space, X, scale, center=center, radius=radius)
     assert law.route == route and law.exact
-    draws = 4000
+    draws = 3000
     rho = space.dist(law.frechet_mean, law.sample(draws, rng=5))
     cdf = lambda s: quadrature_cdf(law, s)  # noqa: E731
     assert stats.kstest(rho, cdf).pvalue > 1e-3
@@ -80,26 +80,26 @@ def _envelope_gap(space, center, radius, scale, params, n, inflate=1.0):
 
 
 @pytest.mark.parametrize(
-    "space, radius", [(KendallShape(4), 0.35), (Sphere(3), 0.6), (Hyperbolic(3), 1.5)], ids=lambda v: repr(v)
+    "space, radius", [(KendallShape(4), 0.35), (Sphere(3), 0.6), (Hyperbolic(2), 1.5)], ids=lambda v: repr(v)
 )
 def test_envelope_inequality_against_optimised_data_and_points(space, radius):
     center = space.random_point(rng=7)
-    n, scale = 4, 0.01
+    n, scale = 3, 0.01
     size = (n + 1) * int(np.prod(space.point_shape))
     rng = np.random.default_rng(8)
     worst = np.inf
-    starts = [rng.normal(size=size) * radius for _ in range(4)]
+    starts = [rng.normal(size=size) * radius for _ in range(2)]
     # Structured starts: every record on one geodesic through the centre (one complex line on
     # Kendall's shape space, where the Kähler term of the envelope is largest), the point across.
     axis = space.random_unit_tangent(center, rng=9).ravel()
-    line = np.concatenate([np.outer([0.9, -0.9, 0.5, -0.2], axis).ravel(), 0.3 * axis])
+    line = np.concatenate([np.outer([0.9, -0.9, 0.5], axis).ravel(), 0.3 * axis])
     starts.append(line * radius)
     for x0 in starts:
         result = optimize.minimize(
             lambda p: _envelope_gap(space, center, radius, scale, p, n),
             x0,
             method="Nelder-Mead",
-            options={"maxfev": 600, "xatol": 1e-8, "fatol": 1e-12},
+            options={"maxfev": 250, "xatol": 1e-8, "fatol": 1e-12},
         )
         worst = min(worst, result.fun)
     assert worst >= -1e-9

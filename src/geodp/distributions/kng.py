@@ -338,8 +338,8 @@ def kng_uses_mcmc(space, scale: float, radius: float, sampler: str = "auto") -> 
 
     Examples
     --------
-    >>> from geodp.manifolds import KendallShape
-    >>> kng_uses_mcmc(KendallShape(8), 0.01, 0.2), kng_uses_mcmc(KendallShape(8), 0.01, 0.35)
+    >>> from geodp.manifolds import SPD, KendallShape
+    >>> kng_uses_mcmc(KendallShape(8), 0.01, 0.35), kng_uses_mcmc(SPD(3), 1e-4, 3.0)
     (False, True)
     """
     if sampler not in _SAMPLERS:
@@ -362,7 +362,9 @@ class KNGDistribution(Distribution):
         assumes it); on flat spaces it does not restrict the law, which is the untruncated
         Laplace at the mean there.
     sampler : {"auto", "exact", "mcmc"}
-        ``"auto"``: exact rejection unless :func:`kng_acceptance_lower_bound` is below
+        ``"auto"``: on spheres, hyperbolic spaces and Kendall's shape space, exact at every σ
+        (the data's own envelope, :func:`kng_route`); elsewhere exact rejection unless
+        :func:`kng_acceptance_lower_bound` is below
         :data:`~geodp.distributions.laplace.ACCEPTANCE_FLOOR`, then MH. MH chains start at the
         public ``center`` (never at the private mean) and reach the law by the burn-in; every
         :meth:`sample` call that is not exact emits one
@@ -449,7 +451,6 @@ class KNGDistribution(Distribution):
         self.route, self.acceptance_bound = kng_route(space, self.scale, self.radius, sampler)
         use_mcmc = self.route == "mcmc"
         self._envelope = None
-        self._rate_h = self.h if space.is_flat else None  # set below; the cap route uses the data's chord
         if self.route == "envelope":
             self._envelope = EnvelopeProposal(space, self.frechet_mean, self.scale, *self._data_envelope())
         self.acceptance_rate, self.diagnostics = None, None

@@ -286,16 +286,17 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     :func:`kng_acceptance_lower_bound`), ``"envelope"`` (the radial law of the data's own envelope,
     :class:`~geodp.distributions.kng_envelope.EnvelopeProposal`) or ``"mcmc"``.
 
-    On the isotropic spaces that have the data's envelope
+    ``"auto"`` takes the Laplace route where its bound times its proposal's public ball bound
+    reaches :data:`ACCEPTANCE_FLOOR`, else the cap route (:func:`kng_cap_acceptance_bound`) where
+    its bound does, else the Laplace route where its own bound does. Below the floor, on the
+    isotropic spaces that have the data's envelope
     (:func:`~geodp.distributions.kng_envelope.has_envelope_proposal`: spheres, hyperbolic spaces,
-    Kendall's shape space) ``"auto"`` and ``"exact"`` are exact at every σ (docs/math.md §5): the
-    envelope route where the law's typical radius ``(dim − 1)σ`` is at most 0.9 r, else the cap
-    route with the data's chord of the envelope as its rate. Their work, not their output law,
-    depends on the data, and no useful worst-case bound exists (bound 0.0). Elsewhere ``"auto"``
-    takes the Laplace route where its bound times its proposal's public ball bound reaches
-    :data:`ACCEPTANCE_FLOOR`, else the cap route (:func:`kng_cap_acceptance_bound`) where its
-    bound does; else the Laplace route where its own bound does; else MH. ``"exact"`` never
-    returns ``"mcmc"``.
+    Kendall's shape space), it stays exact at every σ (docs/math.md §5): the envelope route where
+    the law's typical radius ``(dim − 1)σ`` is at most 0.9 r, else the cap route with the data's
+    chord of its envelope as the rate. Their work, not their output law, depends on the data, and
+    no useful worst-case bound exists (bound 0.0). Elsewhere MH. ``"exact"`` never returns
+    ``"mcmc"``. The cap route always uses the data's chord when it is steeper than the public h
+    (the acceptance only grows, so a public bound stays a bound).
 
     Examples
     --------
@@ -309,13 +310,6 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
         raise InvalidParameterError(f"sampler must be one of {_SAMPLERS}, got {sampler!r}.")
     if space.is_flat:
         return "flat", 1.0
-    if sampler != "mcmc" and has_envelope_proposal(space, radius):
-        # Public: the law's typical radius (dim − 1)σ against the ball. A law that reaches the
-        # boundary needs the in-ball directions of the cap route (with the data's chord as rate).
-        # Neither route has a useful worst-case bound (0.0): their work depends on the data.
-        if (space.dim - 1) * scale > _SPREAD_SHARE * radius and _cap_curvature(space, radius) is not None:
-            return "cap", 0.0
-        return "envelope", 0.0
     laplace_bound = kng_acceptance_lower_bound(space, scale, radius)
     if sampler == "mcmc":
         return "mcmc", laplace_bound
@@ -326,7 +320,16 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     # where its own bound and its proposal's ball bound are both proven above the floor.
     if laplace_bound * ball < ACCEPTANCE_FLOOR and cap >= ACCEPTANCE_FLOOR:
         return "cap", cap
-    if sampler == "exact" or laplace_bound >= ACCEPTANCE_FLOOR:
+    if laplace_bound >= ACCEPTANCE_FLOOR:
+        return "laplace", laplace_bound
+    if has_envelope_proposal(space, radius):
+        # Public: the law's typical radius (dim − 1)σ against the ball. A law that reaches the
+        # boundary needs the in-ball directions of the cap route (with the data's chord as rate).
+        # Neither has a useful worst-case bound (0.0): their work, not their law, depends on the data.
+        if (space.dim - 1) * scale > _SPREAD_SHARE * radius and _cap_curvature(space, radius) is not None:
+            return "cap", 0.0
+        return "envelope", 0.0
+    if sampler == "exact":
         return "laplace", laplace_bound
     return "mcmc", laplace_bound
 

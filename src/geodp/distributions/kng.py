@@ -53,6 +53,7 @@ from geodp.distributions.laplace import (
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.radial import is_isotropic
 from geodp.errors import (
+    AssumptionError,
     ConvergenceWarning,
     InvalidDataError,
     InvalidParameterError,
@@ -458,19 +459,13 @@ class KNGDistribution(Distribution):
             self._envelope = EnvelopeProposal(space, self.frechet_mean, self.scale, *self._data_envelope())
         self.acceptance_rate, self.diagnostics = None, None
         self._cap = None
-        if self.route == "cap" and exact_shape_directions(space, self.radius):
-            self._rate_h = max(self.h, self._data_chord())
-            self._cap = KendallProposal(space, self.frechet_mean, self.center, self._rate_h / self.scale, self.radius)
-        elif self.route == "cap":
-            self._rate_h = max(self.h, self._data_chord())
-            self._cap = CapProposal(
-                space,
-                self.frechet_mean,
-                self.center,
-                self._rate_h / self.scale,
-                self.radius,
-                _cap_curvature(space, self.radius),
-            )
+        if self.route == "cap":
+            try:
+                self._rate_h = max(self.h, self._data_chord())
+                self._cap = self._cap_proposal()
+            except AssumptionError:  # the data's rate must not decide whether the release raises
+                self._rate_h = self.h
+                self._cap = self._cap_proposal()
         if space.is_flat:
             self._proposal = RiemannianLaplace(space, self.frechet_mean, self.scale)
         elif self._envelope is not None:
@@ -538,6 +533,13 @@ class KNGDistribution(Distribution):
         # ‖∇F_D(x)‖ ≥ hρ(x, x̄') − ‖∇F_D(x̄')‖ at the computed mean x̄' (the envelopes start from the
         # anchor's residual gradient): subtracting it keeps the rejection exact however far the flow got.
         self._mean_offset = 0.0 if space.is_flat else float(self.gradient_norm(self.frechet_mean))
+
+    def _cap_proposal(self):
+        """The cap route's proposal at the anchor with the rate ``_rate_h/σ``."""
+        space, rate = self.space, self._rate_h / self.scale
+        if exact_shape_directions(space, self.radius):
+            return KendallProposal(space, self.frechet_mean, self.center, rate, self.radius)
+        return CapProposal(space, self.frechet_mean, self.center, rate, self.radius, _cap_curvature(space, self.radius))
 
     def _data_envelope(self):
         """``(knots, values)`` of the data's lower envelope ``ℓ`` of the gradient norm on

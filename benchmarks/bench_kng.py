@@ -12,7 +12,9 @@
    time per release over rounds that interleave the spaces. MH releases (20,600 steps) take
    minutes on Kendall shapes: timed only with ``--mh``.
 
-Run: ``python benchmarks/bench_kng.py [--mh]``
+4. Issue 22's targets (:func:`issue_targets`): Kendall-100, H¹⁰ and affine SPD(8) fits, exact or MH.
+
+Run: ``python benchmarks/bench_kng.py [--mh] [--targets]``
 """
 
 from __future__ import annotations
@@ -165,13 +167,79 @@ def kendall_private_mean(rounds=11):
         )
 
 
+def _hyperbolic_cluster(n=2000, seed=0):
+    """H¹⁰, ball of radius 2.5 at the origin, ``n`` points clustered 1.4 away (spread 0.3)."""
+    space, radius = Hyperbolic(10), 2.5
+    origin = np.zeros(11)
+    origin[0] = 1.0
+    middle = space.exp(origin, 1.4 * space.random_unit_tangent(origin, rng=seed))
+    v = space.random_tangent(middle, size=n, rng=seed + 1) * 0.3 / np.sqrt(space.dim)
+    return space, origin, radius, space.clip_to_ball(space.exp(middle, v), origin, radius)[0]
+
+
+def _spd_off_centre(n=200, seed=0):
+    """Affine SPD(8), ball of radius 3 at I, ``n`` covariances around a point 1.5 away (spread 0.5)."""
+    space, radius = SPD(8), 3.0
+    middle = space.exp(np.eye(8), 1.5 * space.random_unit_tangent(np.eye(8), rng=seed))
+    v = space.random_tangent(middle, size=n, rng=seed + 1) * 0.5 / np.sqrt(space.dim)
+    return space, np.eye(8), radius, space.clip_to_ball(space.exp(middle, v), np.eye(8), radius)[0]
+
+
+def issue_targets(rounds=5, with_mh=False):
+    """Issue 22's targets: ``PrivateFrechetMean(..., mechanism="kng")`` fits on Kendall-100
+    (r = 0.2, n ∈ {100, 300, 1000}, ε ∈ {0.5, 1, 4}), H¹⁰ (r = 2.5, 2,000 points 1.4 away) and
+    affine SPD(8) (r = 3, 200 covariances off the centre) at ε ∈ {0.5, 5}: the route (public),
+    exact or MH, and the median time per fit over rounds that interleave every setting (a new
+    seed each round; the first round's fits include the per-σ caches). MH fits are timed only with
+    ``--mh`` (tens of seconds each)."""
+    import os
+
+    from geodp.models import PrivateFrechetMean
+
+    settings = []
+    for n in (100, 300, 1000):
+        space, radius = KendallShape(100), 0.2
+        center, X = data_in_ball(space, radius, n, 0)
+        settings += [(f"Kendall(100) n={n}", space, center, radius, X, eps) for eps in (0.5, 1.0, 4.0)]
+    space, center, radius, X = _hyperbolic_cluster()
+    settings += [("H^10 n=2000", space, center, radius, X, eps) for eps in (0.5, 5.0)]
+    space, center, radius, X = _spd_off_centre()
+    settings += [("SPD(8) n=200", space, center, radius, X, eps) for eps in (0.5, 5.0)]
+    times = {i: [] for i in range(len(settings))}
+    exact = {}
+    for r in range(rounds):
+        for i, (_name, space, center, radius, X, eps) in enumerate(settings):
+            model = PrivateFrechetMean(
+                space, epsilon=eps, center=center, radius=radius, mechanism="kng", random_state=r
+            )
+            exact[i] = model.plan(X).exact  # public: decided before any data is seen
+            if exact[i] is False and not with_mh:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ApproximateSamplerWarning)
+                t = time.perf_counter()
+                model.fit(X)
+                times[i].append(time.perf_counter() - t)
+            exact[i] = model.mechanism_.exact
+    print(f"\nIssue 22 targets: PrivateFrechetMean(mechanism='kng') fits, median of {rounds} interleaved rounds")
+    print(f"  {'setting':<22}{'ε':>5}{'exact':>7}{'ms/fit':>10}  (load average {os.getloadavg()[0]:.2f})")
+    for i, (name, *_rest, eps) in enumerate(settings):
+        ms = f"{np.median(times[i]) * 1e3:10.1f}" if times[i] else f"{'(--mh)':>10}"
+        print(f"  {name:<22}{eps:>5}{'yes' if exact[i] else 'MH':>7}{ms}")
+
+
 if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mh", action="store_true", help="also time the MH releases at high dimension (minutes)")
+    parser.add_argument("--targets", action="store_true", help="only issue 22's targets")
     args = parser.parse_args()
+    if args.targets:
+        issue_targets(with_mh=args.mh)
+        raise SystemExit
     timing()
     acceptance_table()
     high_dimension(with_mh=args.mh)
     kendall_private_mean()
+    issue_targets(with_mh=args.mh)

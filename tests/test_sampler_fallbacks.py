@@ -179,12 +179,14 @@ def test_laplace_on_ai_spd8_warns_once_per_release_with_a_public_message(monkeyp
 
 def test_kng_below_its_public_bound_warns_the_same_text_for_neighbouring_datasets(monkeypatch):
     spy_on_mh(monkeypatch, kng_module, burn_in=100, thinning=1)
-    space, radius = Sphere(20), 0.75  # public KNG bound 2.4e-9 (S⁵ is exact here since the tighter bound)
+    # Affine SPD: spheres, hyperbolic spaces and Kendall shapes are exact at every σ now (the
+    # data's own envelope); SPD still falls to MH below the public floor.
+    space, radius = SPD(3), 3.0
     center = space.random_point(rng=22)
     D = ball_data(space, center, radius, 10, seed=23)
     D2 = D.copy()
     D2[0] = ball_data(space, center, radius, 1, seed=24)[0]  # replace one record
-    mech = KNGMechanism(space, epsilon=1.0, sensitivity=0.01, center=center, radius=radius)
+    mech = KNGMechanism(space, epsilon=1.0, sensitivity=5e-5, center=center, radius=radius)
     assert mech.acceptance_bound < 1e-3 and not mech.guarantee.exact
     first = release_warnings(lambda: mech.randomise(D, rng=25))
     second = release_warnings(lambda: mech.randomise(D2, rng=26))
@@ -193,7 +195,7 @@ def test_kng_below_its_public_bound_warns_the_same_text_for_neighbouring_dataset
     assert "Metropolis–Hastings" in text and "public lower bound" in text and "floor 0.001" in text
     assert "only approximately" in text
     # every number in the text is public: dimension, radius, public bound, floor, MH settings
-    public = {"20", "0.75", f"{mech.acceptance_bound:.1e}", "0.001", "20000", "600"}
+    public = {"3", "3.0", f"{mech.acceptance_bound:.1e}", "0.001", "20000", "600"}
     assert set(re.findall(r"\d+(?:\.\d+)?(?:e[-+]\d+)?", text)) <= public
 
 

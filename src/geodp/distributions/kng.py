@@ -38,6 +38,13 @@ from geodp.distributions.base import (
     rejection_sample,
     size_tuple,
 )
+from geodp.distributions.kng_envelope import (
+    EnvelopeProposal,
+    data_envelope,
+    envelope_knots,
+    has_envelope_proposal,
+    hessian_excess,
+)
 from geodp.distributions.laplace import (
     ACCEPTANCE_FLOOR,
     RiemannianLaplace,
@@ -46,6 +53,7 @@ from geodp.distributions.laplace import (
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.radial import is_isotropic
 from geodp.errors import (
+    AssumptionError,
     ConvergenceWarning,
     InvalidDataError,
     InvalidParameterError,
@@ -68,25 +76,14 @@ __all__ = [
 ]
 
 _SAMPLERS = ("auto", "exact", "mcmc")
+_ENVELOPE_SLACK = 1 + 1e-6  # as gradient_norm_envelopes' r(1 + 1e-6)
+_SPREAD_SHARE = 0.9  # the envelope route where (dim − 1)σ ≤ this share of r, else the cap route
 _OFFSET_CAP = 4.0  # the rejection floor follows the anchor's residual gradient up to 4σ (e^−8)
-
-
-def _hessian_excess(s, kappa):
-    """``|c_κ(s) − 1|``: how far the transverse eigenvalue ``c_κ(s)`` of the Hessian of ``ρ²(·, y)/2``
-    at distance ``s`` from ``y`` lies from the radial one (1) on the model space of curvature κ:
-    ``c_κ(s) = s√κ·cot(s√κ)`` (κ > 0), ``s√−κ·coth(s√−κ)`` (κ < 0), 1 (κ = 0)."""
-    s = np.asarray(s, dtype=float)
-    if kappa == 0:
-        return np.zeros_like(s)
-    z = math.sqrt(abs(kappa)) * s
-    with np.errstate(divide="ignore", invalid="ignore"):
-        c = z / np.tan(z) if kappa > 0 else z / np.tanh(z)
-    return np.abs(np.where(z > 1e-4, c, 1.0 - math.copysign(1.0, kappa) * z * z / 3.0) - 1.0)
 
 
 def _mean_excess_majorant(kappa, mean_square, s_max, cap, t, grid=160):
     """``Φ(t) ≥ (1/n) Σ φ(min(s_i + t, cap))`` for every ``s_i ∈ [0, s_max]`` with
-    ``(1/n) Σ s_i² ≤ mean_square``, ``φ = _hessian_excess(·, κ)`` (docs/math.md §5).
+    ``(1/n) Σ s_i² ≤ mean_square``, ``φ = hessian_excess(·, κ)`` (docs/math.md §5).
 
     ``φ(min(√u + t, cap))`` is non-decreasing in ``u = s²``; on a grid of ``u`` it is majorised by
     its value at the next node, and Jensen's inequality bounds the mean by the least concave
@@ -96,7 +93,7 @@ def _mean_excess_majorant(kappa, mean_square, s_max, cap, t, grid=160):
     if kappa == 0:
         return np.zeros_like(t)
     u = np.linspace(0.0, s_max, grid + 1) ** 2
-    steps = _hessian_excess(np.minimum(np.sqrt(u[1:, None]) + t, cap), kappa)
+    steps = hessian_excess(np.minimum(np.sqrt(u[1:, None]) + t, cap), kappa)
     steps = np.vstack([steps, steps[-1:]])  # node k carries the value at node k + 1
     target = min(mean_square, u[-1])
     left, right = np.flatnonzero(u <= target), np.flatnonzero(u >= target)
@@ -285,19 +282,30 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     """Which KNG sampler runs, and its public acceptance bound, from public quantities only.
 
     Returns ``(route, bound)``: ``"flat"`` (the Laplace at the mean, bound 1), ``"cap"`` (the
-    cap proposal, :func:`kng_cap_acceptance_bound`; on Kendall's shape space it draws from the
-    exact in-ball directions), ``"laplace"`` (the σ/h Laplace truncated to
-    the ball by its own rejection, :func:`kng_acceptance_lower_bound`) or ``"mcmc"``. ``"auto"``
-    takes the Laplace route where its bound times its proposal's public ball bound reaches
-    :data:`ACCEPTANCE_FLOOR` (cheaper per proposal), else the cap route where its bound does; else
-    the Laplace route where :func:`kng_uses_mcmc`'s former rule allowed it; else MH. ``"exact"`` never
-    returns ``"mcmc"``.
+    cap proposal; on Kendall's shape space it draws from the exact in-ball directions),
+    ``"laplace"`` (the σ/h Laplace truncated to the ball by its own rejection,
+    :func:`kng_acceptance_lower_bound`), ``"envelope"`` (the radial law of the data's own envelope,
+    :class:`~geodp.distributions.kng_envelope.EnvelopeProposal`) or ``"mcmc"``.
+
+    ``"auto"`` takes the Laplace route where its bound times its proposal's public ball bound
+    reaches :data:`ACCEPTANCE_FLOOR`, else the cap route (:func:`kng_cap_acceptance_bound`) where
+    its bound does, else the Laplace route where its own bound does. Below the floor, on the
+    isotropic spaces that have the data's envelope
+    (:func:`~geodp.distributions.kng_envelope.has_envelope_proposal`: spheres, hyperbolic spaces,
+    Kendall's shape space), it stays exact at every σ (docs/math.md §5): the envelope route where
+    the law's typical radius ``(dim − 1)σ`` is at most 0.9 r, else the cap route with the data's
+    chord of its envelope as the rate. Their work, not their output law, depends on the data, and
+    no useful worst-case bound exists (bound 0.0). Elsewhere MH. ``"exact"`` never returns
+    ``"mcmc"``. The cap route always uses the data's chord when it is steeper than the public h
+    (the acceptance only grows, so a public bound stays a bound).
 
     Examples
     --------
     >>> from geodp.manifolds import Sphere
     >>> kng_route(Sphere(50), 0.0272, 0.5)[0], kng_route(Sphere(50), 0.0272, 0.5, "mcmc")[0]
     ('cap', 'mcmc')
+    >>> kng_route(Sphere(50), 0.001, 0.5)[0]          # large n·ε: the data's own envelope
+    'envelope'
     """
     if sampler not in _SAMPLERS:
         raise InvalidParameterError(f"sampler must be one of {_SAMPLERS}, got {sampler!r}.")
@@ -313,7 +321,16 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     # where its own bound and its proposal's ball bound are both proven above the floor.
     if laplace_bound * ball < ACCEPTANCE_FLOOR and cap >= ACCEPTANCE_FLOOR:
         return "cap", cap
-    if sampler == "exact" or laplace_bound >= ACCEPTANCE_FLOOR:
+    if laplace_bound >= ACCEPTANCE_FLOOR:
+        return "laplace", laplace_bound
+    if has_envelope_proposal(space, radius):
+        # Public: the law's typical radius (dim − 1)σ against the ball. A law that reaches the
+        # boundary needs the in-ball directions of the cap route (with the data's chord as rate).
+        # Neither has a useful worst-case bound (0.0): their work, not their law, depends on the data.
+        if (space.dim - 1) * scale > _SPREAD_SHARE * radius and _cap_curvature(space, radius) is not None:
+            return "cap", 0.0
+        return "envelope", 0.0
+    if sampler == "exact":
         return "laplace", laplace_bound
     return "mcmc", laplace_bound
 
@@ -325,8 +342,8 @@ def kng_uses_mcmc(space, scale: float, radius: float, sampler: str = "auto") -> 
 
     Examples
     --------
-    >>> from geodp.manifolds import KendallShape
-    >>> kng_uses_mcmc(KendallShape(8), 0.01, 0.2), kng_uses_mcmc(KendallShape(8), 0.01, 0.35)
+    >>> from geodp.manifolds import SPD, KendallShape
+    >>> kng_uses_mcmc(KendallShape(8), 0.01, 0.35), kng_uses_mcmc(SPD(3), 1e-4, 3.0)
     (False, True)
     """
     if sampler not in _SAMPLERS:
@@ -349,7 +366,9 @@ class KNGDistribution(Distribution):
         assumes it); on flat spaces it does not restrict the law, which is the untruncated
         Laplace at the mean there.
     sampler : {"auto", "exact", "mcmc"}
-        ``"auto"``: exact rejection unless :func:`kng_acceptance_lower_bound` is below
+        ``"auto"``: on spheres, hyperbolic spaces and Kendall's shape space, exact at every σ
+        (the data's own envelope, :func:`kng_route`); elsewhere exact rejection unless
+        :func:`kng_acceptance_lower_bound` is below
         :data:`~geodp.distributions.laplace.ACCEPTANCE_FLOOR`, then MH. MH chains start at the
         public ``center`` (never at the private mean) and reach the law by the burn-in; every
         :meth:`sample` call that is not exact emits one
@@ -432,28 +451,30 @@ class KNGDistribution(Distribution):
                 if np.mean(np.asarray(space.unchecked.dist(self.frechet_mean, data)) ** 2) > r_env**2 - mu * delta**2:
                     self.frechet_mean = self.center.copy()
         self.h, self.H = (1.0, 1.0) if space.is_flat else gradient_norm_bounds(space, self.radius)
+        self._rate_h = self.h
         self.route, self.acceptance_bound = kng_route(space, self.scale, self.radius, sampler)
         use_mcmc = self.route == "mcmc"
+        self._envelope = None
+        if self.route == "envelope":
+            self._envelope = EnvelopeProposal(space, self.frechet_mean, self.scale, *self._data_envelope())
         self.acceptance_rate, self.diagnostics = None, None
         self._cap = None
-        if self.route == "cap" and exact_shape_directions(space, self.radius):
-            self._cap = KendallProposal(space, self.frechet_mean, self.center, self.h / self.scale, self.radius)
-        elif self.route == "cap":
-            self._cap = CapProposal(
-                space,
-                self.frechet_mean,
-                self.center,
-                self.h / self.scale,
-                self.radius,
-                _cap_curvature(space, self.radius),
-            )
+        if self.route == "cap":
+            try:
+                self._rate_h = max(self.h, self._data_chord())
+                self._cap = self._cap_proposal()
+            except AssumptionError:  # the data's rate must not decide whether the release raises
+                self._rate_h = self.h
+                self._cap = self._cap_proposal()
         if space.is_flat:
             self._proposal = RiemannianLaplace(space, self.frechet_mean, self.scale)
+        elif self._envelope is not None:
+            self._proposal = None  # the envelope route draws its own proposals
         else:
             self._proposal = RiemannianLaplace(
                 space, self.frechet_mean, self.scale / self.h, center=self.center, radius=self.radius
             )
-        self.exact = not use_mcmc and (self._cap is not None or self._proposal.exact)
+        self.exact = not use_mcmc and (self._cap is not None or self._envelope is not None or self._proposal.exact)
         self.approximation_notice = None
         law = f"KNG on {space!r}"
         if space.is_flat:
@@ -467,6 +488,12 @@ class KNGDistribution(Distribution):
             self.sampler = (
                 f"exact rejection from the Laplace with scale σ/h (h = {self.h:.4g}) at the mean, drawn inside "
                 f"{where}; acceptance ≥ {self.acceptance_bound:.3g} (public bound)"
+            )
+        elif self._envelope is not None:
+            self.sampler = (
+                "exact rejection from the radial law at the mean whose exponent is the data's own lower "
+                "envelope of the gradient norm (knots at σ·2^(j/4)), directions uniform; its work, not its "
+                "output law, depends on the data (no useful worst-case acceptance bound)"
             )
         elif use_mcmc:
             self.sampler = (
@@ -506,6 +533,27 @@ class KNGDistribution(Distribution):
         # ‖∇F_D(x)‖ ≥ hρ(x, x̄') − ‖∇F_D(x̄')‖ at the computed mean x̄' (the envelopes start from the
         # anchor's residual gradient): subtracting it keeps the rejection exact however far the flow got.
         self._mean_offset = 0.0 if space.is_flat else float(self.gradient_norm(self.frechet_mean))
+
+    def _cap_proposal(self):
+        """The cap route's proposal at the anchor with the rate ``_rate_h/σ``."""
+        space, rate = self.space, self._rate_h / self.scale
+        if exact_shape_directions(space, self.radius):
+            return KendallProposal(space, self.frechet_mean, self.center, rate, self.radius)
+        return CapProposal(space, self.frechet_mean, self.center, rate, self.radius, _cap_curvature(space, self.radius))
+
+    def _data_envelope(self):
+        """``(knots, values)`` of the data's lower envelope ``ℓ`` of the gradient norm on
+        ``[0, r' + δ]`` (docs/math.md §5), ``δ`` the anchor's distance to the centre. **Private.**"""
+        delta = float(self.space.unchecked.dist(self.center, self.frechet_mean))
+        r = self.radius * _ENVELOPE_SLACK
+        knots = envelope_knots(self.scale, min(r + delta, 2 * r))
+        return knots, data_envelope(self.space, self.frechet_mean, self.data, self.radius, knots)
+
+    def _data_chord(self):
+        """``ℓ(L)/L``: ``ℓ`` is concave and 0 at 0, so ``‖∇F_D(x)‖ ≥ (ℓ(L)/L)·ρ(x, a) − ‖∇F_D(a)‖``
+        on the ball (**private**; it sets the cap proposal's rate, never a public number)."""
+        knots, values = self._data_envelope()
+        return float(values[-1] / knots[-1])
 
     def sample_coordinates(self, size=None, rng=None):
         """Flat spaces: draws in the isometric chart (KNG is the Laplace at the mean there)."""
@@ -580,11 +628,22 @@ class KNGDistribution(Distribution):
         def kng_log_acceptance(x):
             rho = np.asarray(self.space.unchecked.dist(self.frechet_mean, x))
             # ≤ 0 up to rounding (the offset accounts for the inexact mean); the clamp absorbs rounding.
-            return np.minimum(-(self.gradient_norm(x) - self.h * rho + self._mean_offset) / self.scale, 0.0)
+            return np.minimum(-(self.gradient_norm(x) - self._rate_h * rho + self._mean_offset) / self.scale, 0.0)
 
         def propose(batch, rng):
             x = self._proposal._sample(batch, rng=rng)
             return x, kng_log_acceptance(x)
+
+        def propose_envelope(batch, rng):
+            x, log_acc, t = self._envelope.propose(batch, rng)
+            inside = np.asarray(self.space.unchecked.dist(self.center, x)) <= self.radius
+            idx = np.flatnonzero(inside & np.isfinite(log_acc))
+            out = np.full(batch, -np.inf)
+            if len(idx):
+                # ‖∇F_D(x)‖ ≥ ℓ(t) − ‖∇F_D(a)‖ on the ball: the exponent is ≤ 0 up to rounding.
+                excess = self.gradient_norm(x[idx]) + self._mean_offset - self._envelope.ell(t[idx])
+                out[idx] = log_acc[idx] + np.minimum(-excess / self.scale, 0.0)
+            return x, out
 
         def propose_cap(batch, rng):
             x, passed = self._cap.propose(batch, rng)
@@ -608,12 +667,12 @@ class KNGDistribution(Distribution):
         slack = math.exp(-2.0 * min(self._mean_offset / self.scale, _OFFSET_CAP))
         floor = 0.5 * self.acceptance_bound * (0.5 if self._cap is not None else 1.0) * slack
         out, self.acceptance_rate = rejection_sample(
-            propose_cap if self._cap is not None else propose,
+            propose_envelope if self._envelope is not None else propose_cap if self._cap is not None else propose,
             m,
             self.space.point_shape,
             max(floor, 0.25),
             rng,
             max_batch=100_000,
-            min_rate=floor,
+            min_rate=floor if floor > 0 else None,  # the envelope route: no useful public bound
         )
         return out.reshape(shape + self.space.point_shape)

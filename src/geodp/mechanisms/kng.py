@@ -76,12 +76,16 @@ class KNGMechanism(Mechanism):
         self._route, self.acceptance_bound = kng_route(self.space, self._scale, self.radius, sampler)
         self._use_mcmc = self._route == "mcmc"
         # The Laplace route is exact when its truncated proposal is; that sampler depends only on
-        # (space, σ/h, ball), so probe it at the centre.
-        h = 1.0 if flat else gradient_norm_bounds(self.space, self.radius)[0]
-        ball = {} if flat else {"center": self.center, "radius": self.radius}
-        proposal = RiemannianLaplace(self.space, self.center, self._scale / h, **ball)
-        self._proposal_sampler = proposal.sampler
-        self.exact = self._route in ("flat", "cap") or (self._route == "laplace" and proposal.exact)
+        # (space, σ/h, ball), so probe it at the centre. The other routes draw their own proposals.
+        self._proposal_sampler = None
+        proposal_exact = False
+        if self._route in ("laplace", "mcmc"):
+            h = gradient_norm_bounds(self.space, self.radius)[0]
+            proposal = RiemannianLaplace(
+                self.space, self.center, self._scale / h, center=self.center, radius=self.radius
+            )
+            self._proposal_sampler, proposal_exact = proposal.sampler, proposal.exact
+        self.exact = self._route in ("flat", "cap", "envelope") or (self._route == "laplace" and proposal_exact)
         if sampler == "exact" and not self.exact:  # public: (space, σ, ball); before any release
             raise AssumptionError(
                 f"no exact KNG sampler for {self.space!r} at scale {self._scale:.6g} in a ball of radius "
@@ -186,15 +190,27 @@ class KNGMechanism(Mechanism):
                     f"MH restricted to the ball (public acceptance bound {self.acceptance_bound:.1e} below "
                     f"{ACCEPTANCE_FLOOR}, or requested)"
                 )
+            elif self._route == "envelope":
+                sampler = (
+                    "exact rejection from the radial law at the mean whose exponent is the data's own lower envelope "
+                    "of the gradient norm (docs/math.md §5), directions uniform; the work, not the output law, "
+                    "depends on the data (no useful worst-case acceptance bound)"
+                )
             elif self._route == "cap":
                 directions = (
                     "the exact in-ball directions"
                     if has_exact_ball_proposal(self.space, self.radius)
                     else "the direction caps of the largest curvature (draws outside the ball rejected)"
                 )
+                bound = (
+                    f"public acceptance bound {self.acceptance_bound:.3g}"
+                    if self.acceptance_bound > 0
+                    else "rate: the data's chord of its envelope (docs/math.md §5); the work, not the output law, "
+                    "depends on the data"
+                )
                 sampler = (
                     f"rejection from the Laplace with scale σ/h at the mean, drawn in polar coordinates from "
-                    f"{directions}; public acceptance bound {self.acceptance_bound:.3g}"
+                    f"{directions}; {bound}"
                 )
             else:
                 sampler = (
@@ -203,7 +219,8 @@ class KNGMechanism(Mechanism):
                 )
         assumptions = (
             f"records lie in the public ball of radius {self.radius!r} (checked; the models clip)",
-            "Assumption 1: radius < r*, so ‖∇F_D(x)‖ ≥ h·ρ(x, x̄) on the ball (S22 Lemma 1)",
+            "Assumption 1: radius < r*, so ‖∇F_D(x)‖ ≥ h·ρ(x, x̄) on the ball (S22 Lemma 1; the data's own "
+            "envelope, docs/math.md §5)",
         )
         if not self.exact:
             assumptions += ("MCMC sampler: DP holds only approximately",)

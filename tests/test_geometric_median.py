@@ -109,9 +109,9 @@ def test_public_refusals_charge_nothing_and_invalid_records_are_charged():
     with pytest.raises(AssumptionError):
         bad_radius.fit(np.tile(NORTH, (5, 1)))
     with pytest.raises(InvalidParameterError):
-        PrivateGeometricMedian(
-            Sphere(2), epsilon=1.0, delta=0.0, center=NORTH, radius=0.5, accountant=acc
-        ).fit(np.tile(NORTH, (5, 1)))
+        PrivateGeometricMedian(Sphere(2), epsilon=1.0, delta=0.0, center=NORTH, radius=0.5, accountant=acc).fit(
+            np.tile(NORTH, (5, 1))
+        )
     assert acc.charges == []
     model = PrivateGeometricMedian(Sphere(2), epsilon=1.0, delta=1e-5, center=NORTH, radius=0.5, accountant=acc)
     with pytest.raises(NotOnManifoldError):

@@ -78,7 +78,7 @@ def mh_tangent_gaussian(W, sigma, rng):
     return _symmetric(v)
 
 
-def their_gd(X, sigma, rng, noise="mh"):
+def their_gd(X, rng, *, sigma, noise="mh"):
     n, W = X.shape[0], IDENTITY
     for _ in range(n):  # T = n
         g = clipped_gradient_sum(SPACE, W, -SPACE.unchecked.log(W, X), L0) / n

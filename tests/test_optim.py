@@ -100,6 +100,15 @@ def test_clipped_sum_bound_with_huge_and_non_finite_gradients():
     assert np.linalg.norm(diff) == pytest.approx(1.0)  # a NaN gradient counts as zero
 
 
+def test_the_normal_part_of_a_gradient_is_removed_before_noise_is_added():
+    # A loss_grad returning ambient vectors: their normal part would get no noise on the sphere.
+    space, x = Sphere(2), np.array([0.0, 0.6, 0.8])
+    normal = np.tile(5.0 * x, (4, 1))
+    assert np.allclose(clipped_gradient_sum(space, x, normal, 1.0), 0.0)
+    mixed = normal + np.array([1.0, 0.0, 0.0])
+    assert np.allclose(clipped_gradient_sum(space, x, mixed, 1.0), [4.0, 0.0, 0.0])
+
+
 @pytest.mark.parametrize(("epsilon", "delta", "iterations"), [(1.0, 1e-5, 50), (0.3, 1e-3, 7)])
 def test_composed_epsilon_equals_dp_accountings_for_the_same_gaussian_steps(epsilon, delta, iterations):
     sigma = gd_noise_multiplier(epsilon, delta, iterations)

@@ -74,8 +74,9 @@ def gd_noise_multiplier(epsilon, delta, iterations) -> float:
 
 
 def clipped_gradient_sum(space, x, gradients, clip) -> np.ndarray:
-    """``Σ_i clip_C(g_i)``: each tangent vector at ``x`` shrunk to norm ≤ ``clip`` in the metric
-    at ``x``, then summed. A non-finite gradient (or one whose norm overflows) counts as zero (a
+    """``Σ_i clip_C(g_i)``: each gradient projected onto the tangent space at ``x``
+    (``space.to_tangent``: a normal part would be released without noise), shrunk to norm ≤
+    ``clip`` in the metric at ``x``, then summed. A non-finite gradient (or one whose norm overflows) counts as zero (a
     per-record rule, so replacing one record still moves the sum by at most ``2·clip``).
 
     Examples
@@ -88,7 +89,8 @@ def clipped_gradient_sum(space, x, gradients, clip) -> np.ndarray:
     g = np.asarray(gradients, dtype=float)
     ones = (1,) * (g.ndim - 1)
     finite = np.isfinite(g.reshape(g.shape[0], -1)).all(axis=1)
-    g = np.where(finite.reshape((-1, *ones)), g, 0.0)
+    with np.errstate(all="ignore"):  # the normal part removed: only tangent directions get noise
+        g = space.to_tangent(x, np.where(finite.reshape((-1, *ones)), g, 0.0))
     with np.errstate(all="ignore"):  # a norm that overflows gives factor 0: that record counts as zero
         norms = np.asarray(space.unchecked.norm(x, g), dtype=float).reshape(-1)
         factor = np.where(norms > clip, clip / np.where(norms > 0, norms, 1.0), 1.0)

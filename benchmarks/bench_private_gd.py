@@ -138,7 +138,23 @@ def main(quick: bool = False) -> None:
             print(f"| {n} | {name} | {mean:.3g} ± {spread:.2g} | {statistics.median(seconds[name]):.4g} s |")
         ratio = statistics.median(seconds["their (MH noise)"]) / statistics.median(seconds["their sigma, exact noise"])
         print(f"| {n} | MH / exact time per fit | | {ratio:.0f}x |")
+    print(per_draw_ratio())
     print(f"load after: {os.getloadavg()[0]:.2f}")
+
+
+def per_draw_ratio(draws: int = 20) -> str:
+    """One tangent Gaussian draw at a point of SPD(2): MH (BURN_IN steps) vs exact, interleaved."""
+    W, rng = np.array([[1.5, 0.3], [0.3, 0.8]]), np.random.default_rng(0)
+    mh, exact = [], []
+    for _ in range(draws):
+        start = time.perf_counter()
+        mh_tangent_gaussian(W, 1.0, rng)
+        mh.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        SPACE.unchecked.random_tangent(W, rng=rng)
+        exact.append(time.perf_counter() - start)
+    mh_s, exact_s = statistics.median(mh), statistics.median(exact)
+    return f"one noise draw: MH {mh_s * 1e3:.3g} ms, exact {exact_s * 1e6:.3g} us: {mh_s / exact_s:.0f}x"
 
 
 if __name__ == "__main__":

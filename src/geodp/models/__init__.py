@@ -2,6 +2,7 @@
 
 from geodp.models.frechet_mean import PrivateFrechetMean
 from geodp.models.geodesic_regression import PrivateGeodesicRegression
+from geodp.models.geometric_median import PrivateGeometricMedian
 from geodp.models.linear_regression import PrivateLinearRegression
 from geodp.models.mdm import PrivateMDM
 from geodp.models.report import CuratorDiagnostics, PrivacyReport, RegressionDiagnostics
@@ -9,6 +10,7 @@ from geodp.models.report import CuratorDiagnostics, PrivacyReport, RegressionDia
 __all__ = [
     "PrivateFrechetMean",
     "PrivateGeodesicRegression",
+    "PrivateGeometricMedian",
     "PrivateLinearRegression",
     "PrivateMDM",
     "PrivacyReport",

@@ -70,9 +70,15 @@ def test_dp_event_of_each_kind_of_guarantee():
     assert dp_event(gaussian.guarantee).noise_multiplier == pytest.approx(gaussian.scale / 0.2, rel=1e-12)
     laplace = LaplaceMechanism(Euclidean(2), epsilon=0.7, sensitivity=0.2)
     assert dp_event(laplace.guarantee) == EpsilonDeltaDpEvent(0.7, 0.0)
-    # secure mode's grid noise is (ε, δ)-DP, not μ-GDP: its guarantee gives the (ε, δ) event
+    # secure mode's grid noise is the discrete Gaussian: ρ-zCDP with ρ = Δ'²/(2σ_u²), Δ' = Δ/g + √d
+    # (CKS20 Thm 14), recomputed here from the public grid and scale; never a GaussianDpEvent
     secure = gaussian.guarantee_for("secure")
-    assert dp_event(secure) == EpsilonDeltaDpEvent(secure.epsilon, secure.delta)
+    sigma2_units = round((secure.scale / secure.grid) ** 2)
+    rho = (0.2 / secure.grid + math.sqrt(2)) ** 2 / (2 * sigma2_units)
+    assert secure.gdp_mu is None and secure.zcdp_rho == pytest.approx(rho, rel=1e-9)
+    assert dp_event(secure) == dp_accounting.ZCDpEvent(rho=secure.zcdp_rho)
+    assert dp_event(secure.to_dict()) == dp_event(secure)
+    assert LaplaceMechanism(Euclidean(2), epsilon=0.7, sensitivity=0.2).guarantee_for("secure").zcdp_rho is None
     assert dp_event(gaussian.guarantee.to_dict()) == dp_event(gaussian.guarantee)
     with pytest.raises(InvalidTypeError, match="needs epsilon and delta"):
         dp_event({"delta": 0.1})
@@ -242,7 +248,7 @@ def test_an_estimator_on_an_exhausted_budget_reads_no_record():
         radius=2.0,
         mechanism="tangent-gaussian",
         accountant=budget,
-        random_state=0,  # the continuous Gaussian (μ-GDP); secure mode's grid noise composes as (ε, δ)
+        random_state=0,  # the continuous Gaussian (μ-GDP); secure mode's grid noise composes as zCDP
     )
     bad = np.full((10, 2, 2), np.nan)  # reading any record raises NotOnManifoldError
     fits = 0
@@ -254,6 +260,101 @@ def test_an_estimator_on_an_exhausted_budget_reads_no_record():
     # sequential would stop after 3; PLD of the same releases lets more through at the same δ
     assert fits > 3
     assert len(budget.charges) == fits
+
+
+# --- secure mode: the discrete Gaussian composes as zCDP ---------------------------------------
+
+
+def _zcdp_epsilon_cks(rho, delta):
+    """ε at δ of ρ-zCDP by Canonne, Kamath & Steinke (2020, Cor. 13), minimised over α on a fine
+    grid (written out here, independent of geodp and dp-accounting):
+    ε = αρ + (log(1/δ) + (α−1)·log(1−1/α) − log α)/(α−1)."""
+
+    def eps(u):  # α = 1 + e^u
+        alpha = 1.0 + np.exp(u)
+        return alpha * rho + (np.log(1 / delta) + (alpha - 1) * np.log1p(-1 / alpha) - np.log(alpha)) / (alpha - 1)
+
+    coarse = np.linspace(np.log(1e-4), np.log(1e4), 2001)
+    best = coarse[np.argmin(eps(coarse))]
+    return float(eps(np.linspace(best - 0.02, best + 0.02, 4001)).min())
+
+
+@pytest.fixture(scope="module")
+def monthly_secure_fits():
+    """Fits of 50+ monthly secure (default random_state) tangent-gaussian releases on log-Euclidean
+    SPD(8), ε = 1, δ = 1e-8 each, against a budget of (10, 1e-5), per rule: (fits that went
+    through, the accountant, the last fit's report)."""
+    space = SPD(8, metric="log-euclidean")
+    X = space.random_point(30, rng=np.random.default_rng(0))
+    out = {}
+    for rule in ("sequential", "rdp", "pld"):
+        budget = BudgetAccountant(10.0, TARGET, composition=rule)
+        model = PrivateFrechetMean(
+            space,
+            epsilon=1.0,
+            delta=1e-8,
+            center=np.eye(8),
+            radius=3.0,
+            mechanism="tangent-gaussian",
+            accountant=budget,
+        )
+        fits = 0
+        with pytest.raises(BudgetExceededError):
+            while fits < 500:
+                model.fit(X)
+                fits += 1
+        out[rule] = (fits, budget, model.privacy_report_)
+    return out
+
+
+def test_secure_gaussian_releases_keep_their_composition_gain(monthly_secure_fits):
+    fits, budget, report = monthly_secure_fits["sequential"]
+    assert fits == 10 and budget.total_spent[0] == pytest.approx(10.0)  # sequential: as before
+    rho = report.to_dict()["zcdp_rho"]
+    assert report.to_dict()["floating_point_safe"] and report.to_dict()["gdp_mu"] is None
+    assert report.dp_event() == dp_accounting.ZCDpEvent(rho=rho)
+    for rule in ("rdp", "pld"):
+        fits, budget, _ = monthly_secure_fits[rule]
+        assert fits >= 50  # 103 measured; the (ε, δ) events of before fit 10
+        events = [c.event for c in budget.charges]
+        epsilon = composed_epsilon(events[:50], TARGET, rule)
+        exact = _zcdp_epsilon_cks(50 * rho, TARGET)
+        # sound: never below the best zCDP conversion of the total ρ, nor below the ε of the continuous
+        # Gaussian of μ² = 2·Σρ (a ρ-zCDP mechanism itself, so any bound from ρ alone must cover it)
+        assert epsilon >= exact
+        assert epsilon >= dp_accounting.gaussian_mechanism.get_epsilon_gaussian(1.0 / math.sqrt(100 * rho), TARGET)
+        assert epsilon <= exact * 1.02  # and tight: within 2% of the conversion
+        # as many fits as the conversion allows (never more: that would be unsound), to 2 fits
+        allowed = next(k for k in range(1, 500) if _zcdp_epsilon_cks((k + 1) * rho, TARGET) > 10.0)
+        assert allowed - 2 <= fits <= allowed
+
+
+@pytest.mark.parametrize("rule", ["rdp", "pld"])
+def test_pure_zcdp_and_gaussian_releases_compose_soundly(rule):
+    mu, rho, pure_epsilon, k = 0.6, 0.1, 0.3, 4
+    zcdp = [dp_accounting.ZCDpEvent(rho=rho)] * 3
+    events = [dp_accounting.GaussianDpEvent(1.0 / mu), *zcdp, *[EpsilonDeltaDpEvent(pure_epsilon)] * k]
+    epsilon = composed_epsilon(events, TARGET, rule)
+    # the continuous Gaussian of μ² = 2ρ is ρ-zCDP: a sound bound covers the product with it in the
+    # zCDP releases' place, whose exact δ(ε) is computed here in closed form
+    assert _mixed_delta(epsilon, math.sqrt(mu**2 + 6 * rho), pure_epsilon, k) <= TARGET
+    # the zCDP releases cost something: more than the rest alone, less than sequential (ε, δ) pairs
+    assert epsilon > composed_epsilon(events[:1] + events[4:], TARGET, rule)
+    assert epsilon < composed_epsilon(events[:1] + events[4:], TARGET / 2, rule) + 3 * 4.0
+    # order does not matter, and "pld" is never worse than "rdp"
+    assert composed_epsilon(events[::-1], TARGET, rule) == epsilon
+    assert composed_epsilon(events, TARGET, "pld") <= composed_epsilon(events, TARGET, "rdp")
+
+
+def test_zcdp_events_refuse_sequential_and_zero_delta():
+    event = dp_accounting.ZCDpEvent(rho=0.05)
+    with pytest.raises(InvalidParameterError, match="ZCDpEvent has a curve"):
+        composed_epsilon([event], TARGET, "sequential")
+    with pytest.raises(InvalidParameterError, match="ZCDpEvent has a curve"):
+        BudgetAccountant(1.0, TARGET).spend(event)
+    assert composed_epsilon([event], 0.0, "pld") == math.inf == composed_epsilon([event], 0.0, "rdp")
+    with pytest.raises(InvalidParameterError, match="zcdp_rho must be > 0"):
+        dp_event({"epsilon": 1.0, "delta": 1e-6, "zcdp_rho": 0.0})
 
 
 # --- parallel composition in PrivateMDM ----------------------------------------------------------

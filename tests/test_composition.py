@@ -451,14 +451,15 @@ def test_an_old_ledger_reads_as_sequential_and_a_bad_composition_is_refused(tmp_
         pass
 
 
-def test_geodp_release_charges_its_gaussian_event_to_a_pld_ledger(tmp_path, capsys):
+@pytest.mark.parametrize(("mode", "field"), [(["--seed", "1"], "gdp_mu"), (["--secure"], "zcdp_rho")])
+def test_geodp_release_charges_its_gaussian_event_to_a_pld_ledger(tmp_path, capsys, mode, field):
     space = SPD(2, metric="log-euclidean")
     np.save(tmp_path / "covs.npy", space.random_point(20, rng=np.random.default_rng(2)))
     ledger = tmp_path / "budget.json"
     ledger.write_text(json.dumps({"epsilon": 3.0, "delta": TARGET, "composition": "pld"}))
     argv = ["release", str(tmp_path / "covs.npy"), "--space", "spd:2:log-euclidean", "--center", "identity"]
     argv += ["--radius", "2.0", "--epsilon", "1.0", "--delta", "1e-7", "--mechanism", "tangent-gaussian"]
-    argv += ["--seed", "1", "--budget-file", str(ledger)]
+    argv += [*mode, "--budget-file", str(ledger)]
     codes = [
         main([*argv, "--output", str(tmp_path / f"m{i}.npy"), "--guarantee", str(tmp_path / f"m{i}.json")])
         for i in range(4)
@@ -466,5 +467,9 @@ def test_geodp_release_charges_its_gaussian_event_to_a_pld_ledger(tmp_path, caps
     spends = json.loads(ledger.read_text())["spends"]
     guarantee = json.loads((tmp_path / "m0.json").read_text())["report"]
     assert codes == [0, 0, 0, 0]  # four releases of ε = 1 in a budget of ε = 3: composed, not added
-    assert [s["gdp_mu"] for s in spends] == [guarantee["gdp_mu"]] * 4
+    assert guarantee[field] is not None  # μ-GDP when seeded, ρ-zCDP in secure mode (the other is null)
+    assert [s[field] for s in spends] == [guarantee[field]] * 4
     assert "composition 'pld'" in capsys.readouterr().out
+    # the ledger, read again, composes the same events as the releases' guarantees
+    with open_ledger(ledger, {}) as reread:
+        assert reread.total_spent[0] == composed_epsilon([dp_event(guarantee)] * 4, TARGET, "pld") < 3.0

@@ -360,7 +360,11 @@ def test_zcdp_events_refuse_sequential_and_zero_delta():
 # --- parallel composition in PrivateMDM ----------------------------------------------------------
 
 
-def test_mdm_charges_once_the_event_of_its_least_private_class():
+@pytest.mark.parametrize(
+    ("random_state", "field", "event"),
+    [(0, "gdp_mu", lambda mu: dp_accounting.GaussianDpEvent(1.0 / mu)), (None, "zcdp_rho", dp_accounting.ZCDpEvent)],
+)
+def test_mdm_charges_once_the_event_of_its_least_private_class(random_state, field, event):
     space = SPD(2, metric="log-euclidean")
     rng = np.random.default_rng(1)
     X = space.random_point(30, rng=rng)
@@ -374,13 +378,13 @@ def test_mdm_charges_once_the_event_of_its_least_private_class():
         radius=3.0,
         mechanism="tangent-gaussian",
         accountant=budget,
-        random_state=0,
+        random_state=random_state,  # 0: float Gaussian, μ-GDP; None: secure discrete Gaussian, ρ-zCDP
     ).fit(X, y)
-    per_class = [entry["gdp_mu"] for entry in model.privacy_report_.to_dict()["per_class"]]
-    assert len(budget.charges) == 1
-    assert budget.charges[0].event == dp_accounting.GaussianDpEvent(1.0 / max(per_class))
+    per_class = [entry[field] for entry in model.privacy_report_.to_dict()["per_class"]]
+    assert len(budget.charges) == 1 and None not in per_class
+    assert budget.charges[0].event == event(max(per_class))
     assert model.privacy_report_.dp_event() == budget.charges[0].event
-    assert "mu-GDP" in model.privacy_report_.to_dict()["composition"]
+    assert field.split("_")[0] in model.privacy_report_.to_dict()["composition"].replace("-", "_").lower()
     laplace = PrivateMDM(space, epsilon=1.0, center=np.eye(2), radius=3.0, random_state=0)
     assert laplace.plan(X, y).dp_event() == EpsilonDeltaDpEvent(1.0, 0.0)
 

@@ -70,9 +70,15 @@ def test_dp_event_of_each_kind_of_guarantee():
     assert dp_event(gaussian.guarantee).noise_multiplier == pytest.approx(gaussian.scale / 0.2, rel=1e-12)
     laplace = LaplaceMechanism(Euclidean(2), epsilon=0.7, sensitivity=0.2)
     assert dp_event(laplace.guarantee) == EpsilonDeltaDpEvent(0.7, 0.0)
-    # secure mode's grid noise is (ε, δ)-DP, not μ-GDP: its guarantee gives the (ε, δ) event
+    # secure mode's grid noise is the discrete Gaussian: ρ-zCDP with ρ = Δ'²/(2σ_u²), Δ' = Δ/g + √d
+    # (CKS20 Thm 14), recomputed here from the public grid and scale; never a GaussianDpEvent
     secure = gaussian.guarantee_for("secure")
-    assert dp_event(secure) == EpsilonDeltaDpEvent(secure.epsilon, secure.delta)
+    sigma2_units = round((secure.scale / secure.grid) ** 2)
+    rho = (0.2 / secure.grid + math.sqrt(2)) ** 2 / (2 * sigma2_units)
+    assert secure.gdp_mu is None and secure.zcdp_rho == pytest.approx(rho, rel=1e-9)
+    assert dp_event(secure) == dp_accounting.ZCDpEvent(rho=secure.zcdp_rho)
+    assert dp_event(secure.to_dict()) == dp_event(secure)
+    assert LaplaceMechanism(Euclidean(2), epsilon=0.7, sensitivity=0.2).guarantee_for("secure").zcdp_rho is None
     assert dp_event(gaussian.guarantee.to_dict()) == dp_event(gaussian.guarantee)
     with pytest.raises(InvalidTypeError, match="needs epsilon and delta"):
         dp_event({"delta": 0.1})
@@ -242,7 +248,7 @@ def test_an_estimator_on_an_exhausted_budget_reads_no_record():
         radius=2.0,
         mechanism="tangent-gaussian",
         accountant=budget,
-        random_state=0,  # the continuous Gaussian (μ-GDP); secure mode's grid noise composes as (ε, δ)
+        random_state=0,  # the continuous Gaussian (μ-GDP); secure mode's grid noise composes as zCDP
     )
     bad = np.full((10, 2, 2), np.nan)  # reading any record raises NotOnManifoldError
     fits = 0
@@ -256,10 +262,109 @@ def test_an_estimator_on_an_exhausted_budget_reads_no_record():
     assert len(budget.charges) == fits
 
 
+# --- secure mode: the discrete Gaussian composes as zCDP ---------------------------------------
+
+
+def _zcdp_epsilon_cks(rho, delta):
+    """ε at δ of ρ-zCDP by Canonne, Kamath & Steinke (2020, Cor. 13), minimised over α on a fine
+    grid (written out here, independent of geodp and dp-accounting):
+    ε = αρ + (log(1/δ) + (α−1)·log(1−1/α) − log α)/(α−1)."""
+
+    def eps(u):  # α = 1 + e^u
+        alpha = 1.0 + np.exp(u)
+        return alpha * rho + (np.log(1 / delta) + (alpha - 1) * np.log1p(-1 / alpha) - np.log(alpha)) / (alpha - 1)
+
+    coarse = np.linspace(np.log(1e-4), np.log(1e4), 2001)
+    best = coarse[np.argmin(eps(coarse))]
+    return float(eps(np.linspace(best - 0.02, best + 0.02, 4001)).min())
+
+
+@pytest.fixture(scope="module")
+def monthly_secure_fits():
+    """Fits of 50+ monthly secure (default random_state) tangent-gaussian releases on log-Euclidean
+    SPD(8), ε = 1, δ = 1e-8 each, against a budget of (10, 1e-5), per rule: (fits that went
+    through, the accountant, the last fit's report)."""
+    space = SPD(8, metric="log-euclidean")
+    X = space.random_point(30, rng=np.random.default_rng(0))
+    out = {}
+    for rule in ("sequential", "rdp", "pld"):
+        budget = BudgetAccountant(10.0, TARGET, composition=rule)
+        model = PrivateFrechetMean(
+            space,
+            epsilon=1.0,
+            delta=1e-8,
+            center=np.eye(8),
+            radius=3.0,
+            mechanism="tangent-gaussian",
+            accountant=budget,
+        )
+        fits = 0
+        with pytest.raises(BudgetExceededError):
+            while fits < 500:
+                model.fit(X)
+                fits += 1
+        out[rule] = (fits, budget, model.privacy_report_)
+    return out
+
+
+def test_secure_gaussian_releases_keep_their_composition_gain(monthly_secure_fits):
+    fits, budget, report = monthly_secure_fits["sequential"]
+    assert fits == 10 and budget.total_spent[0] == pytest.approx(10.0)  # sequential: as before
+    rho = report.to_dict()["zcdp_rho"]
+    assert report.to_dict()["floating_point_safe"] and report.to_dict()["gdp_mu"] is None
+    assert report.dp_event() == dp_accounting.ZCDpEvent(rho=rho)
+    for rule in ("rdp", "pld"):
+        fits, budget, _ = monthly_secure_fits[rule]
+        assert fits >= 50  # 103 measured; the (ε, δ) events of before fit 10
+        events = [c.event for c in budget.charges]
+        epsilon = composed_epsilon(events[:50], TARGET, rule)
+        exact = _zcdp_epsilon_cks(50 * rho, TARGET)
+        # sound: never below the best zCDP conversion of the total ρ, nor below the ε of the continuous
+        # Gaussian of μ² = 2·Σρ (a ρ-zCDP mechanism itself, so any bound from ρ alone must cover it)
+        assert epsilon >= exact
+        assert epsilon >= dp_accounting.gaussian_mechanism.get_epsilon_gaussian(1.0 / math.sqrt(100 * rho), TARGET)
+        assert epsilon <= exact * 1.02  # and tight: within 2% of the conversion
+        # as many fits as the conversion allows (never more: that would be unsound), to 2 fits
+        allowed = next(k for k in range(1, 500) if _zcdp_epsilon_cks((k + 1) * rho, TARGET) > 10.0)
+        assert allowed - 2 <= fits <= allowed
+
+
+@pytest.mark.parametrize("rule", ["rdp", "pld"])
+def test_pure_zcdp_and_gaussian_releases_compose_soundly(rule):
+    mu, rho, pure_epsilon, k = 0.6, 0.1, 0.3, 4
+    zcdp = [dp_accounting.ZCDpEvent(rho=rho)] * 3
+    events = [dp_accounting.GaussianDpEvent(1.0 / mu), *zcdp, *[EpsilonDeltaDpEvent(pure_epsilon)] * k]
+    epsilon = composed_epsilon(events, TARGET, rule)
+    # the continuous Gaussian of μ² = 2ρ is ρ-zCDP: a sound bound covers the product with it in the
+    # zCDP releases' place, whose exact δ(ε) is computed here in closed form
+    assert _mixed_delta(epsilon, math.sqrt(mu**2 + 6 * rho), pure_epsilon, k) <= TARGET
+    # the zCDP releases cost something: more than the rest alone, less than sequential (ε, δ) pairs
+    assert epsilon > composed_epsilon(events[:1] + events[4:], TARGET, rule)
+    assert epsilon < composed_epsilon(events[:1] + events[4:], TARGET / 2, rule) + 3 * 4.0
+    # order does not matter, and "pld" is never worse than "rdp"
+    assert composed_epsilon(events[::-1], TARGET, rule) == epsilon
+    assert composed_epsilon(events, TARGET, "pld") <= composed_epsilon(events, TARGET, "rdp")
+
+
+def test_zcdp_events_refuse_sequential_and_zero_delta():
+    event = dp_accounting.ZCDpEvent(rho=0.05)
+    with pytest.raises(InvalidParameterError, match="ZCDpEvent has a curve"):
+        composed_epsilon([event], TARGET, "sequential")
+    with pytest.raises(InvalidParameterError, match="ZCDpEvent has a curve"):
+        BudgetAccountant(1.0, TARGET).spend(event)
+    assert composed_epsilon([event], 0.0, "pld") == math.inf == composed_epsilon([event], 0.0, "rdp")
+    with pytest.raises(InvalidParameterError, match="zcdp_rho must be > 0"):
+        dp_event({"epsilon": 1.0, "delta": 1e-6, "zcdp_rho": 0.0})
+
+
 # --- parallel composition in PrivateMDM ----------------------------------------------------------
 
 
-def test_mdm_charges_once_the_event_of_its_least_private_class():
+@pytest.mark.parametrize(
+    ("random_state", "field", "event"),
+    [(0, "gdp_mu", lambda mu: dp_accounting.GaussianDpEvent(1.0 / mu)), (None, "zcdp_rho", dp_accounting.ZCDpEvent)],
+)
+def test_mdm_charges_once_the_event_of_its_least_private_class(random_state, field, event):
     space = SPD(2, metric="log-euclidean")
     rng = np.random.default_rng(1)
     X = space.random_point(30, rng=rng)
@@ -273,13 +378,13 @@ def test_mdm_charges_once_the_event_of_its_least_private_class():
         radius=3.0,
         mechanism="tangent-gaussian",
         accountant=budget,
-        random_state=0,
+        random_state=random_state,  # 0: float Gaussian, μ-GDP; None: secure discrete Gaussian, ρ-zCDP
     ).fit(X, y)
-    per_class = [entry["gdp_mu"] for entry in model.privacy_report_.to_dict()["per_class"]]
-    assert len(budget.charges) == 1
-    assert budget.charges[0].event == dp_accounting.GaussianDpEvent(1.0 / max(per_class))
+    per_class = [entry[field] for entry in model.privacy_report_.to_dict()["per_class"]]
+    assert len(budget.charges) == 1 and None not in per_class
+    assert budget.charges[0].event == event(max(per_class))
     assert model.privacy_report_.dp_event() == budget.charges[0].event
-    assert "mu-GDP" in model.privacy_report_.to_dict()["composition"]
+    assert field.split("_")[0] in model.privacy_report_.to_dict()["composition"].replace("-", "_").lower()
     laplace = PrivateMDM(space, epsilon=1.0, center=np.eye(2), radius=3.0, random_state=0)
     assert laplace.plan(X, y).dp_event() == EpsilonDeltaDpEvent(1.0, 0.0)
 
@@ -350,14 +455,15 @@ def test_an_old_ledger_reads_as_sequential_and_a_bad_composition_is_refused(tmp_
         pass
 
 
-def test_geodp_release_charges_its_gaussian_event_to_a_pld_ledger(tmp_path, capsys):
+@pytest.mark.parametrize(("mode", "field"), [(["--seed", "1"], "gdp_mu"), (["--secure"], "zcdp_rho")])
+def test_geodp_release_charges_its_gaussian_event_to_a_pld_ledger(tmp_path, capsys, mode, field):
     space = SPD(2, metric="log-euclidean")
     np.save(tmp_path / "covs.npy", space.random_point(20, rng=np.random.default_rng(2)))
     ledger = tmp_path / "budget.json"
     ledger.write_text(json.dumps({"epsilon": 3.0, "delta": TARGET, "composition": "pld"}))
     argv = ["release", str(tmp_path / "covs.npy"), "--space", "spd:2:log-euclidean", "--center", "identity"]
     argv += ["--radius", "2.0", "--epsilon", "1.0", "--delta", "1e-7", "--mechanism", "tangent-gaussian"]
-    argv += ["--seed", "1", "--budget-file", str(ledger)]
+    argv += [*mode, "--budget-file", str(ledger)]
     codes = [
         main([*argv, "--output", str(tmp_path / f"m{i}.npy"), "--guarantee", str(tmp_path / f"m{i}.json")])
         for i in range(4)
@@ -365,5 +471,9 @@ def test_geodp_release_charges_its_gaussian_event_to_a_pld_ledger(tmp_path, caps
     spends = json.loads(ledger.read_text())["spends"]
     guarantee = json.loads((tmp_path / "m0.json").read_text())["report"]
     assert codes == [0, 0, 0, 0]  # four releases of ε = 1 in a budget of ε = 3: composed, not added
-    assert [s["gdp_mu"] for s in spends] == [guarantee["gdp_mu"]] * 4
+    assert guarantee[field] is not None  # μ-GDP when seeded, ρ-zCDP in secure mode (the other is null)
+    assert [s[field] for s in spends] == [guarantee[field]] * 4
     assert "composition 'pld'" in capsys.readouterr().out
+    # the ledger, read again, composes the same events as the releases' guarantees
+    with open_ledger(ledger, {}) as reread:
+        assert reread.total_spent[0] == composed_epsilon([dp_event(guarantee)] * 4, TARGET, "pld") < 3.0

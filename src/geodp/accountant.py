@@ -131,7 +131,7 @@ class BudgetAccountant:
         """The :class:`Charge` of ``release``: a number ε (with ``delta``, default 0.0), a
         guarantee (a :class:`~geodp.mechanisms.base.Guarantee`, its dict, a privacy report or a
         release plan: anything :func:`~geodp.composition.dp_event` reads) or a DpEvent
-        (``GaussianDpEvent`` or :class:`~geodp.composition.EpsilonDeltaDpEvent`).
+        (``GaussianDpEvent``, ``ZCDpEvent`` or :class:`~geodp.composition.EpsilonDeltaDpEvent`).
 
         Examples
         --------
@@ -147,16 +147,16 @@ class BudgetAccountant:
             )
         if isinstance(release, EpsilonDeltaDpEvent):
             return Charge(release.epsilon, release.delta, release)
-        if isinstance(release, dp_accounting.GaussianDpEvent):
+        if isinstance(release, (dp_accounting.GaussianDpEvent, dp_accounting.ZCDpEvent)):
             if self.composition == "sequential":
                 raise InvalidParameterError(
-                    "sequential composition adds (epsilon, delta), and a bare GaussianDpEvent has a curve, not one "
-                    "pair: charge the release's guarantee, or use composition='pld' or 'rdp'."
+                    f"sequential composition adds (epsilon, delta), and a bare {type(release).__name__} has a curve, "
+                    "not one pair: charge the release's guarantee, or use composition='pld' or 'rdp'."
                 )
             return Charge(math.inf, 0.0, release)
         if isinstance(release, dp_accounting.DpEvent):
             raise InvalidTypeError(
-                f"geodp composes GaussianDpEvent and EpsilonDeltaDpEvent, got {type(release).__name__}."
+                f"geodp composes GaussianDpEvent, ZCDpEvent and EpsilonDeltaDpEvent, got {type(release).__name__}."
             )
         event = dp_event(release)
         fields = guarantee_fields(release)

@@ -11,6 +11,9 @@ Soundness, in one place (docs/math.md, "Composition"). Every geodp release is ei
   neighbouring datasets is a post-processing of ``(N(0, 1), N(μ, 1))`` (Blackwell's theorem, their
   Thm 2.10), so its privacy profile, Rényi divergences and privacy loss distribution are bounded by
   that Gaussian's: the event is ``GaussianDpEvent(noise_multiplier=1/μ)``; or
+* **ρ-zCDP** (``Guarantee.zcdp_rho`` set, no ``gdp_mu``; Bun & Steinke 2016): secure mode's exact
+  discrete Gaussian on a grid. Its Rényi divergence of order α is ≤ αρ for every α > 1; it has no
+  Gaussian dominating pair in general, so the event is dp-accounting's ``ZCDpEvent(ρ)``; or
 * **(ε, δ)-DP** (pure when δ = 0): the pair is a post-processing of the randomised response pair
   of Kairouz, Oh & Viswanath (2015, Thm 2.1 and §3) —
   ``P = (δ, (1−δ)e^ε/(1+e^ε), (1−δ)/(1+e^ε), 0)``, ``Q`` the same reversed — so composing that pair
@@ -31,10 +34,16 @@ sequence at a target δ, under the adjacency of the releases (geodp's replace-on
     rotation — and when nothing else was released ε(δ) is the Gaussian's exact one (Balle & Wang
     2018, ``dp_accounting.gaussian_mechanism.get_epsilon_gaussian``, the limit the PLD
     accountant approximates), padded up by a relative 1e-9. Each (ε, δ) event enters through
-    ``from_privacy_parameters``, the PLD of the KOV pair above.
+    ``from_privacy_parameters``, the PLD of the KOV pair above. zCDP events have no pair: they
+    are accounted by their total ``ρ = Σρ_i`` and joined to the PLD part by basic composition,
+    ``ε = min_t ε_Z(tδ) + ε_P((1−t)δ)`` over a small grid of splits t, with ``ε_Z`` the RDP
+    accountant's conversion of ρ-zCDP and ``ε_P`` the PLD bound of the other events (proof in
+    :func:`composed_epsilon`); the ``"rdp"`` rule's ε is also a bound, and the smaller is returned.
 ``"rdp"``
     Rényi DP (Mironov 2017) through ``dp_accounting.rdp.RdpAccountant``: a μ-GDP release is
-    ``μ²/2``-zCDP (its Rényi divergences are the Gaussian's, by data processing), a pure ε-DP
+    ``μ²/2``-zCDP (its Rényi divergences are the Gaussian's, by data processing), a ρ-zCDP
+    release has the RDP curve ``α ↦ αρ`` (exactly what a Gaussian with ``μ² = 2ρ`` has, so the
+    ρ's add to the Gaussians' ``μ²/2``), a pure ε-DP
     release has the Rényi divergences of the binary randomised response above (the accountant's
     ``RandomizedResponseDpEvent(2/(1+e^ε), 2)`` under ``REPLACE_ONE``). An (ε, δ) event with
     δ > 0 has no finite Rényi divergence; those events compose sequentially with the rest: if
@@ -85,6 +94,12 @@ COMPOSITIONS = ("sequential", "rdp", "pld")
 #: Width of the PLD's privacy-loss grid (dp-accounting's default is 1e-4: ten times slower, and the
 #: ε it gives differs by less than 1e-6 on the compositions of the tests; rounding is pessimistic).
 PLD_DISCRETIZATION = 1e-3
+
+#: The guarantee fields an event is built from.
+_FIELDS = ("epsilon", "delta", "gdp_mu", "zcdp_rho")
+
+#: Shares t of δ given to the zCDP part under "pld" (basic composition with the PLD part).
+_ZCDP_SHARES = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98)
 
 #: Relative pad on the root of the Gaussian's δ(ε) = δ (found to 1e-12 absolute).
 _ROOT_PAD = 1e-9
@@ -147,29 +162,30 @@ class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
 
 
 def guarantee_fields(guarantee) -> dict:
-    """``{"epsilon", "delta", "gdp_mu"}`` of a guarantee-like object (None where absent): read
+    """``{"epsilon", "delta", "gdp_mu", "zcdp_rho"}`` of a guarantee-like object (None where absent): read
     through ``to_dict()`` if it has one, else as a mapping or through attributes.
 
     Examples
     --------
     >>> guarantee_fields({"epsilon": 1.0})
-    {'epsilon': 1.0, 'delta': None, 'gdp_mu': None}
+    {'epsilon': 1.0, 'delta': None, 'gdp_mu': None, 'zcdp_rho': None}
     """
     if not isinstance(guarantee, Mapping) and callable(getattr(guarantee, "to_dict", None)):
         guarantee = guarantee.to_dict()
     if isinstance(guarantee, Mapping):
-        return {name: guarantee.get(name) for name in ("epsilon", "delta", "gdp_mu")}
-    return {name: getattr(guarantee, name, None) for name in ("epsilon", "delta", "gdp_mu")}
+        return {name: guarantee.get(name) for name in _FIELDS}
+    return {name: getattr(guarantee, name, None) for name in _FIELDS}
 
 
 def dp_event(guarantee) -> dp_accounting.DpEvent:
     """The ``dp_accounting`` ``DpEvent`` of one release, from its guarantee.
 
-    ``gdp_mu`` set → ``GaussianDpEvent(noise_multiplier=1/μ)``; otherwise
-    ``EpsilonDeltaDpEvent(ε, δ)`` (pure when δ = 0). The Euclidean Laplace is not mapped to
-    dp-accounting's ``LaplaceDpEvent``: that is the 1-D Laplace's curve, and geodp's Laplace is the
-    K-norm law in d dimensions (and on curved spaces something else again); the randomised response
-    bound is sound for all of them.
+    ``gdp_mu`` set → ``GaussianDpEvent(noise_multiplier=1/μ)``; else ``zcdp_rho`` set →
+    ``ZCDpEvent(ρ)`` (secure mode's discrete Gaussian: never a Gaussian event, whose PLD would
+    claim more than zCDP gives); otherwise ``EpsilonDeltaDpEvent(ε, δ)`` (pure when δ = 0). The
+    Euclidean Laplace is not mapped to dp-accounting's ``LaplaceDpEvent``: that is the 1-D
+    Laplace's curve, and geodp's Laplace is the K-norm law in d dimensions (and on curved spaces
+    something else again); the randomised response bound is sound for all of them.
 
     Parameters
     ----------
@@ -192,10 +208,14 @@ def dp_event(guarantee) -> dp_accounting.DpEvent:
     EpsilonDeltaDpEvent(epsilon=1.0, delta=0.0)
     >>> dp_event({"epsilon": 1.5, "delta": 1e-6, "gdp_mu": 0.5})
     GaussianDpEvent(noise_multiplier=2.0)
+    >>> dp_event({"epsilon": 1.0, "delta": 1e-8, "zcdp_rho": 0.02})
+    ZCDpEvent(rho=0.02, xi=0.0)
     """
     fields = guarantee_fields(guarantee)
     if fields["gdp_mu"] is not None:
         return dp_accounting.GaussianDpEvent(noise_multiplier=1.0 / check_positive(fields["gdp_mu"], "gdp_mu"))
+    if fields["zcdp_rho"] is not None:
+        return dp_accounting.ZCDpEvent(rho=check_positive(fields["zcdp_rho"], "zcdp_rho"))
     epsilon, delta = fields["epsilon"], fields["delta"]
     if epsilon is None:
         raise InvalidTypeError(
@@ -217,21 +237,23 @@ def check_composition(composition) -> str:
     return composition
 
 
-def _parts(events: Sequence) -> tuple[float, tuple]:
-    """``(Σμ², ((ε, δ, count), …))``: the Gaussian events merged, the others counted (sorted, so
-    the result does not depend on their order)."""
-    mu_squared, others = [], Counter()
+def _parts(events: Sequence) -> tuple[float, float, tuple]:
+    """``(Σμ², Σρ, ((ε, δ, count), …))``: the Gaussian and the zCDP events merged, the others
+    counted (sorted, so the result does not depend on their order)."""
+    mu_squared, rhos, others = [], [], Counter()
     for event in events:
         if isinstance(event, dp_accounting.GaussianDpEvent):
             mu_squared.append(1.0 / check_positive(event.noise_multiplier, "noise_multiplier") ** 2)
+        elif isinstance(event, dp_accounting.ZCDpEvent):
+            rhos.append(check_positive(event.rho, "rho"))
         elif isinstance(event, EpsilonDeltaDpEvent):
             others[(event.epsilon, event.delta)] += 1
         else:
             raise InvalidTypeError(
-                f"geodp composes GaussianDpEvent and EpsilonDeltaDpEvent (from geodp.composition.dp_event), got "
-                f"{type(event).__name__}."
+                f"geodp composes GaussianDpEvent, ZCDpEvent and EpsilonDeltaDpEvent (from geodp.composition.dp_event), "
+                f"got {type(event).__name__}."
             )
-    return math.fsum(mu_squared), tuple(sorted((e, d, k) for (e, d), k in others.items()))
+    return math.fsum(mu_squared), math.fsum(rhos), tuple(sorted((e, d, k) for (e, d), k in others.items()))
 
 
 def composed_epsilon(events: Sequence, delta: float, composition: str = "pld") -> float:
@@ -239,19 +261,34 @@ def composed_epsilon(events: Sequence, delta: float, composition: str = "pld") -
 
     Parameters
     ----------
-    events : sequence of GaussianDpEvent or EpsilonDeltaDpEvent
+    events : sequence of GaussianDpEvent, ZCDpEvent or EpsilonDeltaDpEvent
         One per release (:func:`dp_event`).
     delta : float
         Target δ, in [0, 1).
     composition : {"sequential", "rdp", "pld"}
         The rule (module docstring). ``"sequential"`` needs every event to be an
-        :class:`EpsilonDeltaDpEvent` (a Gaussian's curve has no single (ε, δ) to add).
+        :class:`EpsilonDeltaDpEvent` (a Gaussian's or a zCDP curve has no single (ε, δ) to add).
 
     Returns
     -------
     float
         An upper bound on the ε of the composition at ``delta`` (0.0 for no event; ``inf`` when
         none exists at that δ).
+
+    Notes
+    -----
+    Soundness of the ``"pld"`` rule with zCDP events. Fix neighbours ``x, x'``. Each non-zCDP
+    release is dominated by its pair ``(P_i, Q_i)`` (module docstring): for every prefix of the
+    transcript a randomised map ``T`` carries ``P_i`` to its output law on ``x`` and ``Q_i`` to
+    that on ``x'``. So the whole transcript is a post-processing of ``Z`` drawn once from
+    ``⊗P_i`` (``⊗Q_i`` on ``x'``) followed by the zCDP releases run adaptively on ``Z`` and the
+    earlier outputs. ``Z`` is ``(ε_P, δ_P)``-DP (the PLD bound of the product pair); the zCDP
+    releases, adaptively composed, are ``Σρ_i``-zCDP given ``Z`` (Bun & Steinke 2016, Lemma 2.3),
+    hence ``(ε_Z, δ_Z)``-DP for every ``δ_Z`` by the RDP conversion; adaptive basic composition
+    of the two (Dwork & Roth 2014, Thm 3.16) and post-processing give
+    ``(ε_Z + ε_P, δ_Z + δ_P)``-DP. Every split ``δ_Z = tδ``, ``δ_P = (1−t)δ`` is valid, so the
+    minimum over the grid of ``t`` is. The ``"rdp"`` rule is also valid (a ρ-zCDP release's
+    curve is ``αρ``), so the smaller of the two is returned.
 
     Examples
     --------
@@ -261,22 +298,24 @@ def composed_epsilon(events: Sequence, delta: float, composition: str = "pld") -
     """
     check_composition(composition)
     delta = check_delta(delta, allow_zero=True)
-    mu_squared, others = _parts(events)
-    return _epsilon(composition, delta, mu_squared, others)
+    mu_squared, rho, others = _parts(events)
+    return _epsilon(composition, delta, mu_squared, rho, others)
 
 
 @functools.lru_cache(maxsize=256)
-def _epsilon(composition: str, delta: float, mu_squared: float, others: tuple) -> float:
+def _epsilon(composition: str, delta: float, mu_squared: float, rho: float, others: tuple) -> float:
     if composition == "sequential":
-        if mu_squared > 0:
+        if mu_squared > 0 or rho > 0:
             raise InvalidParameterError(
-                "sequential composition adds (epsilon, delta), and a GaussianDpEvent has a curve, not one pair: "
-                "pass the release's guarantee (its declared epsilon and delta), or compose with 'pld' or 'rdp'."
+                "sequential composition adds (epsilon, delta), and a GaussianDpEvent or ZCDpEvent has a curve, not one "
+                "pair: pass the release's guarantee (its declared epsilon and delta), or compose with 'pld' or 'rdp'."
             )
         return _sequential(others, delta)
-    if composition == "pld":
+    if composition == "rdp":
+        return _rdp(delta, mu_squared + 2.0 * rho, others)
+    if rho == 0:
         return _pld(delta, mu_squared, others)
-    return _rdp(delta, mu_squared, others)
+    return min(_rdp(delta, mu_squared + 2.0 * rho, others), _zcdp_then_pld(delta, mu_squared, rho, others))
 
 
 def _sequential(others: tuple, delta: float) -> float:
@@ -294,6 +333,13 @@ def _gaussian(mu_squared: float, delta: float) -> float:
 def _pld(delta: float, mu_squared: float, others: tuple) -> float:
     if not others:
         return 0.0 if mu_squared == 0 else _gaussian(mu_squared, delta)
+    return float(_pld_of(mu_squared, others).get_epsilon_for_delta(delta))
+
+
+@functools.lru_cache(maxsize=64)
+def _pld_of(mu_squared: float, others: tuple):
+    """The PLD of the Gaussian events (merged) and the (ε, δ) events (cached: the zCDP split asks
+    it at several δ)."""
     total = pld.identity(value_discretization_interval=PLD_DISCRETIZATION)
     if mu_squared > 0:
         total = total.compose(
@@ -307,7 +353,24 @@ def _pld(delta: float, mu_squared: float, others: tuple) -> float:
             value_discretization_interval=PLD_DISCRETIZATION,
         )
         total = total.compose(part.self_compose(count) if count > 1 else part)
-    return float(total.get_epsilon_for_delta(delta))
+    return total
+
+
+def _zcdp_epsilon(rho: float, delta: float) -> float:
+    """ε at δ of ρ-zCDP: dp-accounting's RDP-to-(ε, δ) conversion of the curve α ↦ αρ."""
+    accountant = rdp.RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    accountant.compose(dp_accounting.ZCDpEvent(rho=rho))
+    return float(accountant.get_epsilon(delta))
+
+
+def _zcdp_then_pld(delta: float, mu_squared: float, rho: float, others: tuple) -> float:
+    """``min_t ε_Z(tδ) + ε_P((1−t)δ)``: the zCDP events by their total ρ, the rest by PLD, joined
+    by basic composition (:func:`composed_epsilon`, Notes)."""
+    if delta == 0.0:
+        return math.inf
+    if mu_squared == 0 and not others:
+        return _zcdp_epsilon(rho, delta)
+    return min(_zcdp_epsilon(rho, t * delta) + _pld((1.0 - t) * delta, mu_squared, others) for t in _ZCDP_SHARES)
 
 
 def _rdp(delta: float, mu_squared: float, others: tuple) -> float:

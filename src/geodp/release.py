@@ -89,6 +89,9 @@ class ReleasePlan:
         μ when the release is μ-GDP (``Guarantee.gdp_mu``; a composed plan: the largest over its
         parts when every part is), else None. With ``epsilon`` and ``delta`` it is what the
         accountant charges (:meth:`dp_event`).
+    zcdp_rho : float or None
+        ρ when the release is ρ-zCDP and not μ-GDP (``Guarantee.zcdp_rho``: secure mode's discrete
+        Gaussian), else None; the accountant then composes it as zCDP.
 
     Examples
     --------
@@ -116,6 +119,7 @@ class ReleasePlan:
     mechanism: Any = field(default=None, compare=False)
     facts: Mapping = field(default_factory=dict, compare=False)
     gdp_mu: float | None = None
+    zcdp_rho: float | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))

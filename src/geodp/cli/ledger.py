@@ -6,8 +6,9 @@ overspend is refused before anything is released. The optional key ``"compositio
 (``"sequential"``, the default, ``"rdp"`` or ``"pld"``) says how the spends compose, as in
 :class:`geodp.accountant.BudgetAccountant`: sequentially the ε's and the δ's add; by RDP or PLD
 their events compose at the ledger's δ. Each spend records the release's event: its ``epsilon``,
-``delta`` and ``gdp_mu`` (μ of a μ-GDP release, else null; a spend without it, as written before
-it existed, is an (ε, δ) release), from which :func:`geodp.composition.dp_event` rebuilds it.
+``delta``, ``gdp_mu`` (μ of a μ-GDP release, else null) and ``zcdp_rho`` (ρ of a ρ-zCDP release:
+secure mode's discrete Gaussian, else null); a spend without them, as written before they
+existed, is an (ε, δ) release. :func:`geodp.composition.dp_event` rebuilds the event from them.
 
 Concurrent commands cannot overspend: a command holds an exclusive lock (``fcntl.flock`` on the
 sidecar file ``LEDGER.lock``, e.g. ``budget.json.lock``, next to the file the ledger's name
@@ -112,9 +113,10 @@ def _parse(text: str, path: Path) -> dict:
     for i, spend in enumerate(spends):
         if not (isinstance(spend, dict) and all(_number(spend.get(k)) and spend[k] >= 0 for k in ("epsilon", "delta"))):
             raise _refuse(path, f'spend {i} must be an object with numbers "epsilon" and "delta" in [0, 1e300]')
-        mu = spend.get("gdp_mu")
-        if mu is not None and not (_number(mu) and mu > 0):
-            raise _refuse(path, f'spend {i}: "gdp_mu" must be null or a number > 0, got {_show(mu)}')
+        for key in ("gdp_mu", "zcdp_rho"):
+            value = spend.get(key)
+            if value is not None and not (_number(value) and value > 0):
+                raise _refuse(path, f'spend {i}: "{key}" must be null or a number > 0, got {_show(value)}')
     return data | {"epsilon": float(epsilon), "delta": float(delta), "composition": composition, "spends": spends}
 
 
@@ -264,20 +266,22 @@ class LedgerAccountant(BudgetAccountant):
             raise BudgetExceededError(f"--budget-file {str(self.path)!r}: {err} Nothing was released.") from None
 
     def spend(self, release, delta: float | None = None) -> None:
-        """Read the ledger again, check the spend against it, write it to the ledger (its ε, δ and
-        ``gdp_mu``), then count it."""
+        """Read the ledger again, check the spend against it, write it to the ledger (its ε, δ,
+        ``gdp_mu`` and ``zcdp_rho``), then count it."""
         charge = self.charge_of(release, delta)
         if not math.isfinite(charge.epsilon):
             raise InvalidParameterError(
-                "a ledger records each release's epsilon, delta and gdp_mu: charge the release's guarantee, not a "
-                "bare GaussianDpEvent."
+                "a ledger records each release's epsilon, delta, gdp_mu and zcdp_rho: charge the release's "
+                "guarantee, not a bare GaussianDpEvent or ZCDpEvent."
             )
-        mu = None if isinstance(charge.event, EpsilonDeltaDpEvent) else guarantee_fields(release)["gdp_mu"]
+        fields = {"gdp_mu": None, "zcdp_rho": None}
+        if not isinstance(charge.event, EpsilonDeltaDpEvent):
+            fields = {key: guarantee_fields(release)[key] for key in fields}
         with _locked_content(self._real, self.path) as data:
             self._load(data)
             self.check_charge(charge)
             time = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-            spend = {"epsilon": charge.epsilon, "delta": charge.delta, "gdp_mu": mu, "time": time, **self._entry}
+            spend = {"epsilon": charge.epsilon, "delta": charge.delta, **fields, "time": time, **self._entry}
             data = data | {"spends": [*data["spends"], spend]}
             text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
             try:
@@ -292,9 +296,14 @@ class LedgerAccountant(BudgetAccountant):
 
 
 def _event_fields(spend: dict) -> dict:
-    """The guarantee fields of a spend (a ledger written before ``gdp_mu`` existed has none: an
-    (ε, δ) release)."""
-    return {"epsilon": spend["epsilon"], "delta": spend["delta"], "gdp_mu": spend.get("gdp_mu")}
+    """The guarantee fields of a spend (a ledger written before ``gdp_mu`` or ``zcdp_rho`` existed
+    has none: an (ε, δ) release)."""
+    return {
+        "epsilon": spend["epsilon"],
+        "delta": spend["delta"],
+        "gdp_mu": spend.get("gdp_mu"),
+        "zcdp_rho": spend.get("zcdp_rho"),
+    }
 
 
 @contextmanager

@@ -90,6 +90,10 @@ class Guarantee:
         Set when the release is μ-GDP (Dong, Roth & Su 2022): its whole privacy curve is that of
         the Gaussian mechanism with noise multiplier ``1/μ`` (Δ/σ for a Gaussian release of
         sensitivity Δ). Composition accountants use it; None for the other mechanisms.
+    zcdp_rho : float or None
+        Set when the release is ρ-zCDP (Bun & Steinke 2016) but not μ-GDP: secure mode's exact
+        discrete Gaussian on the grid, ``ρ = Δ'²/(2σ_u²)`` (Canonne, Kamath & Steinke 2020,
+        Thm 14). Composition accountants add the ρ's (:func:`geodp.composition.dp_event`).
     """
 
     mechanism: str
@@ -109,6 +113,7 @@ class Guarantee:
     construction: str = FLOATING_POINT_SAMPLER
     grid: float | None = None
     gdp_mu: float | None = None
+    zcdp_rho: float | None = None
 
     def to_dict(self) -> dict:
         """Plain-dict view (JSON-friendly)."""
@@ -302,8 +307,9 @@ class Mechanism(ABC):
                     "analogue)",
                 ),
             )
-        # The grid's discrete noise has its own (ε, δ) accounting, not the continuous law's GDP curve.
-        return replace(guarantee, gdp_mu=None, **self._grid_noise(space.dim).describe())
+        # The grid's discrete noise has its own accounting (ρ-zCDP for the discrete Gaussian, ε-DP for
+        # the discrete Laplace), not the continuous law's GDP curve.
+        return replace(guarantee, **{"gdp_mu": None, "zcdp_rho": None, **self._grid_noise(space.dim).describe()})
 
     def __repr__(self) -> str:
         return (

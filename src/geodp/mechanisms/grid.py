@@ -219,14 +219,25 @@ class GridGaussian(_GridNoise):
     Notes
     -----
     After rounding ``‖m − m'‖₂ ≤ Δ' = Δ/g + √d``; independent discrete Gaussians with parameter
-    σ_u² per coordinate are ``Δ'²/(2σ_u²)``-zCDP (CKS20 Thm 14), hence (ε, δ)-DP with δ from
+    σ_u² per coordinate are ``Δ'²/(2σ_u²)``-zCDP, hence (ε, δ)-DP with δ from
     :func:`zcdp_delta`. σ_u² is the smallest integer whose δ is ≤ the requested δ.
+
+    The ρ is exact, with no dimension term: CKS20 Thm 14 states that adding independent
+    ``N_Z(0, σ_j²)`` to an integer-valued query is ``½ε²``-zCDP if and only if
+    ``Σ_j (q(x)_j − q(x')_j)²/σ_j² ≤ ε²`` for all neighbours (the Rényi divergence of two
+    discrete Gaussians with integer shift is at most the continuous one's, and Rényi divergences
+    add over independent coordinates). The small ``τ·d`` slack of the multivariate case belongs to
+    CKS20 Thm 15, the direct (ε, δ) bound by comparison with the continuous Gaussian, which is
+    not used here. So ``zcdp_rho`` (what composition adds)
+    is ``ρ`` itself.
 
     Examples
     --------
     >>> noise = GridGaussian(epsilon=1.0, delta=1e-6, sensitivity=1.0, dim=3, nominal_scale=4.0)
     >>> noise.grid, noise.achieved_delta <= 1e-6
     (0.00390625, True)
+    >>> noise.describe()["zcdp_rho"] == noise.rho == noise.l2_units**2 / (2 * noise.sigma2_units)
+    True
     """
 
     epsilon: float
@@ -284,6 +295,7 @@ class GridGaussian(_GridNoise):
             support=f"the grid {self.grid!r}·Z^{self.dim} in the isometric chart",
             floating_point_safe=True,
             grid=self.grid,
+            zcdp_rho=self.rho,
             construction=(
                 f"secure mode, floating-point safe: chart coordinates rounded to the public grid g = {self.grid!r} "
                 "(2^k ≤ σ·2^-10 for the continuous σ), exact multivariate discrete Gaussian; the grid adds "

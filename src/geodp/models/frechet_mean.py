@@ -413,6 +413,7 @@ class PrivateFrechetMean(BaseEstimator):
             facts={"center": center, "radius": radius, "tol": tol},
             # The construction that runs (secure mode's grid noise is not μ-GDP), as reported.
             gdp_mu=report.to_dict()["gdp_mu"],
+            zcdp_rho=report.to_dict().get("zcdp_rho"),
         )
 
     def _finish(self, release, plan, withheld):

@@ -30,7 +30,8 @@ _COMPOSITION = (
     "class mean is computed from the records of its class only, so a replaced record changes one "
     "class's release: the class means together are as private as the least private of them, "
     "charged once (epsilon and delta: the largest over the classes; gdp_mu: the largest when every "
-    "class is mu-GDP)"
+    "class is mu-GDP; zcdp_rho: the largest when every class is rho-zCDP, as a secure-mode discrete "
+    "Gaussian is)"
 )
 _LABELS = (
     "the labels are public by assumption: in BCI and fMRI studies the class of each trial or "
@@ -381,8 +382,10 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         # event dominates the others when its ε, δ or μ is the largest; every class shares the
         # mechanism and its ε, so these maxima are one class's guarantee).
         epsilon, delta = max(p.epsilon for p in plans), max(p.delta for p in plans)
-        mus = [p.gdp_mu for p in plans]
+        mus, rhos = [p.gdp_mu for p in plans], [p.zcdp_rho for p in plans]
         gdp_mu = None if None in mus else max(mus)
+        # ρ-zCDP: a replaced record moves one class's release, whose Rényi divergences are ≤ α·max ρ
+        zcdp_rho = None if gdp_mu is not None or None in rhos else max(rhos)
         return ReleasePlan(
             estimator=type(self).__name__,
             n_samples=sum(p.n_samples for p in plans),
@@ -392,13 +395,14 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             scale=max(p.scale for p in plans),
             exact=all(p.exact for p in plans),
             sampler="; ".join(dict.fromkeys(p.sampler for p in plans)),
-            report=self._report([p.report for p in plans], classes, epsilon, delta, gdp_mu),
+            report=self._report([p.report for p in plans], classes, epsilon, delta, gdp_mu, zcdp_rho),
             notices=tuple(notices),
             facts={"classes": tuple(plans)},
             gdp_mu=gdp_mu,
+            zcdp_rho=zcdp_rho,
         )
 
-    def _report(self, reports, classes, epsilon: float, delta: float, gdp_mu: float | None) -> PrivacyReport:
+    def _report(self, reports, classes, epsilon: float, delta: float, gdp_mu, zcdp_rho) -> PrivacyReport:
         first = reports[0].to_dict()
         per_class = [dict(report.to_dict(), label=_plain(c)) for c, report in zip(classes, reports)]
         assumptions = list(dict.fromkeys(a for entry in per_class for a in entry["assumptions"]))
@@ -407,7 +411,8 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         lines = [
             "geodp privacy report: PrivateMDM (publishable: nothing in it is computed from the private data)",
             f"{kind}: epsilon = {epsilon!r}, delta = {delta!r} for the whole fit ({len(classes)} class means)"
-            + ("" if gdp_mu is None else f"; mu-GDP with mu = {gdp_mu!r}"),
+            + ("" if gdp_mu is None else f"; mu-GDP with mu = {gdp_mu!r}")
+            + ("" if zcdp_rho is None else f"; rho-zCDP with rho = {zcdp_rho!r}"),
             f"adjacency   : {_ADJACENCY}",
             f"composition : {_COMPOSITION}",
             f"labels      : {_LABELS}",
@@ -439,6 +444,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             "epsilon": epsilon,
             "delta": delta,
             "gdp_mu": gdp_mu,
+            "zcdp_rho": zcdp_rho,
             "adjacency": _ADJACENCY,
             "composition": _COMPOSITION,
             "labels": _LABELS,

@@ -59,3 +59,20 @@ def test_page_equals_the_render_of_its_json():
     assert generated_section((ROOT / PAGE).read_text(), BEGIN) == render(results)
     at_ten = [r for r in results["rows"] if r["epsilon"] == 10.0]
     assert {r["ball"] for r in at_ten} == {"coarse", "private-radius", "private-ball"}
+
+
+def test_mdm_study_runs_the_wrapped_gaussian_on_the_affine_metric_only():
+    from geodp.experiments.mdm_study import _combinations
+
+    combos = list(_combinations(["affine", "log-euclidean"], ["tangent-gaussian", "wrapped-gaussian"], False))
+    assert combos == [("affine", "wrapped-gaussian"), ("log-euclidean", "tangent-gaussian")]
+
+
+def test_cli_mdm_passes_the_ball_share():
+    import argparse
+
+    from geodp.cli.mdm import add_parser
+
+    parser = argparse.ArgumentParser(prog="geodp")
+    add_parser(parser.add_subparsers(dest="command"))
+    assert parser.parse_args(["mdm", "--ball-share", "0.2"]).ball_share == 0.2

@@ -159,11 +159,13 @@ def run_ew_study(output_dir="geodp-ew-study", *, quick=False, reps=None, seed=0,
                     started = time.perf_counter()
                     release = law_of(mean).sample(rng=rng)
                     seconds += time.perf_counter() - started
-                    # unchecked and quiet: a release far out (log-eigenvalues ±40 at small μ on SPD(10))
-                    # is not a valid float64 SPD matrix; its distance is still large, as it should be
+                    # a release far out (log-eigenvalues ±40 at small μ on SPD(10)) may not be a valid
+                    # float64 point (an SPD matrix with negative computed eigenvalues): its distance would be
+                    # garbage (up to 1e9 on LC-SPD(15)), so it is counted as not finite and left out
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", NumericalWarning)
-                        errors.append(float(space.unchecked.dist(mean, release)))
+                        valid = bool(np.all(space.belongs(release)))
+                        errors.append(float(space.unchecked.dist(mean, release)) if valid else math.nan)
                 rows.append(_row(family, size, space, mechanism, mu, epsilon, scale, status, errors, seconds))
             print(f"  {space!r:<36} {mechanism:<19} done", file=out)
     if output_dir is not None:

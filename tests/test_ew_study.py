@@ -55,3 +55,14 @@ def test_riemannian_gaussian_cell_is_empty_when_no_sigma_meets_the_target():
 
     law_of, _, sigma, status = _release_laws("riemannian-gaussian", SPD(10), np.eye(10), 0.1, 0.075)
     assert (law_of, status) == (None, NO_SIGMA) and np.isnan(sigma)
+
+
+def test_a_cell_with_a_release_beyond_float64_gets_no_mean():
+    """Leaving out only the invalid (farthest) releases would bias the mean down: no mean at all."""
+    from geodp.experiments.ew_study import BEYOND_FLOAT64, _row
+    from geodp.manifolds import SPD
+
+    row = _row("spd-affine", 3, SPD(3), "wrapped-laplace", 0.1, 0.04, 1.0, BEYOND_FLOAT64, [1.0, np.nan, 3.0], 0.3)
+    assert row["not_finite"] == 1 and np.isnan(row["error"]) and np.isnan(row["error_se"]) and row["exact"]
+    ok = _row("spd-affine", 3, SPD(3), "wrapped-laplace", 0.1, 0.04, 1.0, "exact", [1.0, 3.0], 0.2)
+    assert ok["error"] == 2.0 and ok["ms_per_release"] == pytest.approx(100.0)

@@ -47,7 +47,7 @@ N_RECORDS, RADIUS = 40, 1.5
 _FIELDS = ("family", "size", "space", "mechanism", "mu", "epsilon", "scale", "exact", "status", "reps", "not_finite",
            "error", "error_se", "ms_per_release")  # fmt: skip
 # why a cell has no releases (decided from public quantities only)
-MCMC_ONLY, NO_SIGMA = "mcmc-only", "no-sigma"
+MCMC_ONLY, NO_SIGMA, BEYOND_FLOAT64 = "mcmc-only", "no-sigma", "beyond-float64"
 
 
 def epsilon_for_mu(mu: float) -> float:
@@ -132,7 +132,9 @@ def run_ew_study(output_dir="geodp-ew-study", *, quick=False, reps=None, seed=0,
         One row per (space, mechanism, μ). Cells without an exact release are kept with
         ``exact = False``, no error and ``status`` saying why: ``"mcmc-only"`` (the Riemannian
         Laplace on affine-invariant SPD of size 10 and 15 at most μ would run MCMC) or
-        ``"no-sigma"`` (no σ makes the Riemannian Gaussian (ε, δ)-DP by the triangle bound).
+        ``"no-sigma"`` (no σ makes the Riemannian Gaussian (ε, δ)-DP by the triangle bound); cells
+        where some release is not a valid float64 point have ``status = "beyond-float64"`` and no
+        mean error (the count is in ``not_finite``).
 
     Examples
     --------
@@ -161,11 +163,14 @@ def run_ew_study(output_dir="geodp-ew-study", *, quick=False, reps=None, seed=0,
                     seconds += time.perf_counter() - started
                     # a release far out (log-eigenvalues ±40 at small μ on SPD(10)) may not be a valid
                     # float64 point (an SPD matrix with negative computed eigenvalues): its distance would be
-                    # garbage (up to 1e9 on LC-SPD(15)), so it is counted as not finite and left out
+                    # garbage (up to 1e9 on LC-SPD(15)); it is counted, and the cell gets no mean (leaving
+                    # out only those releases would bias the mean down: they are the farthest ones)
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", NumericalWarning)
                         valid = bool(np.all(space.belongs(release)))
                         errors.append(float(space.unchecked.dist(mean, release)) if valid else math.nan)
+                if status == "exact" and not np.all(np.isfinite(errors)):
+                    status = BEYOND_FLOAT64
                 rows.append(_row(family, size, space, mechanism, mu, epsilon, scale, status, errors, seconds))
             print(f"  {space!r:<36} {mechanism:<19} done", file=out)
     if output_dir is not None:
@@ -178,6 +183,7 @@ def _row(family, size, space, mechanism, mu, epsilon, scale, status, errors, sec
     releases were not finite points (the noise carried them beyond float64)."""
     errors = np.asarray(errors, dtype=float)
     finite = errors[np.isfinite(errors)]
+    mean_ok = status == "exact"  # not for a cell with releases beyond float64 (their mean would be biased)
     return dict(
         family=family,
         size=size,
@@ -186,12 +192,12 @@ def _row(family, size, space, mechanism, mu, epsilon, scale, status, errors, sec
         mu=mu,
         epsilon=epsilon,
         scale=scale,
-        exact=status == "exact",
+        exact=status in ("exact", BEYOND_FLOAT64),
         status=status,
         reps=int(errors.size),
         not_finite=int(errors.size - finite.size),
-        error=float(finite.mean()) if finite.size else math.nan,
-        error_se=float(finite.std(ddof=1) / math.sqrt(finite.size)) if finite.size > 1 else math.nan,
+        error=float(finite.mean()) if finite.size and mean_ok else math.nan,
+        error_se=float(finite.std(ddof=1) / math.sqrt(finite.size)) if finite.size > 1 and mean_ok else math.nan,
         ms_per_release=1e3 * seconds / errors.size if errors.size else math.nan,
     )
 

@@ -150,8 +150,8 @@ def render(results: dict) -> str:
              for (f, s, mu), c in _cells(rows).items()]  # fmt: skip
     not_finite = sum(r["not_finite"] for r in rows)
     beyond = sum(r["status"] == "beyond-float64" for r in rows)
-    tail = ["", "**Release times** (drawing one release from its exact law; the calibration of σ, once per cell, is not "
-            "included; the issue asks < 50 ms each):", "", *_timing(rows), "",
+    tail = ["", "**Release times** (drawing one release from its exact law; the calibration of σ, once per cell, is "
+            "not included; the issue asks < 50 ms each):", "", *_timing(rows), "",
             f"Releases that are not valid float64 points: {not_finite}, in {beyond} cells, which get no mean "
             "(\"beyond float64\": leaving out only those releases would bias the mean down).", "", "**Findings**", "",
             *_findings(rows), "", END]  # fmt: skip

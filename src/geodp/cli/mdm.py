@@ -32,6 +32,7 @@ def _run_command(args) -> None:
         repeats=repeats,
         metrics=args.metrics,
         with_affine_kng=args.affine_kng,
+        ball_share=args.ball_share,
         seed=args.seed,
         output_dir=output_dir,
     )
@@ -58,7 +59,8 @@ def add_parser(sub) -> None:
         description="Classify real covariance matrices by minimum distance to class means released\n"
         "privately (geodp.models.PrivateMDM): EMG hand signs (SPD(8), 2,304 windows) and fMRI\n"
         "connectomes (SPD(28), 86 subjects), affine-invariant and log-Euclidean metrics,\n"
-        "Laplace, KNG and tangent Gaussian (δ = 1e-6) mechanisms, over an ε grid. Prints the\n"
+        "Laplace, KNG, tangent and wrapped Gaussian (δ = 1e-5) mechanisms, over an ε grid; with\n"
+        "--ball-share, part of each ε buys a private data ball (geodp.domain.private_ball). Prints the\n"
         "test accuracy beside pyRiemann's non-private MDM and writes DIR/mdm_study.csv and\n"
         "DIR/mdm_study.png. Affine-invariant releases at small ε run by MCMC (said in the\n"
         "table); KNG on the affine-invariant metric is left out unless --affine-kng.\n\n"
@@ -96,6 +98,13 @@ def add_parser(sub) -> None:
         "--affine-kng",
         action="store_true",
         help="also run KNG on the affine-invariant metric (MCMC: minutes per class mean)",
+    )
+    mdm.add_argument(
+        "--ball-share",
+        type=float,
+        default=None,
+        metavar="SHARE",
+        help="spend this share of each ε, in (0, 1), on a private data ball (default: the public ball)",
     )
     mdm.add_argument(
         "--output-dir",

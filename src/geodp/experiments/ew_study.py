@@ -1,11 +1,17 @@
 """The exponential-wrapped study (EW paper's setting): error vs μ of the exact Riemannian
-Laplace, the wrapped Laplace and the wrapped Gaussian on SPD(k) (affine-invariant and
-log-Euclidean) and hyperbolic spaces, n = 40 records in a public ball of radius 1.5.
+Laplace, the wrapped Laplace, the wrapped Gaussian and the Riemannian Gaussian on SPD(k)
+(affine-invariant, log-Euclidean and log-Cholesky) and hyperbolic spaces, n = 40 records in a
+public ball of radius 1.5, with the time of each release.
 
-Every release is μ-GDP: the wrapped Gaussian with ``σ = Δ/μ``; the two ε-DP Laplace mechanisms at
+The wrapped Gaussian is μ-GDP with ``σ = Δ/μ``; the two ε-DP Laplace mechanisms run at
 ``ε(μ) = log(Φ(μ/2)/Φ(−μ/2))``, the largest ε for which ε-DP implies μ-GDP (the trade-off curve
 of ε-DP is piecewise linear with its kink at ``α = 1/(1 + e^ε)``, where ``G_μ`` must lie below
-it; convexity of ``G_μ`` does the rest). Run ``python -m geodp.experiments.ew_study [--quick]``.
+it; convexity of ``G_μ`` does the rest). The Riemannian Gaussian has no μ-GDP curve on curved
+spaces (only a sound (ε, δ) profile): it is calibrated at one point of the μ-GDP profile,
+``(ε_μ(δ), δ)`` with δ = :data:`DELTA` (:func:`epsilon_at_delta`) — on flat spaces that gives
+exactly ``σ = Δ/μ``, on curved ones a release that matches μ-GDP at that δ only. Run
+``python -m geodp.experiments.ew_study [--quick]``; ``--docs`` rewrites docs/ew_study.md
+(:mod:`geodp.experiments.ew_docs`).
 """
 
 from __future__ import annotations
@@ -19,24 +25,29 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from scipy.optimize import brentq
 from scipy.stats import norm
 
+from geodp.calibration import analytic_gaussian_delta
 from geodp.distributions.wrapped import WrappedLaw
-from geodp.errors import NumericalWarning
+from geodp.errors import AssumptionError, NumericalWarning
 from geodp.experiments.plotting import agg_pyplot
 from geodp.frechet import frechet_mean
 from geodp.manifolds import SPD, Hyperbolic
-from geodp.mechanisms import LaplaceMechanism, WrappedLaplaceMechanism
+from geodp.mechanisms import LaplaceMechanism, RiemannianGaussianMechanism, WrappedLaplaceMechanism
 from geodp.sensitivity import frechet_mean_sensitivity
 
-__all__ = ["MECHANISMS", "epsilon_for_mu", "run_ew_study", "main"]
+__all__ = ["DELTA", "MECHANISMS", "epsilon_at_delta", "epsilon_for_mu", "run_ew_study", "main"]
 
-MECHANISMS = ("riemannian-laplace", "wrapped-laplace", "wrapped-gaussian")
+MECHANISMS = ("riemannian-laplace", "wrapped-laplace", "wrapped-gaussian", "riemannian-gaussian")
+DELTA = 1e-5  # the point of the μ-GDP profile at which the Riemannian Gaussian is calibrated
 MUS = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0)
 SIZES = (3, 10, 15)
 N_RECORDS, RADIUS = 40, 1.5
-_FIELDS = ("family", "size", "space", "mechanism", "mu", "epsilon", "scale", "exact", "reps", "not_finite", "error",
-           "error_se", "ms_per_release")  # fmt: skip
+_FIELDS = ("family", "size", "space", "mechanism", "mu", "epsilon", "scale", "exact", "status", "reps", "not_finite",
+           "error", "error_se", "ms_per_release")  # fmt: skip
+# why a cell has no releases (decided from public quantities only)
+MCMC_ONLY, NO_SIGMA, BEYOND_FLOAT64 = "mcmc-only", "no-sigma", "beyond-float64"
 
 
 def epsilon_for_mu(mu: float) -> float:
@@ -50,10 +61,23 @@ def epsilon_for_mu(mu: float) -> float:
     return float(norm.logcdf(mu / 2.0) - norm.logcdf(-mu / 2.0))
 
 
+def epsilon_at_delta(mu: float, delta: float = DELTA) -> float:
+    """The ε at which a μ-GDP release is (ε, δ)-DP: the root of
+    ``Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) = δ`` (Dong, Roth & Su 2022, Cor. 2.13).
+
+    Examples
+    --------
+    >>> round(epsilon_at_delta(1.0, 1e-5), 3)
+    4.38
+    """
+    return float(brentq(lambda e: analytic_gaussian_delta(1.0 / mu, e, 1.0) - delta, 0.0, 50.0 + 10.0 * mu * mu))
+
+
 def _spaces(sizes):
     for k in sizes:
         yield "spd-affine", k, SPD(k)
         yield "spd-log-euclidean", k, SPD(k, metric="log-euclidean")
+        yield "spd-log-cholesky", k, SPD(k, metric="log-cholesky")
         yield "hyperbolic", k, Hyperbolic(k)
 
 
@@ -64,17 +88,25 @@ def _dataset(space, center, rng):
 
 
 def _release_laws(mechanism, space, center, mu, delta_geo):
-    """``(law_of, ε, scale, exact)`` at μ: ``law_of(mean)`` is the release law for a mean; decided
-    from public quantities only (the sampler route, hence ``exact``, does not look at the mean)."""
+    """``(law_of, ε, scale, status)`` at μ: ``law_of(mean)`` is the release law for a mean, status
+    ``"exact"`` or why there is none; decided from public quantities only (the sampler route does
+    not look at the mean)."""
     if mechanism == "wrapped-gaussian":  # L = 1 on these spaces (curvature <= 0): σ = Δ/μ
         sigma = delta_geo / mu
-        return (lambda mean: WrappedLaw(space, center, mean, "gaussian", sigma)), math.nan, sigma, True
+        return (lambda mean: WrappedLaw(space, center, mean, "gaussian", sigma)), math.nan, sigma, "exact"
+    if mechanism == "riemannian-gaussian":
+        epsilon = epsilon_at_delta(mu)
+        try:
+            mech = RiemannianGaussianMechanism(space, epsilon=epsilon, delta=DELTA, sensitivity=delta_geo)
+        except AssumptionError:  # no σ meets (ε, δ) by the triangle bound
+            return None, epsilon, math.nan, NO_SIGMA
+        return mech.distribution, epsilon, mech.scale, "exact"
     epsilon = epsilon_for_mu(mu)
     kind = WrappedLaplaceMechanism if mechanism == "wrapped-laplace" else LaplaceMechanism
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         mech = kind(space, epsilon=epsilon, sensitivity=delta_geo, center=center, radius=RADIUS)
-    return mech.distribution, epsilon, mech.scale, mech.guarantee.exact
+    return mech.distribution, epsilon, mech.scale, "exact" if mech.guarantee.exact else MCMC_ONLY
 
 
 def run_ew_study(output_dir="geodp-ew-study", *, quick=False, reps=None, seed=0, plot=True, out=None) -> list[dict]:
@@ -97,9 +129,12 @@ def run_ew_study(output_dir="geodp-ew-study", *, quick=False, reps=None, seed=0,
     Returns
     -------
     list of dict
-        One row per (space, mechanism, μ). Cells where the Riemannian Laplace has no exact sampler
-        (affine-invariant SPD of size 10 and 15 at most μ: it would run MCMC) are kept with
-        ``exact = False`` and no error.
+        One row per (space, mechanism, μ). Cells without an exact release are kept with
+        ``exact = False``, no error and ``status`` saying why: ``"mcmc-only"`` (the Riemannian
+        Laplace on affine-invariant SPD of size 10 and 15 at most μ would run MCMC) or
+        ``"no-sigma"`` (no σ makes the Riemannian Gaussian (ε, δ)-DP by the triangle bound); cells
+        where some release is not a valid float64 point have ``status = "beyond-float64"`` and no
+        mean error (the count is in ``not_finite``).
 
     Examples
     --------
@@ -120,29 +155,35 @@ def run_ew_study(output_dir="geodp-ew-study", *, quick=False, reps=None, seed=0,
         means = [frechet_mean(space, X, tol=1e-12, max_iter=500, init=center) for X in datasets]
         for mechanism in MECHANISMS:
             for mu in mus:
-                law_of, epsilon, scale, exact = _release_laws(mechanism, space, center, mu, delta_geo)
+                law_of, epsilon, scale, status = _release_laws(mechanism, space, center, mu, delta_geo)
                 errors, seconds = [], 0.0
-                for mean in means if exact else ():  # no MCMC here: the cell is left empty
+                for mean in means if status == "exact" else ():  # no MCMC here: the cell is left empty
                     started = time.perf_counter()
                     release = law_of(mean).sample(rng=rng)
                     seconds += time.perf_counter() - started
-                    # unchecked and quiet: a release far out (log-eigenvalues ±40 at small μ on SPD(10))
-                    # is not a valid float64 SPD matrix; its distance is still large, as it should be
+                    # a release far out (log-eigenvalues ±40 at small μ on SPD(10)) may not be a valid
+                    # float64 point (an SPD matrix with negative computed eigenvalues): its distance would be
+                    # garbage (up to 1e9 on LC-SPD(15)); it is counted, and the cell gets no mean (leaving
+                    # out only those releases would bias the mean down: they are the farthest ones)
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", NumericalWarning)
-                        errors.append(float(space.unchecked.dist(mean, release)))
-                rows.append(_row(family, size, space, mechanism, mu, epsilon, scale, exact, errors, seconds))
+                        valid = bool(np.all(space.belongs(release)))
+                        errors.append(float(space.unchecked.dist(mean, release)) if valid else math.nan)
+                if status == "exact" and not np.all(np.isfinite(errors)):
+                    status = BEYOND_FLOAT64
+                rows.append(_row(family, size, space, mechanism, mu, epsilon, scale, status, errors, seconds))
             print(f"  {space!r:<36} {mechanism:<19} done", file=out)
     if output_dir is not None:
         _write(rows, Path(output_dir), plot, out)
     return rows
 
 
-def _row(family, size, space, mechanism, mu, epsilon, scale, exact, errors, seconds) -> dict:
+def _row(family, size, space, mechanism, mu, epsilon, scale, status, errors, seconds) -> dict:
     """One CSV row: the mean error with its standard error over the finite ones, and how many
     releases were not finite points (the noise carried them beyond float64)."""
     errors = np.asarray(errors, dtype=float)
     finite = errors[np.isfinite(errors)]
+    mean_ok = status == "exact"  # not for a cell with releases beyond float64 (their mean would be biased)
     return dict(
         family=family,
         size=size,
@@ -151,11 +192,12 @@ def _row(family, size, space, mechanism, mu, epsilon, scale, exact, errors, seco
         mu=mu,
         epsilon=epsilon,
         scale=scale,
-        exact=exact,
+        exact=status in ("exact", BEYOND_FLOAT64),
+        status=status,
         reps=int(errors.size),
         not_finite=int(errors.size - finite.size),
-        error=float(finite.mean()) if finite.size else math.nan,
-        error_se=float(finite.std(ddof=1) / math.sqrt(finite.size)) if finite.size > 1 else math.nan,
+        error=float(finite.mean()) if finite.size and mean_ok else math.nan,
+        error_se=float(finite.std(ddof=1) / math.sqrt(finite.size)) if finite.size > 1 and mean_ok else math.nan,
         ms_per_release=1e3 * seconds / errors.size if errors.size else math.nan,
     )
 

@@ -5,9 +5,10 @@ test can compare the page, the record and the code (tests/test_reproduce.py)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
-__all__ = ["END", "begin_marker", "generated_section", "write_generated"]
+__all__ = ["END", "begin_marker", "generated_section", "run_record", "short_exp", "write_generated"]
 
 END = "<!-- END GENERATED -->"
 
@@ -21,6 +22,38 @@ def begin_marker(module: str) -> str:
     '<!-- BEGIN GENERATED: python -m geodp.experiments.mdm_docs (do not edit by hand) -->'
     """
     return f"<!-- BEGIN GENERATED: python -m {module} (do not edit by hand) -->"
+
+
+def run_record(rows: list, **settings) -> dict:
+    """A JSON-ready record of a run: the code digest, ``settings`` and ``rows`` with floats rounded
+    to 4 significant digits and non-finite ones as None.
+
+    Examples
+    --------
+    >>> record = run_record([{"error": 1.23456, "se": float("nan")}], quick=True)
+    >>> record["rows"], record["quick"]
+    ([{'error': 1.235, 'se': None}], True)
+    """
+    from geodp.experiments.reproduce import code_digest
+
+    def clean(value):
+        if isinstance(value, float):
+            return float(f"{value:.4g}") if math.isfinite(value) else None
+        return value
+
+    return dict(code=code_digest(), **settings, rows=[{k: clean(v) for k, v in row.items()} for row in rows])
+
+
+def short_exp(value: float) -> str:
+    """A power of ten as docs write it.
+
+    Examples
+    --------
+    >>> short_exp(1e-5), short_exp(0.01)
+    ('1e-5', '1e-2')
+    """
+    mantissa, exponent = f"{value:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
 
 
 def generated_section(markdown: str, begin: str) -> str:

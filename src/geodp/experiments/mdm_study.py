@@ -43,8 +43,9 @@ __all__ = ["DATASETS", "QUICK_EPSILONS", "QUICK_REPEATS", "STUDY_EPSILONS", "loa
 
 DATASETS = ("emg", "connectomes")
 METRICS = ("affine", "log-euclidean")
-MECHANISMS = ("laplace", "kng", "tangent-gaussian")
-DELTA = 1e-6  # for the tangent Gaussian
+MECHANISMS = ("laplace", "kng", "tangent-gaussian", "wrapped-gaussian")
+GAUSSIANS = ("tangent-gaussian", "wrapped-gaussian")
+DELTA = 1e-5  # for the Gaussian mechanisms
 STUDY_EPSILONS = {"emg": (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0), "connectomes": (1.0, 10.0, 100.0, 1e3, 1e4)}
 # ``geodp mdm --quick`` (and the tables of docs/mdm.md, :mod:`geodp.experiments.mdm_docs`)
 QUICK_EPSILONS = {"emg": (0.3, 3.0, 30.0), "connectomes": (10.0, 1e3, 1e4)}
@@ -153,6 +154,8 @@ def _combinations(metrics, mechanisms, with_affine_kng: bool):
         for mechanism in mechanisms:
             if mechanism == "tangent-gaussian" and metric != "log-euclidean":
                 continue  # the tangent Gaussian needs a flat space
+            if mechanism == "wrapped-gaussian" and metric != "affine":
+                continue  # on the log-Euclidean metric at I it is the tangent Gaussian
             if mechanism == "kng" and metric == "affine" and not with_affine_kng:
                 continue
             yield metric, mechanism
@@ -172,6 +175,7 @@ def run_mdm_study(
     metrics=METRICS,
     mechanisms=MECHANISMS,
     with_affine_kng: bool = False,
+    ball_share=None,
     seed=0,
     output_dir=None,
     out=None,
@@ -188,10 +192,15 @@ def run_mdm_study(
     repeats : int
         Releases of the class means per (data set, metric, mechanism, ε), ≥ 1.
     metrics : sequence of {"affine", "log-euclidean"}
-    mechanisms : sequence of {"laplace", "kng", "tangent-gaussian"}
-        The tangent Gaussian (δ = 1e-6) runs on the log-Euclidean metric only.
+    mechanisms : sequence of {"laplace", "kng", "tangent-gaussian", "wrapped-gaussian"}
+        The Gaussian mechanisms run at δ = 1e-5: the tangent Gaussian on the log-Euclidean
+        metric, the wrapped Gaussian (at the public centre I) on the affine-invariant one.
     with_affine_kng : bool
         Also run KNG on the affine-invariant metric (MCMC, minutes per class mean).
+    ball_share : float, optional
+        Spend this share of each ε on :func:`geodp.domain.private_ball` (on the training
+        records, in the public ball) and release the class means in the ball it returns with
+        the rest (sequential composition: the total stays ε). Default: the public ball.
     seed : int or numpy.random.Generator
     output_dir : str or Path, optional
         Where the CSV and the plot (needs matplotlib) go; nothing is written when None.
@@ -220,6 +229,8 @@ def run_mdm_study(
     out = sys.stdout if out is None else out
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise InvalidParameterError(f"repeats must be an integer >= 1, got {repeats!r}.")
+    if ball_share is not None and not (isinstance(ball_share, (int, float)) and 0.0 < ball_share < 1.0):
+        raise InvalidParameterError(f"ball_share must be a number in (0, 1) or None, got {ball_share!r}.")
     for values, allowed, what in (
         (datasets, DATASETS, "dataset"),
         (metrics, METRICS, "metric"),
@@ -258,17 +269,16 @@ def run_mdm_study(
                 for eps in grid[name]:
                     scores, exact, start = [], True, time.perf_counter()
                     for _ in range(repeats):
-                        model = PrivateMDM(
-                            space,
-                            epsilon=eps,
-                            delta=DELTA if mechanism == "tangent-gaussian" else 0.0,
-                            center=np.eye(data.k),
-                            radius=data.radius,
-                            mechanism=mechanism,
-                            random_state=rng,
-                        )
                         with warnings.catch_warnings(record=True) as caught:
                             warnings.simplefilter("always")
+                            model = PrivateMDM(
+                                space,
+                                epsilon=eps if ball_share is None else (1.0 - ball_share) * eps,
+                                delta=DELTA if mechanism in GAUSSIANS else 0.0,
+                                mechanism=mechanism,
+                                random_state=rng,
+                                **_ball(space, data, eps, ball_share, rng),
+                            )
                             model.fit(data.X_train, data.y_train)
                         exact &= not any(issubclass(w.category, ApproximateSamplerWarning) for w in caught)
                         scores.append(model.score(data.X_test, data.y_test))
@@ -301,6 +311,17 @@ def run_mdm_study(
         _write_csv(rows, Path(output_dir) / "mdm_study.csv", out)
         _plot(rows, Path(output_dir) / "mdm_study.png", out)
     return rows
+
+
+def _ball(space, data: StudyData, epsilon: float, share, rng) -> dict:
+    """The data ball of one fit: the public one, or a private ball bought with ``share·epsilon``."""
+    if share is None:
+        return dict(center=np.eye(data.k), radius=data.radius)
+    from geodp.domain import private_ball
+
+    found = private_ball(space, data.X_train, epsilon=share * epsilon, center=np.eye(data.k), radius=data.radius,
+                         random_state=rng)  # fmt: skip
+    return dict(ball=found)
 
 
 class _NoBar:

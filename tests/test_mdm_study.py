@@ -118,3 +118,13 @@ def test_mdm_command_without_geomstats_says_how_to_install(monkeypatch, capsys):
     assert main(["mdm", "--quick", "--no-plot"]) == 2
     err = capsys.readouterr().err
     assert "geomstats" in err and "pip install" in err and len(err.strip().splitlines()) == 1
+
+
+def test_every_mechanism_the_study_runs_has_a_plot_style():
+    """`python -m geodp.experiments.mdm_docs` failed on a mechanism added without a style."""
+    from geodp.experiments import mdm_study
+
+    runs = {(m, k) for m in ("affine", "log-euclidean") for k in ("laplace", "kng")}
+    runs |= {("log-euclidean", "tangent-gaussian"), ("affine", "wrapped-gaussian")}
+    assert set(mdm_study.MECHANISMS) == {k for _, k in runs}
+    assert runs <= set(mdm_study._STYLE)

@@ -357,6 +357,7 @@ _STYLE = {
     ("log-euclidean", "laplace"): ("tab:green", "--", "^"),
     ("log-euclidean", "kng"): ("tab:red", "--", "v"),
     ("log-euclidean", "tangent-gaussian"): ("tab:orange", "--", "D"),
+    ("affine", "wrapped-gaussian"): ("tab:brown", "-", "P"),
 }
 
 

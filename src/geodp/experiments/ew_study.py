@@ -68,7 +68,7 @@ def epsilon_at_delta(mu: float, delta: float = DELTA) -> float:
     Examples
     --------
     >>> round(epsilon_at_delta(1.0, 1e-5), 3)
-    4.38
+    4.377
     """
     return float(brentq(lambda e: analytic_gaussian_delta(1.0 / mu, e, 1.0) - delta, 0.0, 50.0 + 10.0 * mu * mu))
 

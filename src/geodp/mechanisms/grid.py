@@ -28,9 +28,11 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from geodp.distributions.discrete import discrete_gaussian, discrete_laplace
+from geodp.distributions.gaussian import TangentGaussian
 from geodp.errors import InvalidParameterError
+from geodp.manifolds.euclidean import Euclidean
 
-__all__ = ["GridGaussian", "GridLaplace", "public_grid", "zcdp_delta"]
+__all__ = ["GaussianChartNoise", "GridGaussian", "GridLaplace", "public_grid", "zcdp_delta"]
 
 GRID_BITS_BELOW_SCALE = 10
 _SMALLEST_EXPONENT = -1074  # the smallest positive float64 is 2^-1074
@@ -303,3 +305,27 @@ class GridGaussian(_GridNoise):
                 f"ρ = {self.rho:.6g} zCDP converted to (ε, δ)"
             ),
         )
+
+
+class GaussianChartNoise:
+    """Mixin of the Gaussian mechanisms (tangent, wrapped, Riemannian): on a flat space the law in
+    the isometric chart is the Gaussian of deviation ``self._sigma``, and secure mode draws the
+    exact discrete Gaussian on the grid, calibrated to ``_chart_sensitivity`` (the sensitivity of
+    the chart coordinates; the wrapped mechanism's is L·Δ).
+
+    Examples
+    --------
+    >>> from geodp.mechanisms import TangentGaussianMechanism
+    >>> isinstance(TangentGaussianMechanism(epsilon=1.0, delta=1e-6, sensitivity=0.1), GaussianChartNoise)
+    True
+    """
+
+    @property
+    def _chart_sensitivity(self) -> float:
+        return self.sensitivity
+
+    def _chart_law(self, space, coordinates) -> TangentGaussian:
+        return TangentGaussian(Euclidean(space.dim), coordinates, self._sigma)
+
+    def _grid_noise(self, dim: int) -> GridGaussian:
+        return GridGaussian(self.epsilon, self.delta, self._chart_sensitivity, dim, nominal_scale=self._sigma)

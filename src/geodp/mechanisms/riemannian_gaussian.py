@@ -9,16 +9,15 @@ from geodp.distributions.gaussian import TangentGaussian
 from geodp.distributions.riemannian_gaussian import RiemannianGaussian, has_exact_riemannian_gaussian
 from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.manifolds.base import check_space
-from geodp.manifolds.euclidean import Euclidean
 from geodp.mechanisms.base import Guarantee, Mechanism
-from geodp.mechanisms.grid import GridGaussian
+from geodp.mechanisms.grid import GaussianChartNoise
 from geodp.mechanisms.riemannian_gaussian_curve import triangle_delta, triangle_sigma
 from geodp.validation import check_epsilon
 
 __all__ = ["RiemannianGaussianMechanism"]
 
 
-class RiemannianGaussianMechanism(Mechanism):
+class RiemannianGaussianMechanism(GaussianChartNoise, Mechanism):
     """Release a point ``x̄`` as a draw from ``∝ exp(−ρ(x̄, y)²/2σ²)`` (w.r.t. the volume):
     (ε, δ)-DP when Δ bounds the geodesic sensitivity of ``x̄``.
 
@@ -163,12 +162,6 @@ class RiemannianGaussianMechanism(Mechanism):
 
     def _chart(self, value=None):
         return self.space if self.space.is_flat else None
-
-    def _chart_law(self, space, coordinates) -> TangentGaussian:
-        return TangentGaussian(Euclidean(space.dim), coordinates, self._sigma)
-
-    def _grid_noise(self, dim: int) -> GridGaussian:
-        return GridGaussian(self.epsilon, self.delta, self.sensitivity, dim, nominal_scale=self._sigma)
 
     @property
     def guarantee(self) -> Guarantee:

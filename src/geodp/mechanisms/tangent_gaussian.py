@@ -9,10 +9,9 @@ from geodp.distributions.base import check_private_points, refuse_non_finite
 from geodp.distributions.gaussian import TangentGaussian
 from geodp.errors import InvalidDataError, InvalidParameterError
 from geodp.manifolds.base import check_space
-from geodp.manifolds.euclidean import Euclidean
 from geodp.manifolds.spd import LogEuclideanSPD
 from geodp.mechanisms.base import Guarantee, Mechanism, require_flat
-from geodp.mechanisms.grid import GridGaussian
+from geodp.mechanisms.grid import GaussianChartNoise
 from geodp.validation import check_finite_array
 
 __all__ = ["TangentGaussianMechanism"]
@@ -20,7 +19,7 @@ __all__ = ["TangentGaussianMechanism"]
 _CALIBRATIONS = ("analytic", "classical")
 
 
-class TangentGaussianMechanism(Mechanism):
+class TangentGaussianMechanism(GaussianChartNoise, Mechanism):
     """Release ``M`` as ``Exp(invvecd(vecd Log M + N(0, σ² I)))``: (ε, δ)-DP.
 
     The privacy loss is ``N(ρ²/2σ², ρ²/σ²)`` with ρ the log-Euclidean distance between the
@@ -114,12 +113,6 @@ class TangentGaussianMechanism(Mechanism):
             return self.space
         k = (math.isqrt(8 * dim + 1) - 1) // 2 if dim > 0 else 0
         return LogEuclideanSPD(k) if k >= 1 and k * (k + 1) // 2 == dim else None
-
-    def _chart_law(self, space, coordinates) -> TangentGaussian:
-        return TangentGaussian(Euclidean(space.dim), coordinates, self._sigma)
-
-    def _grid_noise(self, dim: int) -> GridGaussian:
-        return GridGaussian(self.epsilon, self.delta, self.sensitivity, dim, nominal_scale=self._sigma)
 
     def distribution(self, value) -> TangentGaussian:
         """The output law for ``value``."""

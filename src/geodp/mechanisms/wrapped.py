@@ -8,14 +8,13 @@ import numpy as np
 
 from geodp.calibration import gaussian_sigma, laplace_scale
 from geodp.distributions.base import check_private_points
-from geodp.distributions.gaussian import TangentGaussian
 from geodp.distributions.laplace import RiemannianLaplace
 from geodp.distributions.wrapped import WrappedLaw
 from geodp.errors import InvalidDataError, InvalidParameterError
 from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
 from geodp.mechanisms.base import Guarantee, Mechanism
-from geodp.mechanisms.grid import GridGaussian, GridLaplace
+from geodp.mechanisms.grid import GaussianChartNoise, GridLaplace
 from geodp.sensitivity import log_lipschitz_constant
 from geodp.validation import check_positive
 
@@ -217,7 +216,7 @@ class WrappedLaplaceMechanism(_WrappedMechanism):
         )
 
 
-class WrappedGaussianMechanism(_WrappedMechanism):
+class WrappedGaussianMechanism(GaussianChartNoise, _WrappedMechanism):
     """Release ``Exp_{p0}(Log_{p0}(x) + Z)``, ``Z ~ N(0, σ² I)`` in ``T_{p0}M``: (ε, δ)-DP, and
     μ-GDP with ``μ = L·Δ/σ``.
 
@@ -337,11 +336,9 @@ class WrappedGaussianMechanism(_WrappedMechanism):
             raise InvalidParameterError(f"alpha must hold finite orders > 1, got {alpha!r}.")
         return orders * self.zcdp_rho
 
-    def _chart_law(self, space, coordinates) -> TangentGaussian:
-        return TangentGaussian(Euclidean(space.dim), coordinates, self._sigma)
-
-    def _grid_noise(self, dim: int) -> GridGaussian:
-        return GridGaussian(self.epsilon, self.delta, self.tangent_sensitivity, dim, nominal_scale=self._sigma)
+    @property
+    def _chart_sensitivity(self) -> float:
+        return self.tangent_sensitivity
 
     @property
     def guarantee(self) -> Guarantee:

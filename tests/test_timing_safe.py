@@ -52,7 +52,7 @@ def test_calibration_runs_on_the_stand_ins_it_is_given_and_takes_the_slowest():
         seen.append(x)
         time.sleep(x)
 
-    deadline = timing_deadline(True, run, [0.0, 0.02])
+    deadline = timing_deadline(True, run, lambda: [0.0, 0.02])
     assert seen == [0.0] * 3 + [0.02] * 3
     assert deadline >= 2 * 0.02 + 0.010
 
@@ -72,7 +72,7 @@ def test_the_stand_ins_do_not_depend_on_the_private_records(monkeypatch):
     real = frechet_mean_module.timing_deadline
 
     def spy(timing_safe, run, stand_ins, **kwargs):
-        captured.append([np.array(s) for s in stand_ins])
+        captured.append([np.array(s) for s in stand_ins()])
         return real(timing_safe, run, stand_ins, **kwargs)
 
     monkeypatch.setattr(frechet_mean_module, "timing_deadline", spy)
@@ -108,9 +108,9 @@ def test_estimators_take_a_given_deadline_and_say_so_in_the_report():
 
 def test_a_calibrated_deadline_is_kept_for_the_same_public_settings():
     calls = []
-    first = timing_deadline(True, calls.append, [1], key=("test", 1))
-    assert timing_deadline(True, calls.append, [1], key=("test", 1)) == first and len(calls) == 3
-    timing_deadline(True, calls.append, [1], key=("test", 2))
+    first = timing_deadline(True, calls.append, lambda: [1], key=("test", 1))
+    assert timing_deadline(True, calls.append, lambda: [1], key=("test", 1)) == first and len(calls) == 3
+    timing_deadline(True, calls.append, lambda: [1], key=("test", 2))
     assert len(calls) == 6
 
 

@@ -34,9 +34,10 @@ DEFAULT_CENTER_SHARE = 0.7
 # The radius is a quantile of log-distances on [log(U·LOG_FLOOR), log U] (U the public upper end).
 LOG_FLOOR = 1e-6
 # Below this (1 − center_share)·ε·n·min(q, 1 − q)/2 the quantile's law drops by less than a factor
-# e over the whole rank range: a cold trial at 0.225 (n = 300, ε = 0.1, SPD(8)) got balls holding
-# no record; every setting of docs/guide.md's table has at least 1.5.
-MIN_STRENGTH = 1.0
+# e^0.5 over the whole rank range: a cold trial at 0.225 (n = 300, ε = 0.1, SPD(8)) got balls holding
+# no record, while the weakest setting of docs/guide.md's table, 0.75 (S², n = 2,000, ball share
+# 0.05, q = 0.95, centre share 0.7), still had 0.145 of the coarse ball's error.
+MIN_STRENGTH = 0.5
 
 
 def _check_share(value, name: str) -> float:
@@ -112,7 +113,7 @@ def private_ball(
         release's clipping bias small, but the quantile mechanism returns a radius near the
         interval's upper end unless ``(1 − center_share)·epsilon·(1 − quantile)·n`` is well
         above 1 (docs/math.md §6): lower it for small n·ε. A budget with
-        ``(1 − center_share)·epsilon·n·min(quantile, 1 − quantile)/2 < 1`` is refused before
+        ``(1 − center_share)·epsilon·n·min(quantile, 1 − quantile)/2 < 0.5`` is refused before
         any charge: the radius would be mostly noise.
     center_share : float, default 0.7
         Share of ``epsilon`` spent on the centre, in (0, 1). Both defaults were chosen by

@@ -210,20 +210,20 @@ def check_timing_safe(timing_safe) -> bool | float:
 
 
 def timing_deadline(
-    timing_safe, run: Callable[[Any], Any], stand_ins: Sequence[Any], *, key: Hashable | None = None
+    timing_safe, run: Callable[[Any], Any], stand_ins: Callable[[], Sequence[Any]], *, key: Hashable | None = None
 ) -> float | None:
     """The public deadline of a timing-safe release, in seconds (None when ``timing_safe`` is
     False): the given number, or — for True — ``2 ×`` the slowest of 3 runs of ``run`` on each
-    public stand-in input + 10 ms. The stand-ins are public (built from the public ball and
-    bounds), so the deadline is too; ``run`` must not read the private records. With a ``key``
-    (public: the estimator's settings and the records' shape) the calibrated deadline is kept
-    for later fits with the same key in this process.
+    public stand-in input + 10 ms. ``stand_ins()`` builds them (only when a calibration runs)
+    from the public ball and bounds, so the deadline is public too; ``run`` must not read the
+    private records. With a ``key`` (public: the estimator's settings and the records' shape)
+    the calibrated deadline is kept for later fits with the same key in this process.
 
     Examples
     --------
-    >>> timing_deadline(False, print, []) is None, timing_deadline(0.25, print, [])
+    >>> timing_deadline(False, print, list) is None, timing_deadline(0.25, print, list)
     (True, 0.25)
-    >>> timing_deadline(True, lambda x: sum(range(x)), [10, 1000]) >= 0.010
+    >>> timing_deadline(True, lambda x: sum(range(x)), lambda: [10, 1000]) >= 0.010
     True
     """
     timing_safe = check_timing_safe(timing_safe)
@@ -235,7 +235,7 @@ def timing_deadline(
         return _DEADLINES[key]
     slowest = 0.0
     with private_section():  # stand-ins may warn like the real data would: nothing reaches the caller
-        for stand_in in stand_ins:
+        for stand_in in stand_ins():
             for _ in range(_CALIBRATION_RUNS):
                 start = time.perf_counter()
                 run(stand_in)

@@ -290,8 +290,8 @@ class PrivateFrechetMean(BaseEstimator):
         deadline = timing_deadline(
             self.timing_safe,
             lambda records: release(records, stand_in_rng),
-            self._stand_ins(plan) if self.timing_safe is True else (),
-            key=deadline_key(plan, is_secure(rng), np.shape(data)),
+            lambda: self._stand_ins(plan),
+            key=deadline_key(plan, is_secure(rng), np.shape(data)) if self.timing_safe is True else None,
         )
         result, withheld = execute(plan, self.accountant, lambda: release(data, rng), deadline=deadline)
         self._finish(result, plan, withheld)

@@ -380,8 +380,8 @@ class PrivateGeodesicRegression(BaseEstimator):
         deadline = timing_deadline(
             self.timing_safe,
             lambda records: self._private_release(*records, plan, stand_in_rng),
-            self._stand_ins(plan, np.shape(x_arr)) if self.timing_safe is True else (),
-            key=deadline_key(plan, is_secure(rng), np.shape(x_arr)),
+            lambda: self._stand_ins(plan, np.shape(x_arr)),
+            key=deadline_key(plan, is_secure(rng), np.shape(x_arr)) if self.timing_safe is True else None,
         )
         (p, v, diagnostics), withheld = execute(
             plan, self.accountant, lambda: self._private_release(x_arr, data, plan, rng), deadline=deadline

@@ -274,8 +274,8 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         deadline = timing_deadline(
             self.timing_safe,
             lambda records: self._private_release(*records, plan, stand_in_rng),
-            _stand_ins(plan.facts, X.shape, y.shape) if self.timing_safe is True else (),
-            key=deadline_key(plan, is_secure(rng), X.shape, y.shape),
+            lambda: _stand_ins(plan.facts, X.shape, y.shape),
+            key=deadline_key(plan, is_secure(rng), X.shape, y.shape) if self.timing_safe is True else None,
         )
         (theta, facts, diagnostics), withheld = execute(
             plan, self.accountant, lambda: self._private_release(X, y, plan, rng), deadline=deadline

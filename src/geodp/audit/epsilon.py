@@ -35,16 +35,18 @@ from geodp.audit.exact_loss import (
     supports_axial_quadrature,
 )
 from geodp.errors import AssumptionError, InvalidParameterError
-from geodp.manifolds import Euclidean, Manifold
+from geodp.manifolds import Euclidean, KendallShape, Manifold
+from geodp.manifolds.kendall import to_complex, to_real
 from geodp.mechanisms import RiemannianGaussianMechanism, TangentGaussianMechanism, WrappedGaussianMechanism
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity
 from geodp.validation import as_generator, check_delta, check_epsilon, check_sample_size
 
 __all__ = ["EpsilonAudit", "EventBound", "MECHANISMS", "MUTANTS", "audit_epsilon", "clopper_pearson_epsilon"]
 
-MUTANTS = (None, "halve-scale")
+MUTANTS = (None, "halve-scale", "unit-lipschitz")
 MECHANISMS = ("laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian", "riemannian-gaussian")
 _GAUSSIAN = ("tangent-gaussian", "wrapped-gaussian", "riemannian-gaussian")  # (ε, δ) with δ > 0
+_MUTANT_NOTES = {"halve-scale": "  (halved)", "unit-lipschitz": "  (calibrated with L = 1, not L)"}
 _FAMILIES = ("distance", "projection", "likelihood-ratio")
 # Threshold candidates: quantiles of the pooled first-round draws, dense in both tails.
 _TAIL_LEVELS = np.geomspace(1e-6, 0.5, 80)
@@ -230,7 +232,7 @@ class EpsilonAudit:
             title,
             f"claimed        : epsilon = {self.epsilon:g}, delta = {self.delta:g}",
             f"pair           : {self.pair}",
-            f"noise scale    : {self.scale:.6g}" + ("  (halved)" if self.mutant == "halve-scale" else ""),
+            f"noise scale    : {self.scale:.6g}" + _MUTANT_NOTES.get(self.mutant, ""),
             f"draws          : {self.n_samples} per law and round (events picked on round 1, certified on "
             f"round 2), confidence {self.confidence:g} (Bonferroni over {len(self.events)} events)",
             *(
@@ -316,6 +318,47 @@ def _rebuilt(mech, space, center, factor):
     if not math.isclose(rebuilt.scale, mech.scale * factor, rel_tol=1e-6):  # pragma: no cover
         raise AssertionError("the rebuilt mechanism does not have the intended scale")
     return rebuilt
+
+
+def _most_curved_partner(space, center, axis):
+    """A unit tangent orthogonal to ``axis`` spanning with it a plane of the largest sectional
+    curvature, where the stretch of ``Log`` reaches L: any such tangent on a sphere; on Kendall's
+    planar shape space (CP^(k−2)) the complex rotation ``i·axis`` (holomorphic curvature 4)."""
+    if isinstance(space, KendallShape):
+        return to_real(1j * to_complex(axis))
+    return fixed_unit_tangent(space, center, orthogonal_to=axis)
+
+
+def _tangential_pair(mech, space, center, radius, axis, delta, sensitivity):
+    """The wrapped mechanisms where Log at the centre stretches distances (L > 1, positive
+    curvature): two boundary points ``Exp_c(r(cos θ·a ± sin θ·w))`` at geodesic distance Δ (the
+    real mechanism's ``sensitivity``, even for a mutant),
+    where the stretch approaches L (docs/math.md §6.1). Their tangent difference
+    ``D = 2r·sin θ`` is the exact input of the tangent law, so the exact ε is that of ``D``; a
+    release calibrated with L = 1 (the ``unit-lipschitz`` mutant) exceeds its claim by about L."""
+    w = _most_curved_partner(space, center, axis)
+
+    def ends(theta):
+        return tuple(space.exp(center, radius * (math.cos(theta) * axis + s * math.sin(theta) * w)) for s in (1, -1))
+
+    target, lo, hi = sensitivity, 0.0, math.pi / 2
+    if float(space.dist(*ends(hi))) > target:
+        for _ in range(200):  # ρ grows with θ on [0, π/2] (the pair stays in the ball, r < π/2√K)
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if float(space.dist(*ends(mid))) < target else (lo, mid)
+    points = ends(hi)
+    difference = 2.0 * radius * math.sin(hi)  # |Log_c m0 − Log_c m1|
+    laws = tuple(mech.distribution(p) for p in points)
+    if isinstance(mech, WrappedGaussianMechanism):
+        exact = gaussian_exact_epsilon(difference, mech.scale, delta)
+    else:
+        exact = laplace_exact_epsilon(difference, mech.scale)
+    description = (
+        f"footpoints m0, m1 on the boundary, symmetric about a geodesic through the centre, "
+        f"ρ(m0, m1) = {float(space.dist(*points)):.6g} (the sensitivity Δ), |Log m0 − Log m1| = {difference:.6g} at "
+        f"the centre ({difference / float(space.dist(*points)):.4g}·Δ; L = {mech.lipschitz:.4g})"
+    )
+    return _Pair(laws, points, description, exact, 0.0)
 
 
 def _footpoint_pair(mech, space, center, radius, axis, delta, sensitivity):
@@ -509,9 +552,11 @@ def audit_epsilon(
 
     * Laplace and tangent Gaussian: two footpoints (the means of two neighbouring datasets) at
       distance exactly Δ on a geodesic through the centre, at the ball's boundary when the law
-      is truncated (the loss depends only on the footpoints); the wrapped mechanisms: the centre
-      and ``Exp`` of the tangent sensitivity ``L·Δ`` along a fixed direction (their loss depends
-      only on the difference of ``Log`` at the centre, at most ``L·Δ``);
+      is truncated (the loss depends only on the footpoints); the wrapped mechanisms: their loss
+      depends only on the difference of ``Log`` at the centre, at most ``L·Δ``; where L = 1, the
+      centre and ``Exp`` of ``Δ`` along a fixed direction; where L > 1 (positive curvature), two
+      boundary points Δ apart symmetric about that direction, whose ``Log`` differ by nearly
+      ``L·Δ`` (so that a wrong L shows);
     * KNG: ``D0`` = n records at a boundary point ``b``, ``D1`` = ``D0`` with one record moved to
       the opposite boundary point (the law's normaliser depends on the data; this pair has the
       largest exact loss among the structured pairs we compared by quadrature on S²).
@@ -553,9 +598,11 @@ def audit_epsilon(
         the machine's speed for slow configurations: pass ``n_samples`` for a reproducible run.
     confidence : float, default 0.95
         In the open interval (0, 1).
-    mutant : {None, "halve-scale"}
+    mutant : {None, "halve-scale", "unit-lipschitz"}
         ``"halve-scale"``: audit the same release with its noise scale halved (a deliberately
-        broken mechanism: the audit should then exceed the claimed ε).
+        broken mechanism: the audit should then exceed the claimed ε). ``"unit-lipschitz"`` (the
+        wrapped mechanisms on positively curved spaces): calibrate the noise as if ``Log`` at the
+        centre were 1-Lipschitz, i.e. scale divided by L.
     rng : None, int or numpy.random.Generator
     progress : bool, default False
         Show a progress bar (tqdm, on stderr) when tqdm is installed.
@@ -591,7 +638,7 @@ def audit_epsilon(
     if mechanism not in MECHANISMS:
         raise InvalidParameterError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}.")
     if mutant not in MUTANTS:
-        raise InvalidParameterError(f"mutant must be None or 'halve-scale', got {mutant!r}.")
+        raise InvalidParameterError(f"mutant must be None, 'halve-scale' or 'unit-lipschitz', got {mutant!r}.")
     epsilon = check_epsilon(epsilon)
     if mechanism not in _GAUSSIAN and delta != 0.0:
         raise InvalidParameterError(f"the {mechanism} mechanism is pure ε-DP: leave delta at 0, got {delta!r}.")
@@ -614,19 +661,27 @@ def audit_epsilon(
     radius = check_radius(space, radius)
     center = default_center(space) if center is None else space.check_points(center, "center", batch_ndim=0)
     mech = _mechanism(space, mechanism, epsilon, delta, n, radius, center)
-    # the wrapped mechanisms: the pair's Log at the centre differs by the tangent sensitivity L·Δ
+    # the wrapped mechanisms with L = 1: the pair's Log at the centre differs by Δ = L·Δ
     delta, sensitivity = float(mech.delta), float(getattr(mech, "tangent_sensitivity", mech.sensitivity))
     # Flat spaces: the laws in the isometric chart R^d (same loss; no matrix exp/log per draw).
     audit_space = Euclidean(space.dim) if space.is_flat else space
     audit_center = space.to_coordinates(center) if space.is_flat else center
-    audited = _rebuilt(mech, audit_space, audit_center, 0.5 if mutant == "halve-scale" else 1.0)
+    stretch = float(getattr(mech, "lipschitz", 1.0))  # L of the wrapped mechanisms, 1 otherwise
+    if mutant == "unit-lipschitz" and not stretch > 1.0:
+        raise InvalidParameterError(
+            "mutant 'unit-lipschitz' needs a wrapped mechanism on a positively curved space (where L > 1); "
+            f"{mechanism!r} on {space!r} with radius {radius!r} has L = {stretch!r}."
+        )
+    factor = {"halve-scale": 0.5, "unit-lipschitz": 1.0 / stretch}.get(mutant, 1.0)
+    audited = _rebuilt(mech, audit_space, audit_center, factor)
     axis = fixed_unit_tangent(audit_space, audit_center)  # the pair lies on this geodesic
     with np.errstate(all="ignore"):
-        pair = (
-            _kng_pair(audited, audit_space, audit_center, radius, axis, n)
-            if mechanism == "kng"
-            else _footpoint_pair(audited, audit_space, audit_center, radius, axis, delta, sensitivity)
-        )
+        if mechanism == "kng":
+            pair = _kng_pair(audited, audit_space, audit_center, radius, axis, n)
+        elif stretch > 1.0:
+            pair = _tangential_pair(audited, audit_space, audit_center, radius, axis, delta, float(mech.sensitivity))
+        else:
+            pair = _footpoint_pair(audited, audit_space, audit_center, radius, axis, delta, sensitivity)
     space_text = repr(space) + (f" (audited in its isometric chart R^{space.dim})" if space.is_flat else "")
     if not all(law.exact for law in pair.laws):
         raise AssumptionError(_MCMC_REFUSAL)

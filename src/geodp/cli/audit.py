@@ -240,8 +240,9 @@ def add_parser(sub) -> None:
     )
     epsilon.add_argument(
         "--mutant",
-        choices=("halve-scale",),
-        help="audit a deliberately broken release (noise scale halved), to see the audit catch it",
+        choices=("halve-scale", "unit-lipschitz"),
+        help="audit a deliberately broken release, to see the audit catch it: noise scale halved, or (wrapped "
+        "mechanisms on positively curved spaces) calibrated as if Log at the centre were 1-Lipschitz",
     )
     epsilon.add_argument("--plot", metavar="FILE.png", help="draw the privacy-loss distribution to this PNG")
     epsilon.add_argument("--overwrite", action="store_true", help="replace an existing --plot file")

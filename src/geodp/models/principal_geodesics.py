@@ -10,7 +10,6 @@ eigenvectors of the noisy ``C`` (post-processing). docs/math.md §14 has the pro
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
@@ -31,7 +30,7 @@ from geodp.validation import as_generator, check_delta, check_epsilon, check_pos
 
 __all__ = ["PrivatePrincipalGeodesics", "covariance_sensitivity", "tangent_covariance", "tangent_frame"]
 
-_FITTED = ("mean_", "components_", "explained_variance_", "n_samples_", "privacy_report_", "withheld_warnings_")
+_FITTED = ("mean_", "covariance_", "frame_", "components_", "explained_variance_", "n_samples_", "privacy_report_", "withheld_warnings_")
 
 
 def tangent_frame(space, point) -> np.ndarray:
@@ -156,6 +155,10 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         Unit tangent vectors at ``mean_`` (the metric there), by decreasing released variance.
     explained_variance_ : ndarray, shape (n_components,)
         The noisy covariance's eigenvalues, floored at 0.
+    covariance_ : ndarray, shape (space.dim, space.dim)
+        The released (noisy) tangent covariance, in the frame ``frame_``.
+    frame_ : ndarray, shape (space.dim, *point_shape)
+        The orthonormal frame of ``T_{mean_}M`` (:func:`tangent_frame`, public).
     n_samples_ : int
     privacy_report_ : PrivacyReport
     withheld_warnings_ : tuple of str
@@ -361,8 +364,10 @@ class PrivatePrincipalGeodesics(BaseEstimator):
             raise InvalidParameterError("y must be None: principal geodesic analysis is unsupervised.")
         space, facts = self.space, plan.facts
         mean_plan = facts["mean_plan"]
-        if self.accountant is not None:  # both releases or neither
-            trial = copy.deepcopy(self.accountant)
+        if self.accountant is not None:  # both releases or neither: a trial ledger pays first
+            acc = self.accountant
+            trial = type(acc)(epsilon=acc.epsilon, delta=acc.delta, composition=acc.composition)
+            trial.charges = list(acc.charges)
             if mean_plan is not None:
                 trial.spend(mean_plan)
             trial.spend(facts["guarantee"])
@@ -386,7 +391,7 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         noisy, self.withheld_warnings_ = execute(plan, self.accountant, private_part)
         values, vectors = np.linalg.eigh(noisy)
         order = np.argsort(values)[::-1][: facts["n_components"]]
-        self.mean_ = footpoint
+        self.mean_, self.covariance_, self.frame_ = footpoint, noisy, frame
         self.components_ = np.tensordot(vectors[:, order].T, frame, axes=1)
         self.explained_variance_ = np.maximum(values[order], 0.0)
         self.n_samples_ = plan.n_samples

@@ -200,7 +200,7 @@ def test_public_refusals_and_a_short_budget_charge_nothing():
         PrivatePrincipalGeodesics(space, 1, **{**settings, "epsilon": 1.5}).fit(X)
     assert acc.charges == []
     with pytest.raises(NotFittedError):
-        PrivatePrincipalGeodesics(space, 1, **settings).components_
+        _ = PrivatePrincipalGeodesics(space, 1, **settings).components_
     with pytest.raises(NotOnManifoldError):  # whether the records are valid depends on the data: after the charge
         PrivatePrincipalGeodesics(space, 1, **settings).fit(np.ones((20, 3)))
     assert len(acc.charges) == 1

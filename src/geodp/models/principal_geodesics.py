@@ -30,7 +30,16 @@ from geodp.validation import as_generator, check_delta, check_epsilon, check_pos
 
 __all__ = ["PrivatePrincipalGeodesics", "covariance_sensitivity", "tangent_covariance", "tangent_frame"]
 
-_FITTED = ("mean_", "covariance_", "frame_", "components_", "explained_variance_", "n_samples_", "privacy_report_", "withheld_warnings_")
+_FITTED = (
+    "mean_",
+    "covariance_",
+    "frame_",
+    "components_",
+    "explained_variance_",
+    "n_samples_",
+    "privacy_report_",
+    "withheld_warnings_",
+)
 
 
 def tangent_frame(space, point) -> np.ndarray:

@@ -18,9 +18,10 @@ unit random-walk proposal on the tangent coordinates, 10,000 burn-in steps and t
   applies their SPD sampler, with the proposal scaled to σ (a unit step would never be accepted at
   σ ≈ 1e-3, and the chain would return no noise).
 
-Their calibrations are not sound under replace-one adjacency (the SPD σ is ≈ 2.3× below the sound
-one; the PCA σ is for the mean gradient while A is a sum, and uses 2ε for ε²): the "geodp" rows
-use the sound calibrations (docs/math.md §13, §14), which is why they can have larger excess risk.
+Their calibrations are not sound under replace-one adjacency (the SPD σ is 1.32× below the sound
+one: ε ≈ 0.14 for the claimed 0.1; the PCA σ is for the mean gradient while A is a sum, and uses
+2ε for ε²): the "geodp" rows use the sound calibrations (docs/math.md §13, §14), which is why they
+can have larger excess risk.
 """
 
 from __future__ import annotations

@@ -93,6 +93,8 @@ def _plot(results, path) -> None:
     for method in METHODS:
         left.plot(sizes, [means[(n, method)] for n in sizes], marker="o", label=method)
     left.set(xscale="log", yscale="log", xlabel="n", ylabel="excess risk", title="SPD(2) mean, ε = 0.1, δ = 1e-3")
+    left.set_xticks(sizes, [str(n) for n in sizes])
+    left.minorticks_off()
     left.legend(fontsize=8)
     d = [o["distance"] for o in results["outliers"]]
     right.plot(d, [o["mean_shift"] for o in results["outliers"]], marker="o", label="Fréchet mean shift")

@@ -274,6 +274,7 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         if k > space.dim:
             raise InvalidParameterError(f"n_components must be <= space.dim = {space.dim}, got {k}.")
         check_accountant(self.accountant)
+        tangent_frame(space, center)  # a space without a full tangent frame is refused before any charge
         rng = as_generator(self.random_state)
         mean_budget, (epsilon, delta) = self._split()
         if mean_budget is None:

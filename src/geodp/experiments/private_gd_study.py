@@ -20,8 +20,8 @@ unit random-walk proposal on the tangent coordinates, 10,000 burn-in steps and t
 
 Their calibrations are not sound under replace-one adjacency (the SPD σ is 1.32× below the sound
 one: ε ≈ 0.14 for the claimed 0.1; the PCA σ is for the mean gradient while A is a sum, and uses
-2ε for ε²: ≈ 12·n times below the sound one): the "geodp" rows use the sound calibrations (docs/math.md §13, §14), which is why they
-can have larger excess risk.
+2ε for ε²: ≈ 12·n times below the sound one): the "geodp" rows use the sound calibrations
+(docs/math.md §13, §14), which is why they can have larger excess risk.
 """
 
 from __future__ import annotations

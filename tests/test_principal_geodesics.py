@@ -74,7 +74,7 @@ def test_sensitivity_is_attained_by_orthogonal_records_at_the_bound():
     base = np.random.default_rng(0).uniform(-0.5, 0.5, size=(n, 3))
     X, Y = base.copy(), base.copy()
     X[0], Y[0] = [bound, 0.0, 0.0], [0.0, bound, 0.0]
-    frame = tangent_frame(space, np.zeros(3))
+    frame = np.eye(3)  # the upper triangle's norm depends on the frame; the bound holds in every one, tight in this
     diff = tangent_covariance(space, np.zeros(3), frame, X, bound) - tangent_covariance(
         space, np.zeros(3), frame, Y, bound
     )
@@ -204,3 +204,29 @@ def test_public_refusals_and_a_short_budget_charge_nothing():
     with pytest.raises(NotOnManifoldError):  # whether the records are valid depends on the data: after the charge
         PrivatePrincipalGeodesics(space, 1, **settings).fit(np.ones((20, 3)))
     assert len(acc.charges) == 1
+
+
+@pytest.mark.parametrize(
+    ("space", "center", "radius"),
+    [(SPD(3), np.eye(3), 15.0), (Hyperbolic(2), np.eye(3)[0], 8.0), (Sphere(2), _pole(2), 0.785)],
+    ids=["spd-affine-r15", "hyperbolic-r8", "sphere-near-r*"],
+)
+def test_records_at_the_edge_of_a_large_ball_stay_finite_and_within_the_bound(space, center, radius):
+    """The extremes of the public domain: footpoint and records on the boundary of the largest
+    balls, on opposite sides (distance 2r): the statistic is finite and one replacement moves it
+    by at most √2·(2r)²/n."""
+    directions = space.random_unit_tangent(center, size=8, rng=4)
+    footpoint = space.exp(center, radius * directions[0])
+    far = space.exp(center, -radius * directions)  # the far side, and around it
+    frame = tangent_frame(space, footpoint)
+    with np.errstate(all="ignore"):
+        records = space.unchecked.clip_to_ball(far, center, radius)[0]
+        stats_ = [_upper(tangent_covariance(space, footpoint, frame, np.roll(records, k, axis=0), 2 * radius))
+                  for k in range(2)]  # fmt: skip
+        replaced = records.copy()
+        replaced[0] = footpoint
+        moved = _upper(tangent_covariance(space, footpoint, frame, replaced, 2 * radius))
+    assert all(np.all(np.isfinite(s)) for s in stats_) and np.all(np.isfinite(moved))
+    np.testing.assert_allclose(stats_[0], stats_[1], rtol=1e-9, atol=1e-9)  # order does not matter
+    assert np.linalg.norm(moved - stats_[0]) <= covariance_sensitivity(2 * radius, 8) * (1 + 1e-9)
+    assert np.linalg.norm(moved - stats_[0]) > 0.3 * covariance_sensitivity(2 * radius, 8)

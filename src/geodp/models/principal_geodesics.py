@@ -45,15 +45,14 @@ _FITTED = (
 def tangent_frame(space, point) -> np.ndarray:
     """An orthonormal basis of ``T_pM`` in the metric at ``p``, shape ``(space.dim, *point_shape)``.
 
-    The ambient unit vectors projected onto the tangent space (``space.to_tangent``), then
-    orthonormalised through their Gram matrix in the metric (eigenvectors of the nonzero
-    eigenvalues). Deterministic, and a function of ``p`` only.
+    ``space.dim`` standard Gaussian tangent vectors at ``p`` from a fixed seed (already of unit
+    scale in the metric, however far ``p`` lies), orthonormalised by Gram–Schmidt in the metric,
+    twice. Deterministic, and a function of ``p`` only (public when ``p`` is).
 
     Raises
     ------
     AssumptionError
-        The projections do not span a space of dimension ``space.dim`` (a space whose
-        ``to_tangent`` leaves a normal part).
+        The draws do not span ``space.dim`` dimensions (a space whose tangent sampler does not).
 
     Examples
     --------
@@ -65,20 +64,23 @@ def tangent_frame(space, point) -> np.ndarray:
     ((3, 2, 2), True)
     """
     space = check_space(space)
-    point = np.asarray(point, dtype=float)
-    size = int(np.prod(space.point_shape))
-    ambient = np.eye(size).reshape((size, *space.point_shape))
-    projected = space.to_tangent(point, ambient)
-    gram = np.asarray(space.unchecked.inner(point, projected[:, None], projected[None, :]), dtype=float)
-    values, vectors = np.linalg.eigh((gram + gram.T) / 2)
-    keep = values > 1e-9 * values[-1]
-    if int(keep.sum()) != space.dim:
-        raise AssumptionError(
-            f"the tangent projections of {space!r} span {int(keep.sum())} dimensions, not dim = {space.dim}: "
-            "principal geodesics need a space whose to_tangent removes the whole normal part."
-        )
-    weights = vectors[:, keep] / np.sqrt(values[keep])
-    return np.tensordot(weights.T, projected, axes=1)
+    point = space.check_points(point, "point", batch_ndim=0)
+    geometry = space.unchecked
+    draws = geometry.random_tangent(point, size=space.dim, rng=np.random.default_rng(0))
+    frame = np.zeros_like(draws)
+    for k, v in enumerate(draws):
+        scale = float(geometry.norm(point, v))
+        for _ in range(2):  # twice is enough (Giraud et al. 2005)
+            if k:
+                v = v - np.tensordot(np.asarray(geometry.inner(point, frame[:k], v)), frame[:k], axes=1)
+        length = float(geometry.norm(point, v))
+        if not length > 1e-8 * scale:
+            raise AssumptionError(
+                f"the tangent draws of {space!r} span fewer than dim = {space.dim} dimensions at this point: "
+                "principal geodesics need a full orthonormal frame."
+            )
+        frame[k] = v / length
+    return frame
 
 
 def tangent_covariance(space, point, frame, records, bound) -> np.ndarray:
@@ -274,7 +276,7 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         if k > space.dim:
             raise InvalidParameterError(f"n_components must be <= space.dim = {space.dim}, got {k}.")
         check_accountant(self.accountant)
-        tangent_frame(space, center)  # a space without a full tangent frame is refused before any charge
+        tangent_frame(space, center)  # a space without a full frame is refused before any charge
         rng = as_generator(self.random_state)
         mean_budget, (epsilon, delta) = self._split()
         if mean_budget is None:

@@ -5,6 +5,7 @@ from geodp.models.geodesic_regression import PrivateGeodesicRegression
 from geodp.models.geometric_median import PrivateGeometricMedian
 from geodp.models.linear_regression import PrivateLinearRegression
 from geodp.models.mdm import PrivateMDM
+from geodp.models.principal_geodesics import PrivatePrincipalGeodesics
 from geodp.models.report import CuratorDiagnostics, PrivacyReport, RegressionDiagnostics
 
 __all__ = [
@@ -13,6 +14,7 @@ __all__ = [
     "PrivateGeometricMedian",
     "PrivateLinearRegression",
     "PrivateMDM",
+    "PrivatePrincipalGeodesics",
     "PrivacyReport",
     "CuratorDiagnostics",
     "RegressionDiagnostics",

@@ -74,7 +74,7 @@ def test_offsets_are_the_closed_forms_of_public_parameters():
     space, dim, radius = Euclidean(30), 30, 2.0
     X, y = _two_classes(dim, 60, 15)
     model = PrivateMDM(space, epsilon=2.0, delta=1e-5, mechanism="tangent-gaussian", center=np.zeros(dim),
-                       radius=radius, random_state=0).fit(X, y)  # fmt: skip
+                       radius=radius, debias=True, random_state=0).fit(X, y)  # fmt: skip
     expected = [dim * gaussian_sigma(2.0, 1e-5, 2 * radius / n) ** 2 for n in (60, 15)]
     np.testing.assert_allclose(model.noise_offsets_, expected, rtol=1e-6)
 
@@ -87,7 +87,7 @@ def test_offsets_do_not_depend_on_the_records():
     inside = np.zeros((50, dim))
     boundary = np.tile(np.eye(dim)[0] * 3.0, (50, 1))
     beyond = np.tile(np.eye(dim)[1] * 1e6, (50, 1))
-    kwargs = dict(epsilon=1.0, delta=1e-5, center=np.zeros(dim), radius=3.0)
+    kwargs = dict(epsilon=1.0, delta=1e-5, center=np.zeros(dim), radius=3.0, debias=True)
     for mechanism in ("laplace", "tangent-gaussian", "wrapped-gaussian", "wrapped-laplace"):
         offsets = [PrivateMDM(space, mechanism=mechanism, random_state=s, **kwargs).fit(X, y).noise_offsets_
                    for s, X in enumerate((inside, boundary, beyond))]  # fmt: skip
@@ -99,7 +99,7 @@ def test_predictions_are_computed_from_the_releases_and_public_offsets_only():
     space, dim = Euclidean(8), 8
     X, y = _two_classes(dim, 30, 10, seed=1)
     model = PrivateMDM(space, epsilon=1.0, delta=1e-5, mechanism="tangent-gaussian", center=np.zeros(dim),
-                       radius=1.0, random_state=2).fit(X, y)  # fmt: skip
+                       radius=1.0, debias=True, random_state=2).fit(X, y)  # fmt: skip
     tests = np.random.default_rng(5).normal(size=(200, dim))
     squared = np.sum((tests[:, None] - model.covmeans_[None]) ** 2, axis=-1)
     np.testing.assert_array_equal(model.predict(tests), np.argmin(squared - model.noise_offsets_, axis=1))
@@ -128,18 +128,25 @@ def _shares_of_small_class(model_kwargs, scales, fits=150, dim=100):
 
 @pytest.mark.parametrize("mechanism", ["tangent-gaussian", "laplace"])
 def test_debiased_rule_is_unbiased_and_catches_mutant_offsets(mechanism):
-    shares = _shares_of_small_class(dict(epsilon=0.5, delta=1e-5, mechanism=mechanism), (1.0, 0.0, 1.5, 1 / 1.5))
+    shares = _shares_of_small_class(
+        dict(epsilon=0.5, delta=1e-5, mechanism=mechanism, debias=True), (1.0, 0.0, 1.5, 1 / 1.5)
+    )
     assert 0.35 < shares[1.0] < 0.65  # no systematic preference (150 fits: s.e. ≈ 0.04)
     assert shares[0.0] < 0.05  # pyRiemann's rule: the larger class
     assert shares[1.5] > 0.95  # an offset ×1.5 too large: the noisier class
     assert shares[1 / 1.5] < 0.05  # ×1/1.5: the larger class again
 
 
-def test_projection_and_debias_false_keep_pyriemanns_rule():
+def test_default_projection_and_debias_false_keep_pyriemanns_rule():
     space, dim = Euclidean(6), 6
     X, y = _two_classes(dim, 30, 10)
     kwargs = dict(epsilon=1.0, delta=1e-5, mechanism="tangent-gaussian", center=np.zeros(dim), radius=1.0)
-    assert not PrivateMDM(space, debias=False, random_state=0, **kwargs).fit(X, y).noise_offsets_.any()
-    assert not PrivateMDM(space, project_to_ball=True, random_state=0, **kwargs).fit(X, y).noise_offsets_.any()
+    assert not PrivateMDM(space, random_state=0, **kwargs).fit(X, y).noise_offsets_.any()  # the default
+    assert PrivateMDM(space, debias=True, random_state=0, **kwargs).fit(X, y).noise_offsets_.all()
+    assert (
+        not PrivateMDM(space, debias=True, project_to_ball=True, random_state=0, **kwargs)
+        .fit(X, y)
+        .noise_offsets_.any()
+    )
     with pytest.raises(InvalidTypeError, match="debias"):
         PrivateMDM(space, debias="yes", **kwargs).fit(X, y)

@@ -82,13 +82,15 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         :class:`~geodp.models.PrivateFrechetMean`.
     project_to_ball : bool, default False
         Project each released mean onto the public ball (post-processing).
-    debias : bool, default True
+    debias : bool, default False
         Predict with the squared distances minus each class's expected squared noise norm
         ``E‖Z_c‖²`` (``noise_offsets_``), a function of public parameters only: post-processing
-        (docs/math.md, "Debiased MDM prediction"). Without it, the class with fewer records
-        (more noise) looks farther from every point, and at small ε nearly every point goes to
-        the larger class. ``False`` is pyRiemann's rule; so is ``project_to_ball=True`` (a
-        projected release no longer carries the additive noise the offset is for).
+        (docs/math.md, "Debiased MDM prediction"). Without it (pyRiemann's rule), the class with
+        fewer records (more noise) looks farther from every point, and at small ε nearly every
+        point goes to the larger class. That preference scored more accuracy and less balanced
+        accuracy on the connectomes (docs/mdm_gaussian.md), hence the default; choose ``True``
+        when every class matters. ``project_to_ball=True`` keeps pyRiemann's rule (a projected
+        release no longer carries the additive noise the offset is for).
     classes : array_like or None, default None
         The public class labels. ``None`` takes the labels that occur in ``y`` (public by
         assumption). Declared classes must each have at least one record in ``y``, and ``y`` may
@@ -183,7 +185,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         calibration="analytic",
         on_invalid="raise",
         project_to_ball=False,
-        debias=True,
+        debias=False,
         classes=None,
         accountant=None,
         random_state=None,

@@ -285,18 +285,19 @@ def _findings(rows) -> list[str]:
         reach.append(f"{', '.join(arm)}: {'ε = ' + format(min(ok), 'g') if ok else 'not in the grid'}")
     lines.append("- **Smallest ε of the grid with accuracy ≥ chance + 0.1 (debiased rule):** " + "; ".join(reach) + ".")
     flat = [r for r in at if r["metric"] == "log-euclidean"]  # the affine releases are projected: no offset
-    gain = np.array([r["accuracy"] - r["accuracy_pyriemann"] for r in flat])
-    balanced = np.array([r["balanced_accuracy"] - r["balanced_accuracy_pyriemann"] for r in flat])
-    lines.append(
-        f"- **Debiased prediction (ε = {target:g}, the {len(flat)} log-Euclidean arms, same fits):** accuracy "
-        f"{gain.mean():+.3f} on average (from {gain.min():+.3f} to {gain.max():+.3f}) and balanced accuracy "
-        f"{balanced.mean():+.3f} against pyRiemann's rule (the affine-invariant releases are projected onto "
-        "their ball, so both rules agree there). The training classes have 30 and 27 records, so the smaller "
-        "class's mean is noisier "
-        "and, under pyRiemann's rule, looks farther from every point: at low signal it predicts the larger class "
-        "for almost every point, which the stratified test split (16 of 29) rewards in accuracy, not in balanced "
-        "accuracy. Hence PrivateMDM's default, pyRiemann's rule (`debias=False`)."
-    )
+    if flat:
+        gain = np.array([r["accuracy"] - r["accuracy_pyriemann"] for r in flat])
+        balanced = np.array([r["balanced_accuracy"] - r["balanced_accuracy_pyriemann"] for r in flat])
+        lines.append(
+            f"- **Debiased prediction (ε = {target:g}, the {len(flat)} log-Euclidean arms, same fits):** accuracy "
+            f"{gain.mean():+.3f} on average (from {gain.min():+.3f} to {gain.max():+.3f}) and balanced accuracy "
+            f"{balanced.mean():+.3f} against pyRiemann's rule (the affine-invariant releases are projected onto "
+            "their ball, so both rules agree there). The training classes have 30 and 27 records, so the smaller "
+            "class's mean is noisier "
+            "and, under pyRiemann's rule, looks farther from every point: at low signal it predicts the larger class "
+            "for almost every point, which the stratified test split (16 of 29) rewards in accuracy, not in balanced "
+            "accuracy. Hence PrivateMDM's default, pyRiemann's rule (`debias=False`)."
+        )
     for metric in dict.fromkeys(r["metric"] for r in at):
         laplace, gaussian = _NOISES[metric]
         have = {(r["ball"], r["mechanism"]) for r in at if r["metric"] == metric}

@@ -25,8 +25,13 @@ issue's target: ≤ 1/3 at share 0.1). Settings:
   largest distance, 7× the 90% one).
 * ``connectomes``: the 86 fMRI connectomes (SPD(28), affine-invariant, shrinkage 0.5), coarse
   radius 14.15 around I (the provable public radius); the data lie within 2.9 of their mean.
-  At ε = 1 (n = 86, dimension 406) the Laplace is not normalisable and MH-sampled, and neither
-  route says anything: the table uses ε = 100 and 1,000.
+  At ε = 1 (n = 86, dimension 406) the affine-invariant Laplace is not normalisable and
+  MH-sampled: this row uses ε = 1,000.
+* ``connectomes-le``: the same records on the log-Euclidean metric (an exact ℓ2 Laplace in the
+  chart) at the issue's total ε = 1, with the radius-only ball (``center_share=0``: I is kept,
+  the records lie 2.8–3.6 from it) at quantile levels the strength rule admits at n = 86
+  (0.5 and 0.75). A private centre would be a Laplace release in 406 dimensions from 86
+  records at ε ≤ 0.2, far noisier than the coarse radius.
 
 Run: ``python benchmarks/bench_private_ball.py [--repeats 20] [--settings ...] [--save rows.json]
 [--write]``; ``--write`` replaces the generated table in docs/guide.md ("Choosing the data ball");
@@ -51,11 +56,19 @@ from geodp.experiments.generated_docs import END, generated_section
 from geodp.manifolds import SPD, Sphere
 from geodp.models import PrivateFrechetMean
 
-SETTINGS = ("sphere-10x", "sphere-10x-n10k", "sphere-0.3", "spd4", "connectomes")
+SETTINGS = ("sphere-10x", "sphere-10x-n10k", "sphere-0.3", "spd4", "connectomes", "connectomes-le")
 BEGIN = "<!-- BEGIN GENERATED: python benchmarks/bench_private_ball.py --write (do not edit by hand) -->"
 SHARES = (0.05, 0.1, 0.2)
 QUANTILES = (0.8, 0.9, 0.95)
 CENTER_SHARES = (0.5, 0.7)
+# Radius only, at levels whose strength (ε_ball·n·min(q, 1 − q)/2) is ≥ 0.5 at ε_ball = 0.05, n = 86.
+RADIUS_ONLY = {"quantiles": (0.5, 0.75), "center_shares": (0.0,)}
+
+
+def combos_of(name):
+    """The (ball share, quantile level, centre share) triples measured on a setting."""
+    grid = RADIUS_ONLY if name == "connectomes-le" else {"quantiles": QUANTILES, "center_shares": CENTER_SHARES}
+    return list(itertools.product(SHARES, grid["quantiles"], grid["center_shares"]))
 
 
 def _cluster(space, base, sigma, n, seed):
@@ -79,12 +92,22 @@ def setting(name):
     from geodp.datasets import load_connectomes
 
     data = load_connectomes(shrinkage=0.5)
+    if name == "connectomes-le":
+        return SPD(28, metric="log-euclidean"), data.matrices, np.eye(28), data.radius, (1.0,)
     return SPD(28), data.matrices, np.eye(28), data.radius, (1000.0,)
+
+
+def _error(space, model, mean) -> float:
+    """Distance of the release to ``mean``; in the chart on flat spaces (a release far outside
+    the data, as at ε = 1 on the connectomes, need not be a float64 matrix)."""
+    if space.is_flat:
+        return float(np.linalg.norm(model.mean_coordinates_ - space.to_coordinates(mean)))
+    return float(space.dist(model.mean_, mean))
 
 
 def _errors(space, X, center, radius, epsilon, mean, seed, combos):
     coarse = PrivateFrechetMean(space, epsilon=epsilon, center=center, radius=radius, random_state=seed).fit(X)
-    out = {"coarse": float(space.dist(coarse.mean_, mean))}
+    out = {"coarse": _error(space, coarse, mean)}
     for share, level, center_share in combos:
         ball = private_ball(
             space,
@@ -97,14 +120,14 @@ def _errors(space, X, center, radius, epsilon, mean, seed, combos):
             random_state=seed,
         )
         model = PrivateFrechetMean(space, epsilon=(1.0 - share) * epsilon, ball=ball, random_state=seed + 10**6).fit(X)
-        out[(share, level, center_share)] = (float(space.dist(model.mean_, mean)), ball.radius)
+        out[(share, level, center_share)] = (_error(space, model, mean), ball.radius)
     return out
 
 
 def run(names, repeats):
-    combos = list(itertools.product(SHARES, QUANTILES, CENTER_SHARES))
     rows = []
     for name in names:
+        combos = combos_of(name)
         space, X, center, radius, epsilons = setting(name)
         mean = frechet_mean(space, X)
         spread = np.quantile(np.asarray(space.dist(mean, X)), [0.9, 1.0])

@@ -295,7 +295,78 @@ def test_bad_input_is_refused_with_typed_errors():
     assert budget.total_spent == (0.0, 0.0)
     with pytest.raises(InvalidParameterError):
         private_ball(space, X, epsilon=0.5, center=NORTH, radius=0.7, quantile=1.0)
-    with pytest.raises(InvalidParameterError):
-        private_ball(space, X, epsilon=0.5, center=NORTH, radius=0.7, center_share=0.0)
+    for share in (-0.1, 1.0):  # 0 is the radius-only mode
+        with pytest.raises(InvalidParameterError, match="center_share"):
+            private_ball(space, X, epsilon=0.5, center=NORTH, radius=0.7, center_share=share)
     with pytest.raises(InvalidParameterError):
         private_ball(space, X, epsilon=-1.0, center=NORTH, radius=0.7)
+
+
+# ----------------------------------------------------------------------------- radius only
+def _shell(n=60, seed=0):
+    """Records at distances 2.5-3.5 from the public centre 0 of Euclidean(3)."""
+    rng = np.random.default_rng(seed)
+    directions = rng.normal(size=(n, 3))
+    return directions / np.linalg.norm(directions, axis=1, keepdims=True) * rng.uniform(2.5, 3.5, n)[:, None]
+
+
+def test_radius_only_keeps_the_public_centre_and_charges_the_radius_alone():
+    X = _shell(n=2000)
+    budget = BudgetAccountant(epsilon=1.0)
+    ball = private_ball(Euclidean(3), X, epsilon=0.4, center=np.zeros(3), radius=30.0, quantile=0.75,
+                        center_share=0.0, accountant=budget, random_state=0)  # fmt: skip
+    assert budget.total_spent == (0.4, 0.0)
+    assert np.array_equal(ball.center, np.zeros(3)) and 2.5 < ball.radius < 3.5
+    data = ball.privacy_report_.to_dict()
+    assert data["center_epsilon"] == 0.0 and data["radius_epsilon"] == 0.4 and data["center_release"] is None
+    assert "step 1      : none" in ball.privacy_report_ and "one release on the records" in ball.privacy_report_
+    mean = PrivateFrechetMean(Euclidean(3), epsilon=0.6, ball=ball, accountant=budget, random_state=0).fit(X)
+    assert "chosen privately" in mean.privacy_report_ and budget.total_spent[0] == pytest.approx(1.0)
+
+
+def test_radius_only_draws_the_exact_quantile_law_of_the_distances_to_the_public_centre():
+    """KS against the exponential mechanism written from its definition (reference_cdf) on the
+    log-distances to the centre, at the whole ε; a ×1.5 error in ε is rejected."""
+    X, epsilon, radius = _shell(n=30), 0.5, 30.0
+    law = dict(quantile=0.5, lower=math.log(radius * 1e-6), upper=math.log(radius))
+    logs = np.log(np.linalg.norm(X, axis=1))
+    draws = np.log([
+        private_ball(Euclidean(3), X, epsilon=epsilon, center=np.zeros(3), radius=radius, quantile=0.5,
+                     center_share=0.0, random_state=seed).privacy_report_.to_dict()["drawn_radius"]
+        for seed in range(1500)
+    ])  # fmt: skip
+    assert stats.kstest(draws, lambda t: reference_cdf(logs, t, epsilon=epsilon, **law)).pvalue > 1e-3
+    assert stats.kstest(draws, lambda t: reference_cdf(logs, t, epsilon=1.5 * epsilon, **law)).pvalue < 1e-6
+
+
+def test_radius_only_strength_rule_uses_the_whole_epsilon():
+    """The connectome setting of docs/guide.md: n = 86, ε = 0.1 admits q = 0.75 (strength 1.08)
+    but not q = 0.9 (0.43), before any charge."""
+    X = _shell(n=86)
+    budget = BudgetAccountant(epsilon=1.0)
+    kwargs = dict(epsilon=0.1, center=np.zeros(3), radius=30.0, center_share=0.0, accountant=budget)
+    with pytest.raises(InvalidParameterError, match="mostly noise"):
+        private_ball(Euclidean(3), X, quantile=0.9, **kwargs)
+    assert budget.total_spent == (0.0, 0.0)
+    private_ball(Euclidean(3), X, quantile=0.75, random_state=0, **kwargs)
+    assert budget.total_spent == (0.1, 0.0)
+
+
+def test_radius_only_refuses_invalid_records_after_the_charge_or_replaces_them():
+    from geodp.errors import NotOnManifoldError
+
+    X = _shell()
+    X[4] = np.nan
+    budget = BudgetAccountant(epsilon=1.0)
+    kwargs = dict(epsilon=0.4, center=np.zeros(3), radius=30.0, center_share=0.0, accountant=budget)
+    with pytest.raises(NotOnManifoldError):
+        private_ball(Euclidean(3), X, **kwargs)
+    assert budget.total_spent == (0.4, 0.0)  # whether it raises depends on the data: after the charge
+    ball = private_ball(Euclidean(3), X, on_invalid="center", quantile=0.5, random_state=0, **kwargs)
+    assert ball.curator_diagnostics_.n_invalid == 1
+
+
+def test_radius_only_on_a_curved_space():
+    space, X, m = _sphere_data(n=2000)
+    ball = private_ball(space, X, epsilon=0.5, center=m, radius=0.7, quantile=0.9, center_share=0.0, random_state=0)
+    assert np.array_equal(ball.center, m) and 0.05 < ball.radius < 0.2

@@ -15,11 +15,11 @@ import math
 import numpy as np
 
 from geodp.accountant import check_accountant
-from geodp.errors import InvalidDataError, InvalidParameterError
+from geodp.errors import InvalidDataError, InvalidParameterError, NotOnManifoldError
 from geodp.manifolds.base import check_space
 from geodp.mechanisms.quantile import private_quantile, quantile_guarantee
 from geodp.models.ball import PrivateBall
-from geodp.models.frechet_mean import PrivateFrechetMean, prepared_records
+from geodp.models.frechet_mean import PrivateFrechetMean, invalid_message, prepared_records
 from geodp.models.report import BallDiagnostics, PrivacyReport
 from geodp.records import is_dask
 from geodp.release import ReleasePlan, execute
@@ -40,13 +40,14 @@ LOG_FLOOR = 1e-6
 MIN_STRENGTH = 0.5
 
 
-def _check_share(value, name: str) -> float:
+def _check_share(value, name: str, *, allow_zero: bool = False) -> float:
+    interval = "[0, 1)" if allow_zero else "(0, 1)"
     try:
         share = float(value)
     except (TypeError, ValueError):
-        raise InvalidParameterError(f"{name} must be a number in (0, 1), got {value!r}.") from None
-    if not 0.0 < share < 1.0:
-        raise InvalidParameterError(f"{name} must be in (0, 1), got {value!r}.")
+        raise InvalidParameterError(f"{name} must be a number in {interval}, got {value!r}.") from None
+    if not (0.0 <= share if allow_zero else 0.0 < share) or not share < 1.0:
+        raise InvalidParameterError(f"{name} must be in {interval}, got {value!r}.")
     return share
 
 
@@ -79,7 +80,8 @@ def private_ball(
 ) -> PrivateBall:
     """Release, under ε-DP, a geodesic ball that holds most of the records.
 
-    Two releases on the records, composed sequentially:
+    Two releases on the records, composed sequentially (with ``center_share=0``, the second
+    only, around the public centre):
 
     1. the centre: :class:`~geodp.models.PrivateFrechetMean` (Laplace) in the coarse ball at
        ``center_share·epsilon``, projected onto the coarse ball (post-processing);
@@ -116,8 +118,13 @@ def private_ball(
         ``(1 − center_share)·epsilon·n·min(quantile, 1 − quantile)/2 < 0.5`` is refused before
         any charge: the radius would be mostly noise.
     center_share : float, default 0.7
-        Share of ``epsilon`` spent on the centre, in (0, 1). Both defaults were chosen by
-        measurement (docs/guide.md, "Choosing the data ball").
+        Share of ``epsilon`` spent on the centre, in [0, 1). Both defaults were chosen by
+        measurement (docs/guide.md, "Choosing the data ball"). ``0`` is the radius-only mode:
+        the coarse ``center`` is kept, nothing is spent on it, and the whole ``epsilon`` buys the
+        radius (the quantile of the distances to ``center``, on ``[0, radius]``). Use it when
+        the public centre is already near the data and only the radius is too large (the
+        connectomes around I: docs/guide.md), or when a private centre would be noisier than
+        the coarse radius (small n·ε in high dimension).
     on_invalid : {"raise", "center"}, default "raise"
         Records that are not points of the space: raise (after the charge, like the
         estimators) or replace each by the coarse centre.
@@ -172,14 +179,14 @@ def private_ball(
     space = check_space(space)
     epsilon = check_epsilon(epsilon)
     level = _check_share(quantile, "quantile")
-    share = _check_share(center_share, "center_share")
+    share = _check_share(center_share, "center_share", allow_zero=True)
     check_accountant(accountant)
     if is_dask(X):
         raise InvalidDataError("private_ball needs the records in memory: pass a numpy array (X.compute()).")
     rng = as_generator(random_state)
-    mean_model = PrivateFrechetMean(
+    mean_model = PrivateFrechetMean(  # with share 0 it only checks the public inputs (never fitted)
         space,
-        epsilon=share * epsilon,
+        epsilon=share * epsilon if share > 0.0 else epsilon,
         center=center,
         radius=radius,
         on_invalid=on_invalid,
@@ -197,28 +204,47 @@ def private_ball(
             "over the log-distances and the radius can land far below the data (a ball holding no record) or at "
             "the coarse radius. Raise epsilon, use a quantile nearer 0.5, or keep the coarse ball."
         )
-    plan = ReleasePlan(
-        estimator="private_ball",
-        n_samples=mean_plan.n_samples,
-        epsilon=epsilon,
-        delta=0.0,
-        sensitivity=mean_plan.sensitivity,
-        scale=mean_plan.scale,
-        exact=mean_plan.exact,
-        sampler=f"{mean_plan.sampler}; then the exact exponential-mechanism quantile",
-        report=None,
-        notices=mean_plan.notices,
-    )
+    if share > 0.0:
+        plan = ReleasePlan(
+            estimator="private_ball",
+            n_samples=mean_plan.n_samples,
+            epsilon=epsilon,
+            delta=0.0,
+            sensitivity=mean_plan.sensitivity,
+            scale=mean_plan.scale,
+            exact=mean_plan.exact,
+            sampler=f"{mean_plan.sampler}; then the exact exponential-mechanism quantile",
+            report=None,
+            notices=mean_plan.notices,
+        )
+    else:  # radius only: one exponential-mechanism release (rank utility, sensitivity 1)
+        plan = ReleasePlan(
+            estimator="private_ball",
+            n_samples=mean_plan.n_samples,
+            epsilon=epsilon,
+            delta=0.0,
+            sensitivity=1.0,
+            scale=2.0 / epsilon,
+            exact=True,
+            sampler="the exact exponential-mechanism quantile (the public centre kept)",
+            report=None,
+        )
     data = space.unchecked.dataset_array(X, "X")
 
     def private_part():
-        mean_model.fit(data)
-        released = mean_model.mean_
-        upper = coarse_radius + float(space.dist(coarse_center, released))
+        if share > 0.0:
+            mean_model.fit(data)
+            released = mean_model.mean_
+            upper = coarse_radius + float(space.dist(coarse_center, released))
+        else:  # the public centre: the distances lie in [0, coarse radius]
+            released, upper = coarse_center, coarse_radius
         flat = space.is_flat
         records, (n_invalid, n_clipped) = prepared_records(space, coarse_center, coarse_radius, data, coordinates=flat)
+        if n_invalid and on_invalid == "raise" and share == 0.0:  # as the centre's fit would (after the charge)
+            raise NotOnManifoldError(invalid_message(space))
         if flat:
-            distances = np.linalg.norm(records - mean_model.mean_coordinates_, axis=-1)
+            origin = mean_model.mean_coordinates_ if share > 0.0 else space.to_coordinates(coarse_center)
+            distances = np.linalg.norm(records - origin, axis=-1)
         else:
             distances = space.unchecked.distances_from(released)(records)
         distances = np.clip(np.nan_to_num(np.asarray(distances, dtype=float), nan=upper), 0.0, upper)
@@ -244,11 +270,11 @@ def private_ball(
         diagnostics.fraction_inside,
         diagnostics.n_clipped_coarse,
         diagnostics.n_invalid,
-        tuple(withheld) + tuple(mean_model.curator_diagnostics_.warnings),
+        tuple(withheld) + (tuple(mean_model.curator_diagnostics_.warnings) if share > 0.0 else ()),
     )
     report = _report(
         space,
-        mean_model,
+        mean_model if share > 0.0 else None,
         quantile_guarantee(
             epsilon=radius_epsilon,
             quantile=level,
@@ -272,11 +298,11 @@ def private_ball(
 
 
 def _report(space, mean_model, radius_guarantee, *, epsilon, coarse, result) -> PrivacyReport:
-    """The publishable report of a private ball: the two releases and the post-processing. Every
-    number in it is a parameter or a function of the released centre and radius."""
+    """The publishable report of a private ball: the two releases (or the radius alone, with
+    ``mean_model`` None) and the post-processing. Every number in it is a parameter or a function
+    of the released centre and radius."""
     coarse_center, coarse_radius = coarse
     released, drawn, new_radius, fell_back = result
-    center_report = mean_model.privacy_report_
     limit = radius_limit(space)
     post = (
         f"radius = min(max(drawn {drawn!r}, {MIN_RADIUS!r}), {limit!r}) = {new_radius!r} "
@@ -289,16 +315,31 @@ def _report(space, mean_model, radius_guarantee, *, epsilon, coarse, result) -> 
         )
     else:
         post += "; centre in to_dict()['center']"
+    if mean_model is None:
+        head = [
+            f"ε-DP: epsilon = {epsilon!r}, delta = 0.0: one release on the records (the radius; the public centre "
+            "is kept)",
+            f"coarse ball : public, radius {coarse_radius!r} around the given centre (to_dict()['coarse_center'])",
+            "step 1      : none: center_share = 0, the coarse centre is the ball's centre (public, no cost)",
+        ]
+        origin = "the coarse centre"
+        upper = "U = coarse radius"
+    else:
+        head = [
+            f"ε-DP: epsilon = {epsilon!r}, delta = 0.0: two releases on the same records, composed sequentially",
+            f"coarse ball : public, radius {coarse_radius!r} around the given centre (to_dict()['coarse_center'])",
+            f"step 1      : the centre, at epsilon = {mean_model.epsilon!r} (projected onto the coarse ball):",
+            *(f"  {line}" for line in str(mean_model.privacy_report_).splitlines()),
+        ]
+        origin = "the released centre"
+        upper = "U = coarse radius + distance of the released centre to the coarse centre"
     lines = [
         "geodp privacy report: private_ball (publishable: nothing in it is computed from the private data "
-        "except the two releases it describes)",
-        f"ε-DP: epsilon = {epsilon!r}, delta = 0.0: two releases on the same records, composed sequentially",
-        f"coarse ball : public, radius {coarse_radius!r} around the given centre (to_dict()['coarse_center'])",
-        f"step 1      : the centre, at epsilon = {mean_model.epsilon!r} (projected onto the coarse ball):",
-        *(f"  {line}" for line in str(center_report).splitlines()),
+        "except the releases it describes)",
+        *head,
         f"step 2      : the radius, at epsilon = {radius_guarantee.epsilon!r}: exp of the quantile of the "
-        "log-distances from the released centre to the records clipped into the coarse ball, floored at "
-        "U·1e-6, with U = coarse radius + distance of the released centre to the coarse centre:",
+        f"log-distances from {origin} to the records clipped into the coarse ball, floored at U·1e-6, with "
+        f"{upper}:",
         *(f"  {line}" for line in radius_guarantee.render().splitlines()),
         f"result      : {post}",
     ]
@@ -309,9 +350,9 @@ def _report(space, mean_model, radius_guarantee, *, epsilon, coarse, result) -> 
         "space": repr(space),
         "coarse_center": np.asarray(coarse_center).tolist(),
         "coarse_radius": coarse_radius,
-        "center_epsilon": mean_model.epsilon,
+        "center_epsilon": 0.0 if mean_model is None else mean_model.epsilon,
         "radius_epsilon": radius_guarantee.epsilon,
-        "center_release": center_report.to_dict(),
+        "center_release": None if mean_model is None else mean_model.privacy_report_.to_dict(),
         "radius_release": radius_guarantee.to_dict(),
         "released_center": np.asarray(released).tolist(),
         "drawn_radius": drawn,

@@ -174,6 +174,25 @@ class Mechanism(ABC):
     def distribution(self, value):
         """The output law of the mechanism for ``value`` (validated on the manifold)."""
 
+    def noise_second_moment(self, dim: int) -> float | None:
+        """``E‖Z‖²`` of the release's additive noise ``Z`` in ``R^dim``: in the isometric chart of
+        a flat space, or in the tangent space at the public centre for the wrapped mechanisms;
+        ``None`` where the release is no additive noise (a Riemannian law on a curved space).
+
+        A function of the public parameters only (so is everything computed from it). It is the
+        moment of the continuous law: secure mode's grid noise (docs/secure.md) has nearly the
+        same. ``PrivateMDM`` subtracts it from squared distances to debias its predictions
+        (docs/math.md, "Debiased MDM prediction").
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Sphere
+        >>> from geodp.mechanisms import LaplaceMechanism
+        >>> LaplaceMechanism(Sphere(2), epsilon=1.0, sensitivity=0.1).noise_second_moment(2) is None
+        True
+        """
+        return None
+
     def _chart(self, value=None):
         """The flat space the release lives on, or None where no floating-point-safe
         construction exists (curved spaces). Public: ``value`` is used for its shape only."""

@@ -324,6 +324,18 @@ class GaussianChartNoise:
     def _chart_sensitivity(self) -> float:
         return self.sensitivity
 
+    def noise_second_moment(self, dim: int) -> float | None:
+        """``E‖Z‖² = dim·σ²`` for ``Z ~ N(0, σ² I_dim)`` (see :meth:`Mechanism.noise_second_moment`).
+
+        Examples
+        --------
+        >>> from geodp.mechanisms import TangentGaussianMechanism
+        >>> mech = TangentGaussianMechanism(epsilon=1.0, delta=1e-6, sensitivity=0.1)
+        >>> bool(mech.noise_second_moment(3) == 3 * mech.scale**2)
+        True
+        """
+        return dim * self._sigma**2
+
     def _chart_law(self, space, coordinates) -> TangentGaussian:
         return TangentGaussian(Euclidean(space.dim), coordinates, self._sigma)
 

@@ -138,6 +138,18 @@ class LaplaceMechanism(Mechanism):
         """σ (Δ/ε, or 2Δ/ε when truncated)."""
         return self._scale
 
+    def noise_second_moment(self, dim: int) -> float | None:
+        """``dim·(dim + 1)·σ²`` on a flat space untruncated (the ℓ2 Laplace ``∝ exp(−‖z‖/σ)`` in
+        the chart: ``‖Z‖ ~ Gamma(dim, σ)``); ``None`` otherwise (a Riemannian law).
+
+        Examples
+        --------
+        >>> from geodp.manifolds import Euclidean
+        >>> LaplaceMechanism(Euclidean(3), epsilon=1.0, sensitivity=0.5).noise_second_moment(3)
+        3.0
+        """
+        return dim * (dim + 1) * self._scale**2 if self.space.is_flat and not self.truncated else None
+
     def distribution(self, value) -> RiemannianLaplace:
         """The output law for ``value`` (a point; inside the ball when truncated)."""
         ball = {"center": self.center, "radius": self.radius} if self.truncated else {}

@@ -160,6 +160,11 @@ class RiemannianGaussianMechanism(GaussianChartNoise, Mechanism):
             return TangentGaussian(self.space, value, self._sigma)
         return RiemannianGaussian(self.space, value, self._sigma)
 
+    def noise_second_moment(self, dim: int) -> float | None:
+        """``dim·σ²`` on a flat space (the Gaussian in the chart); ``None`` on a curved one (a
+        Riemannian law, no additive noise)."""
+        return super().noise_second_moment(dim) if self.space.is_flat else None
+
     def _chart(self, value=None):
         return self.space if self.space.is_flat else None
 

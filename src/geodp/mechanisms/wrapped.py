@@ -200,6 +200,10 @@ class WrappedLaplaceMechanism(_WrappedMechanism):
         """σ = L·Δ/ε, the scale of the ℓ2 Laplace in the tangent space."""
         return self._scale
 
+    def noise_second_moment(self, dim: int) -> float:
+        """``dim·(dim + 1)·σ²``: ``‖Z‖ ~ Gamma(dim, σ)`` for the ℓ2 Laplace in ``T_{p0}M``."""
+        return dim * (dim + 1) * self._scale**2
+
     def _chart_law(self, space, coordinates) -> RiemannianLaplace:
         return RiemannianLaplace(Euclidean(space.dim), coordinates, self._scale)
 

@@ -453,7 +453,7 @@ class PrivateFrechetMean(BaseEstimator):
         """
         flat = space.is_flat
         prepare = functools.partial(prepared_records, space, center, radius, coordinates=flat)
-        refusal = False if self.on_invalid == "center" else _INVALID_MESSAGE.format(space=space)
+        refusal = False if self.on_invalid == "center" else invalid_message(space)
         info = None
         if is_dask(data):  # validated, clipped and averaged chunk by chunk, in every pass
             records = DaskRecords(space, data, prepare=prepare, refuse_invalid=refusal)
@@ -630,6 +630,18 @@ def public_records(space, X):
         )
     check_real_dtype(X.dtype, "X")
     return X
+
+
+def invalid_message(space) -> str:
+    """The message of the invalid-record error (public: it names the space only).
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Sphere
+    >>> invalid_message(Sphere(2)).startswith("X holds records that are not points of Sphere")
+    True
+    """
+    return _INVALID_MESSAGE.format(space=space)
 
 
 def prepared_records(space, center, radius, block, *, coordinates):

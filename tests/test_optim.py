@@ -393,3 +393,15 @@ def test_subsampled_gd_converges_to_the_mean_on_euclidean_data():
     assert np.linalg.norm(result.point - X.mean(axis=0)) < 0.1
     assert result.guarantee.subsampled_gaussian[:2] == (0.1, result.guarantee.scale / 4.0)
     assert "q = 0.1" in result.guarantee.mechanism and "T = 60" in result.guarantee.mechanism
+
+
+def test_a_plan_carrying_the_subsampled_guarantee_composes_as_its_poisson_sampled_event():
+    from geodp.release import ReleasePlan
+
+    guarantee = _subsampled_guarantee(1.0, 1e-5, 30, 20, 400)
+    plan = ReleasePlan("Demo", 400, 1.0, 1e-5, 2.0, guarantee.scale, True, "exact", report="",
+                       subsampled_gaussian=guarantee.subsampled_gaussian)  # fmt: skip
+    assert plan.dp_event() == dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(0.05, dp_accounting.GaussianDpEvent(guarantee.scale)), 30
+    )
+    assert dp_event(guarantee) == plan.dp_event()

@@ -33,6 +33,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from scipy import optimize
 
 from geodp.calibration import gaussian_sigma
 from geodp.composition import composed_epsilon, subsampled_gaussian_event
@@ -54,8 +55,12 @@ __all__ = [
     "subsampled_noise_multiplier",
 ]
 
-#: Relative precision of the subsampled noise multiplier (the bisection keeps the larger end).
+#: Relative precision of the subsampled noise multiplier (it is returned just above the root).
 _SIGMA_RTOL = 1e-3
+#: The smallest subsampled noise multiplier tried: below it the PLD's privacy-loss grid (width 1e-3)
+#: grows like 1/σ and calibration becomes slow; a run that would need less noise gets this much
+#: (it then spends less than ε).
+_SIGMA_FLOOR = 0.1
 
 
 class PrivateGDResult(NamedTuple):
@@ -91,35 +96,43 @@ def gd_noise_multiplier(epsilon, delta, iterations) -> float:
 def subsampled_noise_multiplier(epsilon, delta, iterations, sampling_rate) -> float:
     """σ: the noise standard deviation per unit of ``clip`` that makes ``iterations`` Poisson-subsampled
     steps at rate ``sampling_rate`` (ε, δ)-DP under replace-one: the smallest σ (to a relative
-    1e-3, rounded up) whose ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), T)``
-    has ε(δ) ≤ ε by dp-accounting's ``REPLACE_ONE`` PLD (:func:`geodp.composition.composed_epsilon`).
+    1e-3, above the root found by Brent's method in log σ) whose
+    ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), T)`` has ε(δ) ≤ ε by
+    dp-accounting's ``REPLACE_ONE`` PLD (:func:`geodp.composition.composed_epsilon`).
 
     At ``sampling_rate = 1`` this is the full-batch σ of :func:`gd_noise_multiplier` up to the PLD's
-    discretisation.
+    discretisation. σ is never below 0.1 (a PLD at smaller σ is slow to build; such a run gets
+    σ = 0.1 and spends less than ε).
 
     Examples
     --------
     >>> sigma = subsampled_noise_multiplier(1.0, 1e-5, 100, 0.05)
     >>> round(sigma, 2), sigma < gd_noise_multiplier(1.0, 1e-5, 100)
-    (3.73, True)
+    (3.74, True)
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta, allow_zero=False)
     iterations = check_positive_integer(iterations, "iterations")
     rate = _check_rate(sampling_rate)
 
-    def spent(sigma):
-        return composed_epsilon([subsampled_gaussian_event(rate, sigma, iterations)], delta, "pld")
+    def excess(log_sigma):
+        event = subsampled_gaussian_event(rate, math.exp(log_sigma), iterations)
+        return composed_epsilon([event], delta, "pld") - epsilon
 
-    hi = 1.1 * gd_noise_multiplier(epsilon, delta, iterations)
-    while spent(hi) > epsilon:
-        hi *= 2.0
-    lo = hi / 2.0
-    while spent(lo) <= epsilon:
-        hi, lo = lo, lo / 2.0
-    while hi / lo > 1.0 + _SIGMA_RTOL:
-        mid = math.sqrt(hi * lo)
-        hi, lo = (mid, lo) if spent(mid) <= epsilon else (hi, mid)
-    return hi
+    # Bracket around the Gaussian (CLT) guess σ ≈ q·σ_full, then a root of ε(σ) = ε in log σ.
+    floor = math.log(_SIGMA_FLOOR)
+    guess = max(math.log(rate * gd_noise_multiplier(epsilon, delta, iterations)), floor + 0.5)
+    lo, hi = guess - 0.5, guess + 0.5
+    while excess(hi) > 0:
+        lo, hi = hi, hi + 1.0
+    while excess(lo) <= 0:
+        if lo == floor:
+            return _SIGMA_FLOOR
+        lo, hi = max(lo - 1.0, floor), lo
+    root = optimize.brentq(excess, lo, hi, xtol=_SIGMA_RTOL / 10)
+    sigma = math.exp(root + _SIGMA_RTOL)  # just above the root: the noise never falls short
+    while excess(math.log(sigma)) > 0:  # the PLD's rounding can make ε(σ) slightly non-monotone
+        sigma *= 1.0 + _SIGMA_RTOL
+    return sigma
 
 
 def _check_rate(sampling_rate) -> float:
@@ -212,7 +225,7 @@ def gd_guarantee(
     >>> sub = gd_guarantee(Sphere(2), epsilon=1.0, delta=1e-5, iterations=100, step=0.5, clip=1.0,
     ...                    center=np.array([0.0, 0.0, 1.0]), radius=1.0, batch=50, n=1000)
     >>> sub.gdp_mu, sub.subsampled_gaussian[0], round(sub.scale, 2)
-    (None, 0.05, 3.73)
+    (None, 0.05, 3.74)
     """
     space, epsilon, delta, iterations, step, clip, center, radius = _check_settings(
         space, epsilon, delta, iterations, step, clip, center, radius

@@ -405,3 +405,12 @@ def test_a_plan_carrying_the_subsampled_guarantee_composes_as_its_poisson_sample
         dp_accounting.PoissonSampledDpEvent(0.05, dp_accounting.GaussianDpEvent(guarantee.scale)), 30
     )
     assert dp_event(guarantee) == plan.dp_event()
+
+
+def test_a_setting_needing_less_noise_than_the_floor_gets_the_floor_and_spends_at_most_epsilon():
+    from geodp.composition import subsampled_gaussian_event
+
+    # q = 1e-6 < δ: a record is almost never sampled, so even σ = 0.1 meets ε = 1.
+    sigma = subsampled_noise_multiplier(1.0, 1e-5, 1, 1e-6)
+    assert sigma == 0.1
+    assert composed_epsilon([subsampled_gaussian_event(1e-6, sigma, 1)], 1e-5, "pld") <= 1.0

@@ -175,6 +175,8 @@ def test_kendall_configurations_and_a_centre_file(tmp_path):
         ("sphere:2", "kng", 0.0),
         ("euclidean:3", "kng", 0.0),
         ("sphere:2", "riemannian-gaussian", 1e-6),
+        ("sphere:2", "gradient", 1e-6),
+        ("spd:3:log-euclidean", "gradient", 1e-6),
     ],
 )
 def test_other_mechanisms(spec, mechanism, delta, tmp_path):

@@ -14,6 +14,11 @@ Soundness, in one place (docs/math.md, "Composition"). Every geodp release is ei
 * **ρ-zCDP** (``Guarantee.zcdp_rho`` set, no ``gdp_mu``; Bun & Steinke 2016): secure mode's exact
   discrete Gaussian on a grid. Its Rényi divergence of order α is ≤ αρ for every α > 1; it has no
   Gaussian dominating pair in general, so the event is dp-accounting's ``ZCDpEvent(ρ)``; or
+* **a Poisson-subsampled Gaussian run** (``Guarantee.subsampled_gaussian = (q, σ, T)``: the
+  subsampled private gradient descent of :mod:`geodp.optim`): each of its T steps is dominated,
+  under replace-one, by dp-accounting's ``REPLACE_ONE`` pair of the Poisson-sampled Gaussian
+  ``((1−q)N(0, σ²) + qN(−1, σ²), (1−q)N(0, σ²) + qN(1, σ²))`` (docs/math.md §13 proves it); the
+  event is ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), T)``; or
 * **(ε, δ)-DP** (pure when δ = 0): the pair is a post-processing of the randomised response pair
   of Kairouz, Oh & Viswanath (2015, Thm 2.1 and §3) —
   ``P = (δ, (1−δ)e^ε/(1+e^ε), (1−δ)/(1+e^ε), 0)``, ``Q`` the same reversed — so composing that pair
@@ -39,6 +44,9 @@ sequence at a target δ, under the adjacency of the releases (geodp's replace-on
     ``ε = min_t ε_Z(tδ) + ε_P((1−t)δ)`` over a small grid of splits t, with ``ε_Z`` the RDP
     accountant's conversion of ρ-zCDP and ``ε_P`` the PLD bound of the other events (proof in
     :func:`composed_epsilon`); the ``"rdp"`` rule's ε is also a bound, and the smaller is returned.
+    A subsampled run enters as dp-accounting's ``REPLACE_ONE`` PLD of its Poisson-sampled Gaussian,
+    self-composed T times (``from_gaussian_mechanism(σ, sampling_prob=q, neighboring_relation=
+    REPLACE_ONE)``, what dp-accounting's ``PLDAccountant(REPLACE_ONE)`` composes for that event).
 ``"rdp"``
     Rényi DP (Mironov 2017) through ``dp_accounting.rdp.RdpAccountant``: a μ-GDP release is
     ``μ²/2``-zCDP (its Rényi divergences are the Gaussian's, by data processing), a ρ-zCDP
@@ -49,7 +57,13 @@ sequence at a target δ, under the adjacency of the releases (geodp's replace-on
     δ > 0 has no finite Rényi divergence; those events compose sequentially with the rest: if
     the RDP part is (ε_R, δ_R)-DP and they are (Σε_j, Σδ_j)-DP, the whole is
     ``(ε_R + Σε_j, δ_R + Σδ_j)``-DP — basic composition of the two product pairs (Dwork & Roth
-    Thm 3.16 applied to the two factors), with ``δ_R = δ − Σδ_j``.
+    Thm 3.16 applied to the two factors), with ``δ_R = δ − Σδ_j``. dp-accounting's RDP accountant
+    has no ``REPLACE_ONE`` analysis of the Poisson-sampled Gaussian; a subsampled run's T steps
+    are bounded by 2T add-or-remove steps of ``PoissonSampledDpEvent(q, GaussianDpEvent(σ/2))``
+    (docs/math.md §13: the replace-one pair is a post-processing of the product of that event's
+    remove and add pairs), composed in ``RdpAccountant(ADD_OR_REMOVE_ONE)`` with the μ-GDP and
+    zCDP events (their RDP curve does not depend on the relation); pure events then join by basic
+    composition as the (ε, δ) ones do, at the best of a grid of δ splits.
 
 Every rule returns ``inf`` when no bound at δ exists (a Gaussian at δ = 0, Σδ_j ≥ δ).
 
@@ -87,6 +101,7 @@ __all__ = [
     "composed_epsilon",
     "dp_event",
     "guarantee_fields",
+    "subsampled_gaussian_event",
 ]
 
 COMPOSITIONS = ("sequential", "rdp", "pld")
@@ -96,7 +111,7 @@ COMPOSITIONS = ("sequential", "rdp", "pld")
 PLD_DISCRETIZATION = 1e-3
 
 #: The guarantee fields an event is built from.
-_FIELDS = ("epsilon", "delta", "gdp_mu", "zcdp_rho")
+_FIELDS = ("epsilon", "delta", "gdp_mu", "zcdp_rho", "subsampled_gaussian")
 
 #: Shares t of δ given to the zCDP part under "pld" (basic composition with the PLD part).
 _ZCDP_SHARES = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98)
@@ -162,13 +177,13 @@ class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
 
 
 def guarantee_fields(guarantee) -> dict:
-    """``{"epsilon", "delta", "gdp_mu", "zcdp_rho"}`` of a guarantee-like object (None where absent): read
-    through ``to_dict()`` if it has one, else as a mapping or through attributes.
+    """``{"epsilon", "delta", "gdp_mu", "zcdp_rho", "subsampled_gaussian"}`` of a guarantee-like object
+    (None where absent): read through ``to_dict()`` if it has one, else as a mapping or through attributes.
 
     Examples
     --------
     >>> guarantee_fields({"epsilon": 1.0})
-    {'epsilon': 1.0, 'delta': None, 'gdp_mu': None, 'zcdp_rho': None}
+    {'epsilon': 1.0, 'delta': None, 'gdp_mu': None, 'zcdp_rho': None, 'subsampled_gaussian': None}
     """
     if not isinstance(guarantee, Mapping) and callable(getattr(guarantee, "to_dict", None)):
         guarantee = guarantee.to_dict()
@@ -180,7 +195,9 @@ def guarantee_fields(guarantee) -> dict:
 def dp_event(guarantee) -> dp_accounting.DpEvent:
     """The ``dp_accounting`` ``DpEvent`` of one release, from its guarantee.
 
-    ``gdp_mu`` set → ``GaussianDpEvent(noise_multiplier=1/μ)``; else ``zcdp_rho`` set →
+    ``subsampled_gaussian = (q, σ, T)`` set → ``SelfComposedDpEvent(PoissonSampledDpEvent(q,
+    GaussianDpEvent(σ)), T)`` (read under dp-accounting's ``REPLACE_ONE`` relation, module
+    docstring); else ``gdp_mu`` set → ``GaussianDpEvent(noise_multiplier=1/μ)``; else ``zcdp_rho`` set →
     ``ZCDpEvent(ρ)`` (secure mode's discrete Gaussian: never a Gaussian event, whose PLD would
     claim more than zCDP gives); otherwise ``EpsilonDeltaDpEvent(ε, δ)`` (pure when δ = 0). The
     Euclidean Laplace is not mapped to dp-accounting's ``LaplaceDpEvent``: that is the 1-D
@@ -210,8 +227,12 @@ def dp_event(guarantee) -> dp_accounting.DpEvent:
     GaussianDpEvent(noise_multiplier=2.0)
     >>> dp_event({"epsilon": 1.0, "delta": 1e-8, "zcdp_rho": 0.02})
     ZCDpEvent(rho=0.02, xi=0.0)
+    >>> dp_event({"epsilon": 1.0, "delta": 1e-5, "subsampled_gaussian": (0.01, 1.1, 100)}).count
+    100
     """
     fields = guarantee_fields(guarantee)
+    if fields["subsampled_gaussian"] is not None:
+        return subsampled_gaussian_event(*fields["subsampled_gaussian"])
     if fields["gdp_mu"] is not None:
         return dp_accounting.GaussianDpEvent(noise_multiplier=1.0 / check_positive(fields["gdp_mu"], "gdp_mu"))
     if fields["zcdp_rho"] is not None:
@@ -222,6 +243,38 @@ def dp_event(guarantee) -> dp_accounting.DpEvent:
             f"a guarantee needs epsilon and delta (and gdp_mu for a μ-GDP release), got {type(guarantee).__name__}."
         )
     return EpsilonDeltaDpEvent(epsilon, 0.0 if delta is None else delta)
+
+
+def subsampled_gaussian_event(sampling_rate, noise_multiplier, iterations) -> dp_accounting.DpEvent:
+    """``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), T)``: T steps of the
+    Poisson-sampled Gaussian with per-record bound 1 and noise σ, under replace-one (module docstring).
+
+    Examples
+    --------
+    >>> subsampled_gaussian_event(0.1, 2.0, 3).event.sampling_probability
+    0.1
+    """
+    rate = check_positive(sampling_rate, "sampling_rate")
+    if rate > 1.0:
+        raise InvalidParameterError(f"sampling_rate must be in (0, 1], got {sampling_rate!r}.")
+    count = int(iterations)
+    if count != iterations or count < 1:
+        raise InvalidParameterError(f"iterations must be a positive integer, got {iterations!r}.")
+    gaussian = dp_accounting.GaussianDpEvent(noise_multiplier=check_positive(noise_multiplier, "noise_multiplier"))
+    return dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(rate, gaussian), count)
+
+
+def _subsampled(event):
+    """``((q, σ), T)`` when ``event`` is a Poisson-sampled Gaussian (possibly self-composed), else None."""
+    count = 1
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        event, count = event.event, event.count
+    if isinstance(event, dp_accounting.PoissonSampledDpEvent) and isinstance(
+        event.event, dp_accounting.GaussianDpEvent
+    ):
+        key = (check_positive(event.sampling_probability, "sampling_probability"), event.event.noise_multiplier)
+        return (key[0], check_positive(key[1], "noise_multiplier")), int(count)
+    return None
 
 
 def check_composition(composition) -> str:
@@ -237,12 +290,15 @@ def check_composition(composition) -> str:
     return composition
 
 
-def _parts(events: Sequence) -> tuple[float, float, tuple]:
-    """``(Σμ², Σρ, ((ε, δ, count), …))``: the Gaussian and the zCDP events merged, the others
-    counted (sorted, so the result does not depend on their order)."""
-    mu_squared, rhos, others = [], [], Counter()
+def _parts(events: Sequence) -> tuple[float, float, tuple, tuple]:
+    """``(Σμ², Σρ, ((ε, δ, count), …), ((q, σ, T), …))``: the Gaussian and the zCDP events merged,
+    the others counted (sorted, so the result does not depend on their order)."""
+    mu_squared, rhos, others, sampled = [], [], Counter(), Counter()
     for event in events:
-        if isinstance(event, dp_accounting.GaussianDpEvent):
+        subsampled = _subsampled(event)
+        if subsampled is not None:
+            sampled[subsampled[0]] += subsampled[1]
+        elif isinstance(event, dp_accounting.GaussianDpEvent):
             mu_squared.append(1.0 / check_positive(event.noise_multiplier, "noise_multiplier") ** 2)
         elif isinstance(event, dp_accounting.ZCDpEvent):
             rhos.append(check_positive(event.rho, "rho"))
@@ -250,10 +306,15 @@ def _parts(events: Sequence) -> tuple[float, float, tuple]:
             others[(event.epsilon, event.delta)] += 1
         else:
             raise InvalidTypeError(
-                f"geodp composes GaussianDpEvent, ZCDpEvent and EpsilonDeltaDpEvent (from geodp.composition.dp_event), "
-                f"got {type(event).__name__}."
+                f"geodp composes GaussianDpEvent, ZCDpEvent, EpsilonDeltaDpEvent and Poisson-sampled Gaussians (from "
+                f"geodp.composition.dp_event), got {type(event).__name__}."
             )
-    return math.fsum(mu_squared), math.fsum(rhos), tuple(sorted((e, d, k) for (e, d), k in others.items()))
+    return (
+        math.fsum(mu_squared),
+        math.fsum(rhos),
+        tuple(sorted((e, d, k) for (e, d), k in others.items())),
+        tuple(sorted((q, m, k) for (q, m), k in sampled.items())),
+    )
 
 
 def composed_epsilon(events: Sequence, delta: float, composition: str = "pld") -> float:
@@ -298,24 +359,29 @@ def composed_epsilon(events: Sequence, delta: float, composition: str = "pld") -
     """
     check_composition(composition)
     delta = check_delta(delta, allow_zero=True)
-    mu_squared, rho, others = _parts(events)
-    return _epsilon(composition, delta, mu_squared, rho, others)
+    mu_squared, rho, others, sampled = _parts(events)
+    return _epsilon(composition, delta, mu_squared, rho, others, sampled)
 
 
 @functools.lru_cache(maxsize=256)
-def _epsilon(composition: str, delta: float, mu_squared: float, rho: float, others: tuple) -> float:
+def _epsilon(
+    composition: str, delta: float, mu_squared: float, rho: float, others: tuple, sampled: tuple = ()
+) -> float:
     if composition == "sequential":
-        if mu_squared > 0 or rho > 0:
+        if mu_squared > 0 or rho > 0 or sampled:
             raise InvalidParameterError(
-                "sequential composition adds (epsilon, delta), and a GaussianDpEvent or ZCDpEvent has a curve, not one "
-                "pair: pass the release's guarantee (its declared epsilon and delta), or compose with 'pld' or 'rdp'."
+                "sequential composition adds (epsilon, delta), and a subsampled Gaussian, GaussianDpEvent or "
+                "ZCDpEvent has a curve, not one pair: pass the release's guarantee (its declared epsilon and "
+                "delta), or compose with 'pld' or 'rdp'."
             )
         return _sequential(others, delta)
     if composition == "rdp":
-        return _rdp(delta, mu_squared + 2.0 * rho, others)
+        return _rdp(delta, mu_squared + 2.0 * rho, others, sampled)
     if rho == 0:
-        return _pld(delta, mu_squared, others)
-    return min(_rdp(delta, mu_squared + 2.0 * rho, others), _zcdp_then_pld(delta, mu_squared, rho, others))
+        return _pld(delta, mu_squared, others, sampled)
+    return min(
+        _rdp(delta, mu_squared + 2.0 * rho, others, sampled), _zcdp_then_pld(delta, mu_squared, rho, others, sampled)
+    )
 
 
 def _sequential(others: tuple, delta: float) -> float:
@@ -330,16 +396,16 @@ def _gaussian(mu_squared: float, delta: float) -> float:
     return epsilon * (1.0 + _ROOT_PAD) + _ROOT_PAD
 
 
-def _pld(delta: float, mu_squared: float, others: tuple) -> float:
-    if not others:
+def _pld(delta: float, mu_squared: float, others: tuple, sampled: tuple = ()) -> float:
+    if not others and not sampled:
         return 0.0 if mu_squared == 0 else _gaussian(mu_squared, delta)
-    return float(_pld_of(mu_squared, others).get_epsilon_for_delta(delta))
+    return float(_pld_of(mu_squared, others, sampled).get_epsilon_for_delta(delta))
 
 
 @functools.lru_cache(maxsize=64)
-def _pld_of(mu_squared: float, others: tuple):
-    """The PLD of the Gaussian events (merged) and the (ε, δ) events (cached: the zCDP split asks
-    it at several δ)."""
+def _pld_of(mu_squared: float, others: tuple, sampled: tuple = ()):
+    """The PLD of the Gaussian events (merged), the (ε, δ) events and the subsampled runs (cached:
+    the zCDP split asks it at several δ)."""
     total = pld.identity(value_discretization_interval=PLD_DISCRETIZATION)
     if mu_squared > 0:
         total = total.compose(
@@ -353,6 +419,14 @@ def _pld_of(mu_squared: float, others: tuple):
             value_discretization_interval=PLD_DISCRETIZATION,
         )
         total = total.compose(part.self_compose(count) if count > 1 else part)
+    for rate, multiplier, count in sampled:
+        part = pld.from_gaussian_mechanism(
+            standard_deviation=multiplier,
+            sampling_prob=rate,
+            neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE,
+            value_discretization_interval=PLD_DISCRETIZATION,
+        )
+        total = total.compose(part.self_compose(count) if count > 1 else part)
     return total
 
 
@@ -363,28 +437,50 @@ def _zcdp_epsilon(rho: float, delta: float) -> float:
     return float(accountant.get_epsilon(delta))
 
 
-def _zcdp_then_pld(delta: float, mu_squared: float, rho: float, others: tuple) -> float:
+def _zcdp_then_pld(delta: float, mu_squared: float, rho: float, others: tuple, sampled: tuple = ()) -> float:
     """``min_t ε_Z(tδ) + ε_P((1−t)δ)``: the zCDP events by their total ρ, the rest by PLD, joined
     by basic composition (:func:`composed_epsilon`, Notes)."""
     if delta == 0.0:
         return math.inf
-    if mu_squared == 0 and not others:
+    if mu_squared == 0 and not others and not sampled:
         return _zcdp_epsilon(rho, delta)
-    return min(_zcdp_epsilon(rho, t * delta) + _pld((1.0 - t) * delta, mu_squared, others) for t in _ZCDP_SHARES)
+    return min(
+        _zcdp_epsilon(rho, t * delta) + _pld((1.0 - t) * delta, mu_squared, others, sampled) for t in _ZCDP_SHARES
+    )
 
 
-def _rdp(delta: float, mu_squared: float, others: tuple) -> float:
+def _rdp(delta: float, mu_squared: float, others: tuple, sampled: tuple = ()) -> float:
     approximate = tuple(o for o in others if o[1] > 0)
     pure = tuple(o for o in others if o[1] == 0)
     rest = delta - math.fsum(d * k for _, d, k in approximate)
     added = math.fsum(e * k for e, _, k in approximate)
-    if mu_squared == 0 and not pure:
+    if mu_squared == 0 and not pure and not sampled:
         return added if rest >= 0 else math.inf
     if rest <= 0:
         return math.inf
-    accountant = rdp.RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    if not sampled:
+        return _rdp_epsilon(rest, mu_squared, pure, ()) + added
+    if not pure:
+        return _rdp_epsilon(rest, mu_squared, (), sampled) + added
+    # Pure events need REPLACE_ONE, the subsampled bound ADD_OR_REMOVE_ONE: basic composition of the two.
+    return added + min(
+        _rdp_epsilon(t * rest, mu_squared, (), sampled) + _rdp_epsilon((1.0 - t) * rest, 0.0, pure, ())
+        for t in _ZCDP_SHARES
+    )
+
+
+def _rdp_epsilon(delta: float, mu_squared: float, pure: tuple, sampled: tuple) -> float:
+    """ε at δ from dp-accounting's RDP accountant: the Gaussian events as zCDP, the pure events as
+    randomised response (``REPLACE_ONE``) or the subsampled runs as 2T add-or-remove steps of
+    ``PoissonSampledDpEvent(q, GaussianDpEvent(σ/2))`` (``ADD_OR_REMOVE_ONE``); never both of the
+    last two (module docstring)."""
+    relation = dp_accounting.NeighboringRelation
+    accountant = rdp.RdpAccountant(neighboring_relation=relation.ADD_OR_REMOVE_ONE if sampled else relation.REPLACE_ONE)
     if mu_squared > 0:
         accountant.compose(dp_accounting.ZCDpEvent(rho=mu_squared / 2.0))
     for epsilon, _, count in pure:
         accountant.compose(EpsilonDeltaDpEvent(epsilon).randomized_response(), count)
-    return float(accountant.get_epsilon(rest)) + added
+    for rate, multiplier, count in sampled:
+        step = dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(multiplier / 2.0))
+        accountant.compose(step, 2 * count)
+    return float(accountant.get_epsilon(delta))

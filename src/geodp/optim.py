@@ -14,18 +14,29 @@ Cor. 3.3); the Exp step and the projection are post-processing. σ is the smalle
 ``ε(μ, δ) ≤ ε`` (Balle & Wang 2018's exact curve of the Gaussian). docs/math.md, "Private
 Riemannian gradient descent", has the proof.
 
-Only full-batch descent is offered: Poisson subsampling under replace-one adjacency needs a
-dominating pair for the subsampled tangent Gaussian that is not proved here (docs/math.md).
+With ``batch=b`` (the expected batch size, public) each step includes every record
+independently with probability ``q = b/n`` (Poisson subsampling, drawn from the run's generator:
+geodp.secure's when ``random_state`` is None), sums the clipped gradients of the included records
+only and moves by ``−step·G_t / b``. Under replace-one, each step is dominated by dp-accounting's
+``REPLACE_ONE`` pair of the Poisson-sampled Gaussian (per-record bound C, noise σC), the T steps by
+that pair's T-fold product: the guarantee carries ``subsampled_gaussian = (q, σ, T)``, σ is the
+smallest with ε(δ) ≤ ε by dp-accounting's PLD of
+``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), T)`` under ``REPLACE_ONE``, and
+accountants compose that event. docs/math.md §13 proves the domination (a two-point
+rearrangement in the tangent space).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
 import numpy as np
+from scipy import optimize
 
 from geodp.calibration import gaussian_sigma
+from geodp.composition import composed_epsilon, subsampled_gaussian_event
 from geodp.distributions.base import check_private_points
 from geodp.errors import InvalidParameterError
 from geodp.manifolds.base import check_space
@@ -41,7 +52,15 @@ __all__ = [
     "gd_noise_multiplier",
     "noisy_gradient_sum",
     "private_riemannian_gd",
+    "subsampled_noise_multiplier",
 ]
+
+#: Relative precision of the subsampled noise multiplier (it is returned just above the root).
+_SIGMA_RTOL = 1e-3
+#: The smallest subsampled noise multiplier tried: below it the PLD's privacy-loss grid (width 1e-3)
+#: grows like 1/σ and calibration becomes slow; a run that would need less noise gets this much
+#: (it then spends less than ε).
+_SIGMA_FLOOR = 0.1
 
 
 class PrivateGDResult(NamedTuple):
@@ -73,6 +92,68 @@ def gd_noise_multiplier(epsilon, delta, iterations) -> float:
     return 2.0 * math.sqrt(iterations) * gaussian_sigma(epsilon, delta, 1.0)
 
 
+@functools.lru_cache(maxsize=128)
+def subsampled_noise_multiplier(epsilon, delta, iterations, sampling_rate) -> float:
+    """σ: the noise standard deviation per unit of ``clip`` that makes ``iterations`` Poisson-subsampled
+    steps at rate ``sampling_rate`` (ε, δ)-DP under replace-one: the smallest σ (to a relative
+    1e-3, above the root found by Brent's method in log σ) whose
+    ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), T)`` has ε(δ) ≤ ε by
+    dp-accounting's ``REPLACE_ONE`` PLD (:func:`geodp.composition.composed_epsilon`).
+
+    At ``sampling_rate = 1`` this is the full-batch σ of :func:`gd_noise_multiplier` up to the PLD's
+    discretisation. σ is never below 0.1 (a PLD at smaller σ is slow to build; such a run gets
+    σ = 0.1 and spends less than ε).
+
+    Examples
+    --------
+    >>> sigma = subsampled_noise_multiplier(1.0, 1e-5, 100, 0.05)
+    >>> round(sigma, 2), sigma < gd_noise_multiplier(1.0, 1e-5, 100)
+    (3.74, True)
+    """
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta, allow_zero=False)
+    iterations = check_positive_integer(iterations, "iterations")
+    rate = _check_rate(sampling_rate)
+
+    def excess(log_sigma):
+        event = subsampled_gaussian_event(rate, math.exp(log_sigma), iterations)
+        return composed_epsilon([event], delta, "pld") - epsilon
+
+    # Bracket around the Gaussian (CLT) guess σ ≈ q·σ_full, then a root of ε(σ) = ε in log σ.
+    floor = math.log(_SIGMA_FLOOR)
+    guess = max(math.log(rate * gd_noise_multiplier(epsilon, delta, iterations)), floor + 0.5)
+    lo, hi = guess - 0.5, guess + 0.5
+    while excess(hi) > 0:
+        lo, hi = hi, hi + 1.0
+    while excess(lo) <= 0:
+        if lo == floor:
+            return _SIGMA_FLOOR
+        lo, hi = max(lo - 1.0, floor), lo
+    root = optimize.brentq(excess, lo, hi, xtol=_SIGMA_RTOL / 10)
+    sigma = math.exp(root + _SIGMA_RTOL)  # just above the root: the noise never falls short
+    while excess(math.log(sigma)) > 0:  # the PLD's rounding can make ε(σ) slightly non-monotone
+        sigma *= 1.0 + _SIGMA_RTOL
+    return sigma
+
+
+def _check_rate(sampling_rate) -> float:
+    rate = check_positive(sampling_rate, "sampling rate")
+    if rate > 1.0:
+        raise InvalidParameterError(f"the sampling rate batch/n must be <= 1, got {sampling_rate!r}.")
+    return rate
+
+
+def _sampling_rate(batch, n) -> float | None:
+    """``q = batch/n`` (None for full batch, and for ``batch = n``, which includes every record)."""
+    if batch is None:
+        return None
+    if n is None:
+        raise InvalidParameterError("batch needs n, the (public) number of records, to give the sampling rate batch/n.")
+    batch, n = check_positive_integer(batch, "batch"), check_positive_integer(n, "n")
+    if batch > n:
+        raise InvalidParameterError(f"batch (the expected batch size) must be <= n = {n}, got {batch!r}.")
+    return None if batch == n else batch / n
+
+
 def clipped_gradient_sum(space, x, gradients, clip) -> np.ndarray:
     """``Σ_i clip_C(g_i)``: each gradient projected onto the tangent space at ``x``
     (``space.to_tangent``: a normal part would be released without noise), shrunk to norm ≤
@@ -87,6 +168,8 @@ def clipped_gradient_sum(space, x, gradients, clip) -> np.ndarray:
     array([0.7, 0.8])
     """
     g = np.asarray(gradients, dtype=float)
+    if g.shape[0] == 0:  # no record in this step's Poisson sample
+        return np.zeros(g.shape[1:])
     ones = (1,) * (g.ndim - 1)
     finite = np.isfinite(g.reshape(g.shape[0], -1)).all(axis=1)
     with np.errstate(all="ignore"):  # the normal part removed: only tangent directions get noise
@@ -124,9 +207,12 @@ def _check_settings(space, epsilon, delta, iterations, step, clip, center, radiu
     return space, epsilon, delta, iterations, step, clip, center, radius
 
 
-def gd_guarantee(space, *, epsilon, delta, iterations, step, clip, center, radius, random_state=None) -> Guarantee:
+def gd_guarantee(
+    space, *, epsilon, delta, iterations, step, clip, center, radius, batch=None, n=None, random_state=None
+) -> Guarantee:
     """The :class:`~geodp.mechanisms.base.Guarantee` of :func:`private_riemannian_gd` with these
-    public settings (``gdp_mu`` is the composed μ; ``scale`` the noise std ``σ·clip``).
+    public settings (full batch: ``gdp_mu`` is the composed μ; with ``batch``, ``subsampled_gaussian
+    = (q, σ, T)``; ``scale`` is the noise std ``σ·clip``). ``n`` (public) is needed with ``batch``.
 
     Examples
     --------
@@ -136,24 +222,46 @@ def gd_guarantee(space, *, epsilon, delta, iterations, step, clip, center, radiu
     ...                  center=np.array([0.0, 0.0, 1.0]), radius=1.0)
     >>> round(g.gdp_mu, 4), g.sensitivity, g.exact
     (0.2681, 2.0, True)
+    >>> sub = gd_guarantee(Sphere(2), epsilon=1.0, delta=1e-5, iterations=100, step=0.5, clip=1.0,
+    ...                    center=np.array([0.0, 0.0, 1.0]), radius=1.0, batch=50, n=1000)
+    >>> sub.gdp_mu, sub.subsampled_gaussian[0], round(sub.scale, 2)
+    (None, 0.05, 3.74)
     """
     space, epsilon, delta, iterations, step, clip, center, radius = _check_settings(
         space, epsilon, delta, iterations, step, clip, center, radius
     )
-    sigma = gd_noise_multiplier(epsilon, delta, iterations)
+    rate = _sampling_rate(batch, n)
+    settings = f"T = {iterations}, step = {step!r}, clip = {clip!r}"
+    if rate is None:
+        sigma = gd_noise_multiplier(epsilon, delta, iterations)
+        name, sampling = f"full batch, {settings}", "full batch (no subsampling)"
+        rule = (
+            "σ = 2√T·σ₁, σ₁ the smallest std with δ(σ₁) ≤ δ for the Gaussian of sensitivity 1 (Balle & Wang 2018, "
+            "Thm 8); T steps of sensitivity 2·clip and std σ·clip compose to μ = 2√T/σ-GDP (Dong, Roth & Su 2022)"
+        )
+        privacy = {"gdp_mu": 1.0 / gaussian_sigma(epsilon, delta, 1.0)}
+    else:
+        sigma = subsampled_noise_multiplier(epsilon, delta, iterations, rate)
+        name = f"Poisson subsampling, expected batch = {batch!r} of n = {n!r} (q = {rate!r}), {settings}"
+        sampling = (
+            f"Poisson subsampling: each record enters each step independently with probability q = {rate!r} "
+            "(the run's generator), the step divides by the expected batch size"
+        )
+        rule = (
+            "σ the smallest (to 1e-3, rounded up) with ε(δ) ≤ ε for T steps of the Poisson-sampled Gaussian, "
+            "per-record bound clip, std σ·clip, under replace-one: dp-accounting's REPLACE_ONE PLD of "
+            "SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), T), which dominates each step "
+            "(docs/math.md §13)"
+        )
+        privacy = {"subsampled_gaussian": (rate, sigma, iterations)}
     return Guarantee(
-        mechanism=(
-            f"private Riemannian gradient descent (full batch, T = {iterations}, step = {step!r}, clip = {clip!r})"
-        ),
+        mechanism=f"private Riemannian gradient descent ({name})",
         epsilon=epsilon,
         delta=delta,
         sensitivity=2.0 * clip,
         metric="norm of the metric at the public iterate (clipped gradient sum, per step)",
         scale=sigma * clip,
-        scale_rule=(
-            "σ = 2√T·σ₁, σ₁ the smallest std with δ(σ₁) ≤ δ for the Gaussian of sensitivity 1 (Balle & Wang 2018, "
-            "Thm 8); T steps of sensitivity 2·clip and std σ·clip compose to μ = 2√T/σ-GDP (Dong, Roth & Su 2022)"
-        ),
+        scale_rule=rule,
         space=repr(space),
         sampler="exact: standard Gaussian of the tangent space at each iterate (space.random_tangent), scaled",
         exact=True,
@@ -162,9 +270,9 @@ def gd_guarantee(space, *, epsilon, delta, iterations, step, clip, center, radiu
             "per-record gradients clipped to norm <= clip in the metric at the iterate (non-finite ones set to 0)",
             "iterate, step, clip and T public; the release of each step is post-processed by Exp and the "
             "projection onto the public ball",
-            "full batch (no subsampling)",
+            sampling,
         ),
-        gdp_mu=1.0 / gaussian_sigma(epsilon, delta, 1.0),
+        **privacy,
         **sampler_construction(as_generator(random_state), "no floating-point-safe tangent Gaussian on a manifold"),
     )
 
@@ -207,8 +315,10 @@ def private_riemannian_gd(
         Per-record gradient norm bound C (public).
     center, radius
         The public ball the iterates are projected onto.
-    batch : None
-        Only full batch (None) is supported (module docstring).
+    batch : int, optional
+        Expected batch size b (public), 1 ≤ b ≤ n: each step includes every record independently
+        with probability q = b/n (Poisson subsampling) and moves by ``−step·G/b`` (module
+        docstring). None (default) or n: full batch.
     start : point, optional
         Public starting point; default ``center``.
     accountant : BudgetAccountant, optional
@@ -223,7 +333,7 @@ def private_riemannian_gd(
     Raises
     ------
     InvalidParameterError
-        A setting is invalid, or ``batch`` is not None (before any charge).
+        A setting is invalid (before any charge).
     NotOnManifoldError
         A record is not a point of ``space`` (after the charge: whether it raises depends on the data).
 
@@ -238,13 +348,9 @@ def private_riemannian_gd(
     >>> bool(np.linalg.norm(res.point - X.mean(axis=0)) < 0.5), res.guarantee.exact
     (True, True)
     """
-    if batch is not None:
-        raise InvalidParameterError(
-            "batch: only full-batch descent (batch=None) is available; Poisson subsampling under replace-one "
-            "adjacency is not yet supported (docs/math.md, 'Private Riemannian gradient descent')."
-        )
     if not callable(loss_grad):
         raise InvalidParameterError("loss_grad must be callable: loss_grad(x, X) -> per-record gradients.")
+    data = check_space(space).unchecked.dataset_array(X, "X")
     guarantee = gd_guarantee(
         space,
         epsilon=epsilon,
@@ -254,12 +360,13 @@ def private_riemannian_gd(
         clip=clip,
         center=center,
         radius=radius,
+        batch=batch,
+        n=None if batch is None else len(data),
         random_state=random_state,
     )
     space, center = check_space(space), space.check_points(center, "center", batch_ndim=0)
     x = center if start is None else space.check_points(start, "start", batch_ndim=0)
     x = space.unchecked.clip_to_ball(x[None], center, float(radius))[0][0]
-    data = space.unchecked.dataset_array(X, "X")
     rng = as_generator(random_state)
     if accountant is not None:
         accountant.spend(guarantee)
@@ -277,14 +384,19 @@ def private_riemannian_gd(
             center=center,
             radius=radius,
             rng=rng,
+            sampling_rate=None if guarantee.subsampled_gaussian is None else guarantee.subsampled_gaussian[0],
         )
     return PrivateGDResult(point, guarantee)
 
 
-def descend(space, loss_grad, data, x, *, iterations, step, clip, noise_multiplier, center, radius, rng):
+def descend(
+    space, loss_grad, data, x, *, iterations, step, clip, noise_multiplier, center, radius, rng, sampling_rate=None
+):
     """The private loop of :func:`private_riemannian_gd`, for estimators built on it: ``iterations``
     steps from the public start ``x`` on validated ``data``; nothing here checks its arguments,
-    and the caller charges ``gd_guarantee`` of the same settings first.
+    and the caller charges ``gd_guarantee`` of the same settings first. With ``sampling_rate`` q,
+    each step keeps each record with probability q (``rng.random(n) < q``) and divides by the
+    expected batch size ``q·n``; ``loss_grad`` sees only the kept records.
 
     Examples
     --------
@@ -296,8 +408,11 @@ def descend(space, loss_grad, data, x, *, iterations, step, clip, noise_multipli
     array([1.])
     """
     n = data.shape[0]
+    scale = -step / (n if sampling_rate is None else sampling_rate * n)
     for _ in range(iterations):
-        g = noisy_gradient_sum(space, x, loss_grad(x, data), clip, noise_multiplier, rng)
-        moved = space.unchecked.exp(x, (-step / n) * g)
+        batch = data if sampling_rate is None else data[rng.random(n) < sampling_rate]
+        gradients = loss_grad(x, batch) if batch.shape[0] else np.zeros((0, *np.shape(x)))
+        g = noisy_gradient_sum(space, x, gradients, clip, noise_multiplier, rng)
+        moved = space.unchecked.exp(x, scale * g)
         x = space.unchecked.clip_to_ball(moved[None], center, radius)[0][0]
     return x

@@ -92,6 +92,9 @@ class ReleasePlan:
     zcdp_rho : float or None
         ρ when the release is ρ-zCDP and not μ-GDP (``Guarantee.zcdp_rho``: secure mode's discrete
         Gaussian), else None; the accountant then composes it as zCDP.
+    subsampled_gaussian : tuple (q, σ, T) or None
+        ``Guarantee.subsampled_gaussian`` of a Poisson-subsampled descent (:mod:`geodp.optim`),
+        else None; the accountant then composes dp-accounting's Poisson-sampled Gaussian event.
 
     Examples
     --------
@@ -120,6 +123,7 @@ class ReleasePlan:
     facts: Mapping = field(default_factory=dict, compare=False)
     gdp_mu: float | None = None
     zcdp_rho: float | None = None
+    subsampled_gaussian: tuple | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))

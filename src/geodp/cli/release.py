@@ -35,7 +35,15 @@ from geodp.models import PrivateFrechetMean
 __all__ = ["GUARANTEE_FORMAT", "add_parser", "guarantee_record", "guarantee_schema"]
 
 GUARANTEE_FORMAT = ("geodp-guarantee", 1)
-_MECHANISMS = ("laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian", "riemannian-gaussian")
+_MECHANISMS = (
+    "laplace",
+    "tangent-gaussian",
+    "kng",
+    "wrapped-laplace",
+    "wrapped-gaussian",
+    "riemannian-gaussian",
+    "gradient",
+)
 _ESTIMATOR = "geodp.models.PrivateFrechetMean"
 
 
@@ -278,7 +286,8 @@ def add_parser(sub) -> None:
         default="laplace",
         help="noise mechanism; tangent-gaussian needs a flat space (euclidean, "
         "spd:K:log-euclidean); wrapped-laplace and wrapped-gaussian add the noise in the tangent space "
-        "at the centre, on every space; riemannian-gaussian takes every space (default: %(default)s)",
+        "at the centre, on every space; riemannian-gaussian takes every space; gradient is private Riemannian "
+        "gradient descent on every space (needs --delta > 0) (default: %(default)s)",
     )
     release.add_argument(
         "--seed",

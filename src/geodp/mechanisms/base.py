@@ -94,6 +94,11 @@ class Guarantee:
         Set when the release is ρ-zCDP (Bun & Steinke 2016) but not μ-GDP: secure mode's exact
         discrete Gaussian on the grid, ``ρ = Δ'²/(2σ_u²)`` (Canonne, Kamath & Steinke 2020,
         Thm 14). Composition accountants add the ρ's (:func:`geodp.composition.dp_event`).
+    subsampled_gaussian : tuple (q, σ, T) or None
+        Set for a run of T Poisson-subsampled Gaussian steps (sampling rate q, noise σ per unit of
+        the per-record bound; :mod:`geodp.optim` with ``batch``): accountants compose it as
+        dp-accounting's ``PoissonSampledDpEvent(q, GaussianDpEvent(σ))`` T times under replace-one
+        (docs/math.md §13).
     """
 
     mechanism: str
@@ -114,6 +119,7 @@ class Guarantee:
     grid: float | None = None
     gdp_mu: float | None = None
     zcdp_rho: float | None = None
+    subsampled_gaussian: tuple[float, float, int] | None = None
 
     def to_dict(self) -> dict:
         """Plain-dict view (JSON-friendly)."""

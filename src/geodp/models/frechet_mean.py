@@ -32,6 +32,7 @@ from geodp.mechanisms import (
 from geodp.mechanisms.base import combine_sum_parts, exact_weighted_sum_parts
 from geodp.models.ball import resolve_ball
 from geodp.models.report import CuratorDiagnostics, PrivacyReport
+from geodp.optim import descend, gd_guarantee
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
 from geodp.release import TIMING_SAFE_POLICY, ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline
 from geodp.secure import is_secure
@@ -40,8 +41,19 @@ from geodp.validation import CLIP_MARGIN, as_generator, check_delta, check_epsil
 
 __all__ = ["PrivateFrechetMean"]
 
-_MECHANISMS = ("laplace", "tangent-gaussian", "kng", "wrapped-laplace", "wrapped-gaussian", "riemannian-gaussian")
-_GAUSSIAN = ("tangent-gaussian", "wrapped-gaussian", "riemannian-gaussian")  # (ε, δ) with δ > 0
+_MECHANISMS = (
+    "laplace",
+    "tangent-gaussian",
+    "kng",
+    "wrapped-laplace",
+    "wrapped-gaussian",
+    "riemannian-gaussian",
+    "gradient",
+)
+_GAUSSIAN = ("tangent-gaussian", "wrapped-gaussian", "riemannian-gaussian", "gradient")  # (ε, δ) with δ > 0
+#: mechanism="gradient": T and the step of the private descent (public; chosen by measurement, docs/guide.md).
+GRADIENT_ITERATIONS = 1
+GRADIENT_STEP = 1.0
 _ON_INVALID = ("raise", "center")
 _FITTED = (
     "mean_",
@@ -99,6 +111,11 @@ class PrivateFrechetMean(BaseEstimator):
         (:class:`~geodp.mechanisms.WrappedLaplaceMechanism`); the sensitivity is ``L·Δ``, with
         ``L`` the Lipschitz constant of ``Log`` at the centre on the ball (1 where the curvature
         is ≤ 0), stated in the report.
+        ``"gradient"`` (every space, in memory; needs δ > 0): private Riemannian gradient descent
+        (:func:`geodp.optim.private_riemannian_gd`) on ``½ρ²(x, x_i)``, whose gradient
+        ``−Log_x(x_i)`` has norm ≤ 2·radius in the ball, so it is clipped at ``2·radius`` (never
+        active); ``GRADIENT_ITERATIONS`` steps of size ``GRADIENT_STEP`` from the public centre,
+        each iterate projected onto the ball (so ``project_to_ball`` changes nothing). μ-GDP.
     calibration : {"analytic", "classical"}, default "analytic"
         Gaussian calibration, for ``"tangent-gaussian"`` and ``"wrapped-gaussian"``.
     on_invalid : {"raise", "center"}, default "raise"
@@ -137,7 +154,8 @@ class PrivateFrechetMean(BaseEstimator):
         The sensitivity used: the bound of :func:`geodp.sensitivity.frechet_mean_sensitivity`
         plus ``2·tol/μ`` on curved spaces, which covers the Karcher flow's tolerance (the
         computed mean is within ``tol/μ`` of the exact one, μ the public convexity bound).
-    mechanism_ : Mechanism
+    mechanism_ : Mechanism or None
+        None for ``"gradient"`` (its guarantee is in ``privacy_report_``).
     privacy_report_ : PrivacyReport
         The **publishable** guarantee: readable text (``str``) with a dict in
         ``privacy_report_.to_dict()``. It holds nothing computed from the private data.
@@ -282,8 +300,9 @@ class PrivateFrechetMean(BaseEstimator):
         rng = as_generator(self.random_state)
 
         def release(records, rng):
+            mechanism = plan.scale if self.mechanism == "gradient" else plan.mechanism
             return self._private_release(
-                self.space, records, facts["center"], facts["radius"], facts["tol"], plan.mechanism, rng
+                self.space, records, facts["center"], facts["radius"], facts["tol"], mechanism, rng
             )
 
         stand_in_rng = as_generator(None if is_secure(rng) else 0)  # the same construction as the release
@@ -379,8 +398,14 @@ class PrivateFrechetMean(BaseEstimator):
                 "mechanism='kng' needs the records in memory: pass a numpy array (X.compute()), or use "
                 "mechanism='laplace' or 'tangent-gaussian', which take Dask arrays."
             )
+        if dask and self.mechanism == "gradient":
+            raise InvalidParameterError(
+                "mechanism='gradient' needs the records in memory: pass a numpy array (X.compute())."
+            )
         as_generator(self.random_state)  # a bad random_state is refused before the charge
         check_timing_safe(self.timing_safe)
+        if self.mechanism == "gradient":
+            return self._gradient_plan(n, epsilon, delta, center, radius, ball_note)
 
         bound, margin, tol = release_sensitivity(space, radius, n, self.mechanism)
         sensitivity = bound + margin
@@ -397,7 +422,7 @@ class PrivateFrechetMean(BaseEstimator):
                     "report.",
                 ),
             )
-        report = self._report(mechanism, n, center, radius, delta, bound, margin, ball_note)
+        report = self._report(mechanism, n, center, radius, delta, bound, ball_note, margin)
         return ReleasePlan(
             estimator=type(self).__name__,
             n_samples=n,
@@ -414,6 +439,35 @@ class PrivateFrechetMean(BaseEstimator):
             # The construction that runs (secure mode's grid noise is not μ-GDP), as reported.
             gdp_mu=report.to_dict()["gdp_mu"],
             zcdp_rho=report.to_dict().get("zcdp_rho"),
+        )
+
+    def _gradient_plan(self, n, epsilon, delta, center, radius, ball_note) -> ReleasePlan:
+        """The plan of ``mechanism="gradient"``: the guarantee of the private descent's public settings."""
+        guarantee = gd_guarantee(
+            self.space,
+            epsilon=epsilon,
+            delta=delta,
+            iterations=GRADIENT_ITERATIONS,
+            step=GRADIENT_STEP,
+            clip=2.0 * radius,
+            center=center,
+            radius=radius,
+            random_state=self.random_state,
+        )
+        bound = "2·clip = 4r per step on the clipped gradient sum (−Log_x(x_i) has norm <= 2r in the ball)"
+        report = self._report(guarantee, n, center, radius, delta, bound, ball_note=ball_note)
+        return ReleasePlan(
+            estimator=type(self).__name__,
+            n_samples=n,
+            epsilon=epsilon,
+            delta=delta,
+            sensitivity=guarantee.sensitivity,
+            scale=guarantee.scale,
+            exact=True,
+            sampler=guarantee.sampler,
+            report=report,
+            facts={"center": center, "radius": radius, "tol": None},
+            gdp_mu=guarantee.gdp_mu,
         )
 
     def _finish(self, release, plan, withheld):
@@ -451,6 +505,8 @@ class PrivateFrechetMean(BaseEstimator):
         every mechanism. A matrix round trip of the mean (``Exp`` then ``Log``) would lose the
         small eigenvalues of a log-Euclidean SPD mean far out, and with them the bound ``2r/n``.
         """
+        if self.mechanism == "gradient":
+            return self._gradient_release(space, data, center, radius, mechanism, rng)
         flat = space.is_flat
         prepare = functools.partial(prepared_records, space, center, radius, coordinates=flat)
         refusal = False if self.on_invalid == "center" else invalid_message(space)
@@ -495,6 +551,35 @@ class PrivateFrechetMean(BaseEstimator):
         )
         return release, diagnostics
 
+    def _gradient_release(self, space, data, center, radius, scale, rng):
+        """``mechanism="gradient"``: the records validated and clipped (as for every mechanism),
+        then the private descent on ``½ρ²`` from the public centre (:func:`geodp.optim.descend`)."""
+        clipped, (n_invalid, n_clipped) = prepared_records(space, center, radius, data, coordinates=False)
+        if n_invalid and self.on_invalid != "center":
+            raise NotOnManifoldError(_INVALID_MESSAGE.format(space=space))
+        clip = 2.0 * radius
+        point = descend(
+            space,
+            lambda x, records: -space.unchecked.log(x, records),
+            clipped,
+            center,
+            iterations=GRADIENT_ITERATIONS,
+            step=GRADIENT_STEP,
+            clip=clip,
+            noise_multiplier=scale / clip,
+            center=center,
+            radius=radius,
+            rng=rng,
+        )
+        diagnostics = dict(
+            n_clipped=int(n_clipped),
+            n_invalid=int(n_invalid),
+            mean_iterations=None,
+            mean_grad_norm=None,
+            mean_converged=None,
+        )
+        return (space.to_coordinates(point) if space.is_flat else point), diagnostics
+
     def _report(
         self,
         mechanism,
@@ -502,17 +587,21 @@ class PrivateFrechetMean(BaseEstimator):
         center,
         radius: float,
         requested_delta: float,
-        bound_value: float,
-        margin: float,
+        bound_value,
         ball_note: str | None = None,
+        margin: float = 0.0,
     ) -> PrivacyReport:
-        g = mechanism.guarantee_for(self.random_state)  # secure mode: the construction that ran
+        """The publishable report; ``mechanism`` is the mechanism, or the guarantee itself for
+        ``"gradient"`` (then ``bound_value`` is the bound's text)."""
+        g = mechanism if self.mechanism == "gradient" else mechanism.guarantee_for(self.random_state)
         domain = (
             f"public geodesic ball of radius {radius!r} around the given center (to_dict()['center']); records "
             "outside it are clipped onto its boundary"
             + ("; invalid records are replaced by the centre" if self.on_invalid == "center" else "")
         )
-        if self.mechanism == "kng":
+        if self.mechanism == "gradient":
+            bound = bound_value
+        elif self.mechanism == "kng":
             bound = "2r(2-h)/n on the gradient field (S22 Lemma 1; h = 1 on flat spaces)"
         elif self.space.is_flat:
             bound = "2r/n (flat space: U23 Thm 3 / R21 Thm 2 with h = 1)"
@@ -539,7 +628,7 @@ class PrivateFrechetMean(BaseEstimator):
             )
         if self.timing_safe is not False:
             extra.append(TIMING_SAFE_POLICY)
-        if self.project_to_ball:
+        if self.project_to_ball and self.mechanism != "gradient":  # the descent projects every iterate already
             extra.append(
                 "the release is projected onto the public ball (post-processing)"
                 + (

@@ -118,7 +118,7 @@ class CuratorDiagnostics(_CuratorFacts):
     mean_iterations : int or None
         Karcher-flow iterations (0 for the closed form of a flat space, whatever the mechanism;
         None for KNG on a curved space, which privatises the objective: its sampler computes the
-        mean only as its proposal's anchor).
+        mean only as its proposal's anchor; None for ``mechanism="gradient"``, which computes no mean).
     mean_grad_norm : float or None
         Gradient norm of the Fréchet objective at the computed mean (None for KNG).
     mean_converged : bool or None
@@ -149,8 +149,8 @@ class CuratorDiagnostics(_CuratorFacts):
             _BANNER,
             f"records clipped onto the ball's boundary : {self.n_clipped}",
             f"invalid records replaced by the centre   : {self.n_invalid}",
-            "Fréchet mean: no estimate to release (KNG privatises the whole objective; its sampler uses "
-            "the mean only as the proposal's anchor)"
+            "Fréchet mean: no estimate to release (KNG privatises the whole objective, its sampler using "
+            "the mean only as the proposal's anchor; mechanism='gradient' descends privately from the centre)"
             if self.mean_iterations is None
             else "Fréchet mean: closed form (the mean of the chart coordinates of a flat space; no iterations)"
             if self.mean_iterations == 0 and self.mean_grad_norm == 0.0

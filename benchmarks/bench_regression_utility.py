@@ -10,7 +10,9 @@ over the data sets of each data set's median error (one release per data set for
 
 - ``public centre``: the centre with zero velocity (releasing nothing about the data);
 - ``tangent``: ``mechanism="tangent"`` (the default on curved spaces with one covariate), and the
-  same forced to one pass and to two passes (the public rule picks two at n·ε ≥ 100);
+  same forced to one, two and three passes (the public rule picks one below n·ε = 100, three where
+  the two-pass clip's margin for the pilot exceeds a quarter of L·τ, two above; the constants of
+  the three-pass rule were tuned on seeds 1000–1014);
 - ``kng (MH)``: ``mechanism="kng"``, the joint KNG sampled by Metropolis–Hastings (the previous
   default).
 
@@ -45,10 +47,12 @@ DOCS = pathlib.Path(__file__).resolve().parents[1] / "docs" / "regression.md"
 START, END = "<!-- regression-utility:start -->", "<!-- regression-utility:end -->"
 
 
-def _release(mechanism, n_eps_rule, t, Y, center, epsilon, seed):
-    """One fit; returns (error at x = 0 is computed by the caller from the model, seconds)."""
-    saved = tangent_module.TWO_PASS_MIN_N_EPSILON
-    tangent_module.TWO_PASS_MIN_N_EPSILON = n_eps_rule
+def _release(mechanism, rules, t, Y, center, epsilon, seed):
+    """One fit with the pass rules ``rules`` (module constants); returns the model and the seconds
+    (the caller computes the error at x = 0 from the model)."""
+    saved = {name: getattr(tangent_module, name) for name in rules}
+    for name, value in rules.items():
+        setattr(tangent_module, name, value)
     try:
         model = PrivateGeodesicRegression(
             SPACE,
@@ -66,17 +70,24 @@ def _release(mechanism, n_eps_rule, t, Y, center, epsilon, seed):
             model.fit(t, Y)
         return model, time.perf_counter() - start
     finally:
-        tangent_module.TWO_PASS_MIN_N_EPSILON = saved
+        for name, value in saved.items():
+            setattr(tangent_module, name, value)
 
 
 def run(datasets, releases, kng_releases):
+    inf = float("inf")
     rows = {
-        "tangent (default)": ("tangent", tangent_module.TWO_PASS_MIN_N_EPSILON, releases),
-        "tangent, one pass only": ("tangent", float("inf"), releases),
-        "tangent, two passes always": ("tangent", 0.0, releases),
+        "tangent (default)": ("tangent", {}, releases),
+        "tangent, one pass only": ("tangent", {"TWO_PASS_MIN_N_EPSILON": inf}, releases),
+        "tangent, two passes always": ("tangent", {"TWO_PASS_MIN_N_EPSILON": 0.0, "THREE_PASS_MARGIN": inf}, releases),
+        "tangent, three passes always": (
+            "tangent",
+            {"TWO_PASS_MIN_N_EPSILON": 0.0, "THREE_PASS_MARGIN": 0.0},
+            releases,
+        ),
     }
     if kng_releases:
-        rows["kng (MH, previous default)"] = ("kng", 0.0, kng_releases)
+        rows["kng (MH, previous default)"] = ("kng", {}, kng_releases)
     errors = {name: [] for name in ["public centre", *rows]}
     times = {name: [] for name in rows}
     for n, epsilon in COLUMNS:
@@ -88,9 +99,9 @@ def run(datasets, releases, kng_releases):
             column["public centre"].append(float(SPACE.dist(center, p_hat)))
             per = {name: [] for name in rows}
             for j in range(max(spec[2] for spec in rows.values())):
-                for name, (mechanism, rule, count) in rows.items():
+                for name, (mechanism, rules, count) in rows.items():
                     if j < count:
-                        model, seconds = _release(mechanism, rule, t, Y, center, epsilon, 10_000 * k + j)
+                        model, seconds = _release(mechanism, rules, t, Y, center, epsilon, 10_000 * k + j)
                         per[name].append(float(SPACE.dist(model.predict([0.0])[0], p_hat)))
                         column_times[name].append(seconds)
             for name in rows:

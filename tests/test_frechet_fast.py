@@ -126,3 +126,46 @@ def test_sphere_certifies_uniqueness_from_its_last_pass():
     with pytest.warns(ConvergenceWarning, match="unique"):
         _, info = frechet_mean(space, np.stack([north, -north, np.eye(21)[1]]), init=np.eye(21)[1], return_info=True)
     assert not info.unique
+
+
+@pytest.mark.parametrize("spread", [0.3, 1e-3, 1e-9])
+def test_kendall_matrix_product_direction_matches_the_aligned_logs(spread):
+    # The Kendall pass forms Σ w_i log_x(x_i) from two real products (θ/sin θ from rounded
+    # cosines); the reference sums the careful aligned logs record by record (the generic hook).
+    from geodp.manifolds import KendallShape
+    from geodp.manifolds.frechet_hooks import FrechetFlowHooks
+    from geodp.manifolds.kendall import to_complex, to_real
+
+    space, rng = KendallShape(12), np.random.default_rng(11)
+    x = space.random_point(rng=1)
+    Y = space.exp(x, spread * space.random_tangent(x, size=40, rng=2) / np.sqrt(space.dim))
+    Y = to_real(to_complex(Y) * np.exp(2j * np.pi * rng.random(40))[:, None])  # arbitrary rotations
+    w = rng.random(40)
+    w /= w.sum()
+    direction, objective, far = space._karcher_direction(x, Y, w)
+    ref_direction, ref_objective, ref_far = FrechetFlowHooks._karcher_direction(space, x, Y, w)
+    np.testing.assert_allclose(direction, ref_direction, rtol=0, atol=1e-15)
+    assert abs(objective - ref_objective) < 1e-15 and abs(far - ref_far) < 1e-7
+    logs = space.log(x, Y)
+    uniform = np.linalg.norm(np.mean(logs, axis=0))
+    assert space._mean_log_norms(x[None], Y)[0] == pytest.approx(uniform, rel=1e-12, abs=1e-16)
+
+
+def test_kendall_direction_at_the_cut_locus_and_the_certificate():
+    # A record at ρ = π/2 (⟨x, y⟩ = 0 up to rounding): every rotation is optimal, so the log is
+    # (π/2)·e^{iφ}y for a φ set by rounding; the pass measures that distance (the flow certifies from it).
+    from geodp.manifolds import KendallShape
+
+    space = KendallShape(5)
+    x = space.random_point(rng=3)
+    u = space.random_unit_tangent(x, rng=4)
+    direction, objective, far = space._karcher_direction(x, u[None], np.ones(1))
+    turned = np.stack([-u[:, 1], u[:, 0]], axis=-1)  # i·u
+    a, b = np.sum(direction * u), np.sum(direction * turned)  # direction = (π/2)(a' u + b' iu), |a' + ib'| = 1
+    np.testing.assert_allclose(direction, a * u + b * turned, rtol=0, atol=1e-15)
+    assert np.hypot(a, b) == pytest.approx(np.pi / 2, abs=1e-15)
+    assert far == pytest.approx(np.pi / 2, abs=1e-15) and objective == pytest.approx(np.pi**2 / 8)
+    X = space.exp(x, 0.05 * space.random_tangent(x, size=30, rng=5))
+    mean, info = frechet_mean(space, X, tol=1e-13, init=x, return_info=True)
+    assert info.converged and info.unique  # certified from the passes' own distances
+    assert np.linalg.norm(np.mean(space.log(mean, X), axis=0)) < 1e-13

@@ -182,13 +182,49 @@ def test_tangent_laplace_has_gamma_radii_and_uniform_directions_and_the_test_cat
 
 def test_noise_scales_are_each_parts_sensitivity_over_its_share_of_epsilon():
     one = tangent_settings(S2, 20, 2.0, 0.7, 0.1)  # n·ε = 40: one pass
-    assert one.clip is None and sum(one.epsilons) == pytest.approx(2.0)
+    assert one.clips == () and one.passes == 1 and sum(one.epsilons) == pytest.approx(2.0)
     assert one.scales == pytest.approx((1 / 0.3, 0.5 / 0.2, 1.4 / 1.5))
-    two = tangent_settings(S2, 1000, 2.0, 0.7, 0.1)  # n·ε = 2000: two passes
-    c = 0.1 * 0.7 / math.sin(0.7) + 0.1 * 8 * 2 * (1.4 / 0.6) / 1000
-    assert two.clip == pytest.approx(c)
+    floor = 0.1 * 0.7 / math.sin(0.7)  # L·τ
+    two = tangent_settings(S2, 1000, 2.0, 0.7, 0.1)  # n·ε = 2000: margin 0.0037 < ¼·L·τ, two passes
+    c = floor + 0.1 * 8 * 2 * (1.4 / 0.6) / 1000
+    assert two.passes == 2 and two.clips == pytest.approx((c,))
     assert two.scales == pytest.approx((1 / 0.2, 0.5 / 0.2, 1.4 / 0.6, 2 * c / 1.0))
-    assert tangent_settings(S2, 1000, 2.0, 0.7, 1.8).clip is None  # τ too large to help: one pass
+    assert tangent_settings(S2, 1000, 2.0, 0.7, 1.8).clips == ()  # τ too large to help: one pass
+
+
+def test_three_passes_at_moderate_n_epsilon_each_clip_from_the_pass_before():
+    floor = 0.1 * 0.7 / math.sin(0.7)
+    # n·ε = 200: the two-pass margin 0.1·16·(1.4/0.6)/100 = 0.0373 exceeds ¼·L·τ = 0.0272.
+    three = tangent_settings(S2, 100, 2.0, 0.7, 0.1)
+    c1 = floor + 0.2 * 8 * 2 * (1.4 / 0.4) / 100  # κ = 0.2 times the pilot's scale 2r/ε_S, ε_S = 0.2ε
+    c2 = floor + 0.0 * 8 * 2 * (2 * c1 / 0.5) / 100  # κ = 0: exactly L·τ
+    assert three.passes == 3 and three.clips == pytest.approx((c1, c2))
+    assert three.epsilons == pytest.approx((0.2, 0.2, 0.4, 0.5, 0.7)) and sum(three.epsilons) == pytest.approx(2.0)
+    assert three.sensitivity.residuals == pytest.approx((2 * c1, 2 * c2))
+    assert three.scales == pytest.approx((1 / 0.2, 0.5 / 0.2, 1.4 / 0.4, 2 * c1 / 0.5, 2 * c2 / 0.7))
+    # n·ε = 500: margin 0.1·16·(1.4/0.15)/1000 = 0.0149 < 0.0272, two passes.
+    assert tangent_settings(S2, 1000, 0.5, 0.7, 0.1).passes == 2
+
+
+def test_a_three_pass_release_charges_epsilon_once_and_reports_every_pass():
+    t, Y = _line(S2, NORTH, [0.4, 0.0, 0.0], 100, 1)
+    budget = BudgetAccountant(epsilon=2.0)
+    model = PrivateGeodesicRegression(
+        S2,
+        epsilon=2.0,
+        center=NORTH,
+        radius=0.7,
+        x_bounds=(0, 1),
+        residual_bound=0.1,
+        mechanism="tangent",
+        accountant=budget,
+        random_state=0,
+    ).fit(t, Y)
+    d = model.privacy_report_.to_dict()
+    assert budget.total_spent == (2.0, 0.0)
+    assert d["passes"] == 3 and len(d["tangent_clips"]) == 2 and len(d["sensitivities"]["residuals"]) == 2
+    assert sum(d["epsilon_split"]) == pytest.approx(2.0) and len(d["scales"]) == 5
+    assert "pass 3" in str(model.privacy_report_)
 
 
 # ---------------------------------------------------------------------------- estimator

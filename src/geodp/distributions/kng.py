@@ -59,9 +59,10 @@ from geodp.errors import (
     InvalidParameterError,
     InvalidTypeError,
 )
-from geodp.frechet import frechet_mean, karcher_iteration_budget
+from geodp.frechet import karcher_iteration_budget, mean_of_records
 from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import check_space
+from geodp.records import InMemoryRecords
 from geodp.sensitivity import check_radius, curvature_factor
 from geodp.validation import CHECK_SLACK, as_generator, check_positive
 
@@ -417,23 +418,27 @@ class KNGDistribution(Distribution):
         self.radius = check_radius(space, radius)
         data = check_private_points(space, data, "data", batch_ndim=1)  # messages without counts
         # Every space, flat ones included: the gradient sensitivity (and KNGMechanism) assume it.
-        if np.any(np.asarray(space.unchecked.dist(self.center, data)) > self.radius * CHECK_SLACK):
+        center_distances = np.asarray(space.unchecked.dist(self.center, data), dtype=float)
+        if np.any(center_distances > self.radius * CHECK_SLACK):
             raise InvalidDataError(
                 f"data holds records outside the public ball B_{self.radius!r}(center): KNG's "
                 "sensitivity needs the data in the ball; clip them first (space.clip_to_ball)."
             )
         self.data = data
         self.burn_in, self.thinning = burn_in, thinning
+        self._anchor_distances = None  # the records' distances to the anchor (curved spaces)
         with warnings.catch_warnings():
             # Its text (iterations, gradient norm) is computed from the data; see mean_info.
             warnings.simplefilter("ignore", ConvergenceWarning)
-            self.frechet_mean, self.mean_info = frechet_mean(
+            # The records were validated just above: no second validating pass.
+            self.frechet_mean, self.mean_info = mean_of_records(
                 space,
-                data,
+                InMemoryRecords(space, data, validated=True),
+                self.center,
                 tol=1e-12,
-                init=self.center,
-                return_info=True,
                 max_iter=karcher_iteration_budget(space, self.radius, 1e-12),
+                step=1.0,
+                adaptive=True,
             )
             if not space.is_flat:
                 # The anchor must lie in the ball for the truncated proposal; rounding far out can
@@ -448,8 +453,10 @@ class KNGDistribution(Distribution):
                 r_env = self.radius * (1 + 1e-6)
                 delta = float(space.unchecked.dist(self.center, self.frechet_mean))
                 mu = curvature_factor(self.radius, space.curvature_bounds[1])
-                if np.mean(np.asarray(space.unchecked.dist(self.frechet_mean, data)) ** 2) > r_env**2 - mu * delta**2:
+                self._anchor_distances = np.asarray(space.unchecked.dist(self.frechet_mean, data), dtype=float)
+                if np.mean(self._anchor_distances**2) > r_env**2 - mu * delta**2:
                     self.frechet_mean = self.center.copy()
+                    self._anchor_distances = center_distances
         self.h, self.H = (1.0, 1.0) if space.is_flat else gradient_norm_bounds(space, self.radius)
         self._rate_h = self.h
         self.route, self.acceptance_bound = kng_route(space, self.scale, self.radius, sampler)
@@ -547,7 +554,9 @@ class KNGDistribution(Distribution):
         delta = float(self.space.unchecked.dist(self.center, self.frechet_mean))
         r = self.radius * _ENVELOPE_SLACK
         knots = envelope_knots(self.scale, min(r + delta, 2 * r))
-        return knots, data_envelope(self.space, self.frechet_mean, self.data, self.radius, knots)
+        return knots, data_envelope(
+            self.space, self.frechet_mean, self.data, self.radius, knots, distances=self._anchor_distances
+        )
 
     def _data_chord(self):
         """``ℓ(L)/L``: ``ℓ`` is concave and 0 at 0, so ``‖∇F_D(x)‖ ≥ (ℓ(L)/L)·ρ(x, a) − ‖∇F_D(a)‖``

@@ -129,8 +129,9 @@ def _kahler_psi(rho):
         return np.where(rho > 1e-8, rho / (4 * np.sin(rho) * np.cos(rho) ** 3), 0.25)
 
 
-def data_envelope(space, anchor, data, radius, knots):
-    """Lower bounds of ``G_D`` at the ``knots`` for the records ``data`` and the anchor ``a``.
+def data_envelope(space, anchor, data, radius, knots, *, distances=None):
+    """Lower bounds of ``G_D`` at the ``knots`` for the records ``data`` and the anchor ``a``
+    (``distances``: the records' ``ρ(a, x_i)`` when the caller has them, else measured here).
 
     On Kendall's shape space (``CP^{k−2}``, curvatures in [1, 4]) the curvature 4 acts only on the
     direction ``J∇ρ_i``: the Hessian of ``ρ_i²/2`` is ``≥ c_1(ρ_i) − ρ_i tan ρ_i ⟨w, J∇ρ_i⟩²``, and
@@ -151,7 +152,7 @@ def data_envelope(space, anchor, data, radius, knots):
     if kappa_max <= 0:
         return knots.copy()
     cap = 2 * radius * _SLACK
-    s = np.asarray(space.unchecked.dist(anchor, data), dtype=float)
+    s = np.asarray(space.unchecked.dist(anchor, data) if distances is None else distances, dtype=float)
     if "kendall-shape-directions" in space.closed_forms:
         spread, s_max = _kahler_spread(space, anchor, data, s), float(np.max(s))
 

@@ -24,27 +24,41 @@ __all__ = ["KendallShape"]
 _AXES = (-2, -1)
 
 
+def _contiguous(a, dtype):
+    """``a`` as a C-contiguous array of ``dtype`` (0-d stays 0-d, unlike ``np.ascontiguousarray``)."""
+    a = np.asarray(a, dtype=dtype)
+    return a if a.flags.c_contiguous else a.copy()
+
+
 def to_complex(x):
-    """Planar landmarks ``(..., k, 2)`` as complex numbers ``(..., k)``.
+    """Planar landmarks ``(..., k, 2)`` as complex numbers ``(..., k)``: a read-only view of a
+    C-contiguous float64 input (the layout of ``complex128``), no copy.
 
     Examples
     --------
     >>> to_complex([[1.0, 2.0]]).tolist()
     [(1+2j)]
     """
-    x = np.asarray(x, dtype=float)
-    return x[..., 0] + 1j * x[..., 1]
+    z = _contiguous(x, np.float64).view(np.complex128)[..., 0]
+    z.flags.writeable = False
+    return z
 
 
 def to_real(z):
-    """Complex landmarks ``(..., k)`` as planar ones ``(..., k, 2)`` (inverse of :func:`to_complex`).
+    """Complex landmarks ``(..., k)`` as planar ones ``(..., k, 2)`` (inverse of :func:`to_complex`;
+    a view of a C-contiguous ``complex128`` input).
 
     Examples
     --------
     >>> to_real(np.array([1 + 2j])).tolist()
     [[1.0, 2.0]]
     """
-    return np.stack([z.real, z.imag], axis=-1)
+    return _contiguous(z, np.complex128)[..., None].view(np.float64)
+
+
+def _turned(v):
+    """``i·v`` in the real layout: each landmark ``(a, b)`` becomes ``(−b, a)``."""
+    return np.stack([-v[..., 1], v[..., 0]], axis=-1)
 
 
 def _hermitian(z, w):
@@ -188,25 +202,47 @@ class KendallShape(Manifold):
         angles = 2.0 * math.pi * np.arange(self.n_landmarks) / self.n_landmarks
         return self.project(np.stack([np.cos(angles), np.sin(angles)], axis=1))
 
+    # ------------------------------------------------------------ Fréchet mean
+    _karcher_exact_distances = True  # angles from |⟨x, x_i⟩|: π/2 at the cut locus, never a zero log
+
+    def _log_sums(self, xs, data, weights):
+        """``(Σ_i w_i log_x(y_i), ρ(x, y_i))`` for each point ``x`` of ``xs`` (``m × k × 2``), from
+        two real matrix products and no ``m × n × k`` temporary.
+
+        With ``⟨x, y_i⟩_C = cos θ_i·e^{iφ_i}``, ``log_x(y_i) = (θ_i/sin θ_i)(e^{−iφ_i} y_i − cos θ_i·x)``,
+        so the sum is ``Σ_i c_i y_i − (Σ_i a_i cos θ_i) x`` with ``a_i = w_i θ_i/sin θ_i`` and
+        ``c_i = a_i e^{−iφ_i}``. In the real layout ``⟨x, y⟩_C = x·y + i (ix)·y`` and
+        ``c y = Re c·y + Im c·(iy)``, so both products are real (BLAS is ~10× faster there than on
+        complex arrays). As on the sphere, ``sin θ = √((1 − cos θ)(1 + cos θ))`` and
+        ``θ = atan2(sin θ, cos θ)``: the rounding of ``cos θ`` costs ``θ`` ~1e-8 near 0 but barely
+        moves ``θ/sin θ``, so the sum is accurate to rounding in absolute terms."""
+        m, n = len(xs), len(data)
+        y = data.reshape(n, -1)
+        x = xs.reshape(m, -1)
+        products = np.concatenate([x, _turned(xs).reshape(m, -1)]) @ y.T
+        re, im = products[:m], products[m:]
+        modulus = np.hypot(re, im)
+        cos = np.minimum(modulus, 1.0)
+        sin = np.sqrt((1.0 - cos) * (1.0 + cos))
+        theta = np.arctan2(sin, cos)
+        a = weights * np.where(sin > 0, theta / np.where(sin > 0, sin, 1.0), 1.0)
+        # e^{−iφ} = conj⟨x, y⟩/|⟨x, y⟩|, and 1 at the cut locus (every rotation is optimal there).
+        safe = np.where(modulus > 0, modulus, 1.0)
+        c_re = np.where(modulus > 0, a * re / safe, a)
+        c_im = np.where(modulus > 0, -a * im / safe, 0.0)
+        sums = np.concatenate([c_re, c_im]) @ y
+        total = sums[:m] + _turned(sums[m:].reshape(xs.shape)).reshape(m, -1) - np.sum(a * cos, axis=1)[:, None] * x
+        return total.reshape(xs.shape), theta
+
+    def _karcher_direction(self, x, X, weights):
+        """``Σ w_i log_x x_i`` by :meth:`_log_sums` (two matrix products per pass)."""
+        direction, theta = self._log_sums(np.asarray(x, dtype=float)[None], X, weights)
+        return direction[0], 0.5 * float(np.sum(weights * theta[0] ** 2)), float(np.max(theta))
+
     def _mean_log_norms(self, xs, data):
-        """``‖∇F_D(x)‖`` from two matrix products: with ``⟨x, y_i⟩_C = cos θ_i·e^{iφ_i}``,
-        ``log_x(y_i) = (θ_i/sin θ_i)(e^{−iφ_i} y_i − cos θ_i·x)``, so ``−n∇F_D(x) = Σ_i w_i y_i − s·x``
-        with ``w_i = (θ_i/sin θ_i) e^{−iφ_i}``, ``s = Σ_i θ_i cot θ_i``. In the real layout
-        ``⟨x, y⟩_C = x·y − i x·(iy)`` and ``w y = Re w·y + Im w·(iy)``, so both products are real
-        (BLAS is ~10× faster there than on complex arrays). ``θ = arccos cos θ`` is off by
-        ~1e−16/θ: it matters only within ~1e−6 of a record, a null event for the proposals."""
-        y = data.reshape(len(data), -1)
-        frame = np.concatenate([y, np.stack([-data[..., 1], data[..., 0]], axis=-1).reshape(y.shape)])
-        x = xs.reshape(len(xs), -1)
-        products = x @ frame.T
-        n = len(y)
-        inner = products[:, :n] - 1j * products[:, n:]
-        cos = np.minimum(np.abs(inner), 1.0)
-        theta = np.arccos(cos)
-        ratio = np.where(theta > 1e-8, theta / np.sin(np.maximum(theta, 1e-8)), 1.0)
-        weight = ratio * np.conj(inner) / np.where(cos > 0, np.abs(inner), 1.0)
-        grad = np.concatenate([weight.real, weight.imag], axis=1) @ frame - np.sum(ratio * cos, axis=1)[:, None] * x
-        return np.sqrt(np.sum(grad * grad, axis=1)) / n
+        """``‖∇F_D(x)‖ = ‖(1/n) Σ_i log_x(y_i)‖`` for each point of ``xs``, by :meth:`_log_sums`."""
+        grad, _ = self._log_sums(xs, data, np.full(len(data), 1.0 / len(data)))
+        return np.sqrt(np.sum(grad * grad, axis=_AXES))
 
     def _adjoint_exp_derivatives(self, p, u, w, y=None):
         """Kendall planar shapes (CP^(k−2), holomorphic curvature 4), in the horizontal lift.

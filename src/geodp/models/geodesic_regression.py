@@ -99,7 +99,8 @@ class PrivateGeodesicRegression(BaseEstimator):
     - ``"tangent"``: perturbed sufficient statistics of the fit of ``Log_center(y)`` on the
       covariate in the tangent space at the public centre (bin count, covariate sums, tangent bin
       sums; at ``n·ε ≥ 100`` a second pass on residuals clipped to ``L·residual_bound`` plus a
-      margin, L the Lipschitz constant of ``Log_center`` on the ball), mapped back to a geodesic;
+      margin, L the Lipschitz constant of ``Log_center`` on the ball, and a third where that
+      margin is large against ``L·residual_bound``), mapped back to a geodesic;
       exact, a few milliseconds, one covariate (docs/math.md §9.3);
     - ``"kng"``: the K-norm gradient mechanism, density ``∝ exp(−‖(∇_p E, ∇_v E)‖/σ)`` on
       ``{p ∈ B_radius(center), ‖v‖ ≤ velocity_bound}`` with residuals clipped to

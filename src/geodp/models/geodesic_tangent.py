@@ -12,7 +12,9 @@ release perturbs, each with exact noise and its own share of ε (sequential comp
   ``2r/ε_S`` are the K-norm mechanism of that norm;
 - at large ``n·ε`` with a residual bound τ, a second pass: the bin sums of the residuals
   ``u_i − ℓ₀(x̃_i)`` about the first pass's line ``ℓ₀`` (public by then), clipped to the public
-  tangent radius ``c = L·τ + κ·(pilot error scale)``; sensitivity ``2c`` in the same norm.
+  tangent radius ``c = L·τ + κ·(pilot error scale)``; sensitivity ``2c`` in the same norm. Where
+  that margin for the pilot's error is large against ``L·τ`` (moderate ``n·ε``), a third pass of the
+  same kind about the second pass's line, clipped to ``L·τ`` plus a smaller margin.
 
 Everything after the noise is post-processing: shrinking the bins' covariate means to their nominal
 ``∓¼`` by a public prior, projecting the line's ends onto the tangent ball of radius r (which holds the
@@ -54,20 +56,25 @@ TANGENT_SAMPLER = (
 # than those benchmarks/bench_regression_utility.py reports on).
 ONE_PASS_SPLIT = (0.15, 0.10, 0.75)  # count, covariate sums, statistics
 TWO_PASS_SPLIT = (0.10, 0.10, 0.30, 0.50)  # count, covariate sums, statistics, residual statistics
+THREE_PASS_SPLIT = (0.10, 0.10, 0.20, 0.25, 0.35)  # ... and the two residual passes
 TWO_PASS_MIN_N_EPSILON = 100.0  # below it the second pass costs more than it saves (measured)
 PILOT_WEIGHT = 0.1  # κ: the clip radius covers L·τ plus this multiple of the pilot's error scale
+THREE_PASS_WEIGHTS = (0.2, 0.0)  # κ of the second and third passes' clips (three passes)
+# Three passes where the two-pass clip's margin κ·(pilot error scale) exceeds this share of L·τ:
+# the pilot is then too coarse for one residual pass to correct (measured: n·ε below ≈ 300 here).
+THREE_PASS_MARGIN = 0.25
 DESIGN_PRIOR_SD = 0.0625  # prior spread of a bin's covariate mean about its nominal ∓¼ (shrinkage)
 MIN_GAP = 0.25  # smallest distance between the bins' covariate means used to form the slope
 
 
 class TangentRegressionSensitivity(NamedTuple):
     """Replace-one sensitivities of the tangent release's statistics (the norms are named in
-    :func:`tangent_settings`). ``residuals`` is None for a one-pass release."""
+    :func:`tangent_settings`). ``residuals``: one per residual pass (empty for a one-pass release)."""
 
     count: float
     covariate_sums: float
     statistics: float
-    residuals: float | None
+    residuals: tuple
 
 
 @dataclass(frozen=True)
@@ -77,13 +84,13 @@ class TangentSettings:
     Attributes
     ----------
     epsilons : tuple of float
-        Shares of ε: count, covariate sums, statistics, and (two passes) residual statistics.
+        Shares of ε: count, covariate sums, statistics, and one per residual pass.
     radius : float
         ``r``: every ``|Log_{p0}(y)|`` is at most r (responses clipped into ``B_r(p0)``).
     lipschitz : float
-        ``L``: ``Log_{p0}`` is L-Lipschitz on ``B_r(p0)`` (used to turn τ into the tangent clip).
-    clip : float or None
-        ``c``, the tangent clip radius of the residual pass (None: one pass).
+        ``L``: ``Log_{p0}`` is L-Lipschitz on ``B_r(p0)`` (used to turn τ into the tangent clips).
+    clips : tuple of float
+        ``c_k``, the tangent clip radius of each residual pass (empty: one pass).
     sensitivity : TangentRegressionSensitivity
     dim : int
         Dimension of ``T_{p0}M``.
@@ -92,14 +99,21 @@ class TangentSettings:
     epsilons: tuple
     radius: float
     lipschitz: float
-    clip: float | None
+    clips: tuple
     sensitivity: TangentRegressionSensitivity
     dim: int
 
     @property
+    def passes(self) -> int:
+        """Passes over the records: the first, then one per residual pass."""
+        return 1 + len(self.clips)
+
+    @property
     def scales(self) -> tuple:
-        """Noise scales of the count, covariate sums, statistics (and residual statistics)."""
-        return tuple(s / e for s, e in zip(self.sensitivity, self.epsilons) if s is not None)
+        """Noise scales of the count, covariate sums, statistics and each residual pass."""
+        sens = self.sensitivity
+        parts = (sens.count, sens.covariate_sums, sens.statistics, *sens.residuals)
+        return tuple(s / e for s, e in zip(parts, self.epsilons))
 
 
 def tangent_lipschitz(space, radius: float) -> float:
@@ -119,34 +133,54 @@ def tangent_lipschitz(space, radius: float) -> float:
     return a / math.sin(a)
 
 
+def _residual_clips(d, n, epsilon, radius, lipschitz, tau, shares, weights):
+    """The clip of each residual pass, ``c_k = L·τ + κ_k·8d·σ_{k−1}/n``: ``σ_{k−1}`` is the noise
+    scale of the pass before (``2r/ε_S`` for the first, ``2c_{k−1}/ε_{k−1}`` after), so
+    ``8dσ_{k−1}/n`` is about twice the noise of a bin mean of the line the pass corrects."""
+    clips, sigma = [], 2.0 * radius / (shares[2] * epsilon)
+    for k, weight in enumerate(weights):
+        clips.append(lipschitz * tau + weight * 8.0 * d * sigma / n)
+        sigma = 2.0 * clips[-1] / (shares[3 + k] * epsilon)
+    return tuple(clips)
+
+
 def tangent_settings(space, n: int, epsilon: float, radius: float, tau: float) -> TangentSettings:
     """The public settings of a tangent release of ``n`` records at ``epsilon`` on the ball of
-    ``radius`` with residual bound ``tau``: the split of ε, the passes, the clip and every Δ.
+    ``radius`` with residual bound ``tau``: the split of ε, the passes, the clips and every Δ.
 
     Sensitivities (replace-one): the upper bin's count, 1; the covariate sums, ½ in l1; the tangent
-    bin sums, ``2r`` in ``|·|_lo + |·|_hi``; the clipped residual sums, ``2c``.
+    bin sums, ``2r`` in ``|·|_lo + |·|_hi``; each pass's clipped residual sums, ``2c_k``.
+
+    Passes (a public rule): one below ``n·ε = 100`` or where the two-pass clip reaches r; three
+    where the two-pass clip's margin for the pilot's error exceeds ``THREE_PASS_MARGIN·L·τ`` (and
+    the three-pass clips stay below r); two otherwise.
 
     Examples
     --------
     >>> from geodp.manifolds import Sphere
     >>> s = tangent_settings(Sphere(2), 20, 2.0, 0.7, 0.1)
-    >>> s.clip is None, s.sensitivity.statistics                     # n·ε = 40: one pass
-    (True, 1.4)
+    >>> s.passes, s.sensitivity.statistics                           # n·ε = 40: one pass
+    (1, 1.4)
+    >>> s = tangent_settings(Sphere(2), 100, 2.0, 0.7, 0.1)
+    >>> s.passes, [round(c, 4) for c in s.clips]                     # n·ε = 200: three passes
+    (3, [0.2207, 0.1087])
     >>> s = tangent_settings(Sphere(2), 1000, 2.0, 0.7, 0.1)
-    >>> round(s.clip, 4), round(s.sensitivity.residuals, 4)         # c = L·τ + κ·8d·σ_S/n
-    (0.1124, 0.2248)
+    >>> s.passes, round(s.clips[0], 4), round(s.sensitivity.residuals[0], 4)   # c = L·τ + κ·8d·σ_S/n
+    (2, 0.1124, 0.2248)
     """
     d = space.dim
     lipschitz = tangent_lipschitz(space, radius)
-    two = TWO_PASS_SPLIT
-    sigma_pilot = 2.0 * radius / (two[2] * epsilon)
-    clip = lipschitz * tau + PILOT_WEIGHT * 8.0 * d * sigma_pilot / n
-    if n * epsilon >= TWO_PASS_MIN_N_EPSILON and clip < radius:
-        shares = two
+    floor = lipschitz * tau
+    two = _residual_clips(d, n, epsilon, radius, lipschitz, tau, TWO_PASS_SPLIT, (PILOT_WEIGHT,))
+    three = _residual_clips(d, n, epsilon, radius, lipschitz, tau, THREE_PASS_SPLIT, THREE_PASS_WEIGHTS)
+    if n * epsilon < TWO_PASS_MIN_N_EPSILON or two[0] >= radius:
+        shares, clips = ONE_PASS_SPLIT, ()
+    elif two[0] - floor > THREE_PASS_MARGIN * floor and max(three) < radius:
+        shares, clips = THREE_PASS_SPLIT, three
     else:
-        shares, clip = ONE_PASS_SPLIT, None
-    sensitivity = TangentRegressionSensitivity(1.0, 0.5, 2.0 * radius, None if clip is None else 2.0 * clip)
-    return TangentSettings(tuple(s * epsilon for s in shares), radius, lipschitz, clip, sensitivity, d)
+        shares, clips = TWO_PASS_SPLIT, two
+    sensitivity = TangentRegressionSensitivity(1.0, 0.5, 2.0 * radius, tuple(2.0 * c for c in clips))
+    return TangentSettings(tuple(s * epsilon for s in shares), radius, lipschitz, clips, sensitivity, d)
 
 
 def _bin_sums(weights, vectors):
@@ -265,8 +299,8 @@ def tangent_release(space, xs, Y, p0, settings: TangentSettings, rng):
         )
 
     a_lo, a_hi = ends(*noisy((s_lo, s_hi), scales[2]))
-    if settings.clip is not None:  # residuals about the pilot line ℓ₀ (public now), clipped to c
-        e_lo, e_hi = noisy(residual_statistics(space, xs, u, p0, a_lo, a_hi, settings.clip), scales[3])
+    for k, clip in enumerate(settings.clips):  # residuals about the last line (public now), clipped
+        e_lo, e_hi = noisy(residual_statistics(space, xs, u, p0, a_lo, a_hi, clip), scales[3 + k])
         a_lo, a_hi = ends(
             a_lo + (a_hi - a_lo) * (x_lo + 0.5) + e_lo,
             a_lo + (a_hi - a_lo) * (x_hi + 0.5) + e_hi,
@@ -293,7 +327,6 @@ def tangent_report(space, settings: TangentSettings, epsilon, n, center, radius,
     (2, 1.0866, True, True)
     """
     sens, scales, eps = settings.sensitivity, settings.scales, settings.epsilons
-    two = settings.clip is not None
     guarantee = Guarantee(
         mechanism="tangent sufficient statistics at the public centre p0 (output perturbation, composed)",
         epsilon=epsilon,
@@ -315,10 +348,11 @@ def tangent_report(space, settings: TangentSettings, epsilon, n, center, radius,
         f"tangent bin sums of Log_p0(y), |Log_p0(y)| ≤ r: Δ = 2r = {sens.statistics:.6g}, ε = {eps[2]!r}, "
         f"scale {scales[2]:.6g}",
     ]
-    if two:
+    for k, (clip, delta) in enumerate(zip(settings.clips, sens.residuals)):
         parts.append(
-            f"tangent bin sums of the residuals about the first pass's line, clipped to c = L·τ + κ·(pilot error "
-            f"scale) = {settings.clip:.6g}: Δ = 2c = {sens.residuals:.6g}, ε = {eps[3]!r}, scale {scales[3]:.6g}"
+            f"pass {k + 2}: tangent bin sums of the residuals about pass {k + 1}'s line, clipped to c = L·τ + "
+            f"κ·(that line's error scale) = {clip:.6g}: Δ = 2c = {delta:.6g}, ε = {eps[3 + k]!r}, "
+            f"scale {scales[3 + k]:.6g}"
         )
     details = [
         f"n           : {n} records (public)",
@@ -331,11 +365,13 @@ def tangent_report(space, settings: TangentSettings, epsilon, n, center, radius,
         "covariates clipped into x_bounds "
         + ", ".join(f"[{lo:.6g}, {hi:.6g}]" for lo, hi in zip(lower, upper))
         + " and mapped to [-1/2, 1/2]; the bins split at 0 (a public rule)",
-        f"{'two passes' if two else 'one pass'} (public rule: two when n·ε ≥ {TWO_PASS_MIN_N_EPSILON:g} "
-        "and c < r); ε is the sum of the parts (sequential composition)",
+        f"{settings.passes} pass(es) (public rule: two when n·ε ≥ {TWO_PASS_MIN_N_EPSILON:g} and c < r, three "
+        f"when the two-pass clip's margin for the pilot exceeds {THREE_PASS_MARGIN:g}·L·τ); ε is the sum of the "
+        "parts (sequential composition)",
     ]
-    if two:
-        assumptions.append(f"residuals clipped in T_p0 to c = {settings.clip:.6g} (τ = {tau:.6g})")
+    if settings.clips:
+        clips = ", ".join(f"{c:.6g}" for c in settings.clips)
+        assumptions.append(f"residuals clipped in T_p0 to c = {clips} (τ = {tau:.6g})")
     header = (
         "geodp privacy report: PrivateGeodesicRegression, mechanism='tangent' (publishable: nothing in it "
         "is computed from the private data)"
@@ -351,10 +387,10 @@ def tangent_report(space, settings: TangentSettings, epsilon, n, center, radius,
         "x_bounds": [np.asarray(lower).tolist(), np.asarray(upper).tolist()],
         "residual_bound": tau,
         "lipschitz": settings.lipschitz,
-        "passes": 2 if two else 1,
-        "tangent_clip": settings.clip,
+        "passes": settings.passes,
+        "tangent_clips": list(settings.clips),
         "epsilon_split": list(eps),
-        "sensitivities": sens._asdict(),
+        "sensitivities": sens._asdict() | {"residuals": list(sens.residuals)},
         "scales": list(scales),
         "on_invalid": on_invalid,
     }

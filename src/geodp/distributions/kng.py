@@ -366,14 +366,16 @@ def _spd_laplace_proposal_exact(k: int, scale: float, radius: float) -> bool:
 
 def kng_uses_mcmc(space, scale: float, radius: float, sampler: str = "auto") -> bool:
     """Does KNG on ``space`` use MH? Decided from public quantities only: ``"mcmc"`` always,
-    ``"exact"`` never, ``"auto"`` when the public acceptance bound is below the floor. Flat spaces
-    never need it (KNG is the Laplace at the mean).
+    ``"exact"`` never, ``"auto"`` when :func:`kng_route` finds no exact route (never on flat
+    spaces, spheres, hyperbolic spaces, Kendall's shape space and affine-invariant SPD).
 
     Examples
     --------
     >>> from geodp.manifolds import SPD, KendallShape
     >>> kng_uses_mcmc(KendallShape(8), 0.01, 0.35), kng_uses_mcmc(SPD(3), 1e-4, 3.0)
-    (False, True)
+    (False, False)
+    >>> kng_uses_mcmc(SPD(3), 1e-4, 3.0, "mcmc")
+    True
     """
     if sampler not in _SAMPLERS:
         raise InvalidParameterError(f"sampler must be one of {_SAMPLERS}, got {sampler!r}.")

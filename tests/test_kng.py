@@ -142,16 +142,19 @@ def test_private_frechet_mean_with_kng(space, radius):
     assert "K-norm gradient (S22)" in text and "σ = 2Δ/ε" in text and "S22 Lemma 1" in text
 
 
-def test_kng_falls_back_to_mh_when_the_public_bound_is_below_the_floor():
-    # Spheres, hyperbolic spaces and Kendall shapes are exact at every σ now (the data's own
-    # envelope, tests/test_kng_envelope.py); affine-invariant SPD still falls back below the floor.
+def test_kng_on_spd_is_exact_below_the_floor_and_runs_mh_only_when_asked():
+    # Spheres, hyperbolic spaces and Kendall shapes are exact at every σ (the data's own envelope,
+    # tests/test_kng_envelope.py); affine-invariant SPD takes the exact tangent route below the
+    # floor (tests/test_spd_kng.py). MH runs, with its diagnostics, when sampler="mcmc" asks for it.
     space, radius = SPD(3), 3.0
     center, X = ball_data(space, radius, 10, seed=14)
     mech = KNGMechanism(space, epsilon=1.0, sensitivity=5e-5, center=center, radius=radius)
-    assert mech.acceptance_bound < 1e-3 and not mech.guarantee.exact
-    assert "MH" in mech.guarantee.sampler and any("approximately" in a for a in mech.guarantee.assumptions)
-    law = KNGDistribution(space, X, mech.scale, center=center, radius=radius, burn_in=200, thinning=5)
-    with pytest.warns(ApproximateSamplerWarning, match="public lower bound"):
+    assert mech.acceptance_bound == 0.0 and mech.guarantee.exact and "spd-tangent" == mech._route
+    forced = KNGMechanism(space, epsilon=1.0, sensitivity=5e-5, center=center, radius=radius, sampler="mcmc")
+    assert not forced.guarantee.exact and "MH" in forced.guarantee.sampler
+    assert any("approximately" in a for a in forced.guarantee.assumptions)
+    law = KNGDistribution(space, X, mech.scale, center=center, radius=radius, sampler="mcmc", burn_in=200, thinning=5)
+    with pytest.warns(ApproximateSamplerWarning, match="requested"):
         x = law.sample(3, rng=15)
     assert not law.exact and law.diagnostics is not None and np.all(space.dist(center, x) <= radius * (1 + 1e-9))
 

@@ -34,7 +34,7 @@ __all__ = ["BallLaplace", "SPDTangentKNGProposal", "log_gammainc"]
 
 _SERIES_TERMS = 400  # the lower incomplete gamma series where scipy's value underflows (x < d)
 _TINY = 1e-280  # below this, P(d, x) is taken from the series and inverted by rejection
-_MAX_LEVELS = 10  # cell doublings of the direction hat (from 64 to 65,536 cells)
+_MAX_LEVELS = 8  # cell doublings of the direction hat (from 32 + 32 to 8,192 + 8,192 cells)
 _SUBCELLS = 8
 
 
@@ -63,6 +63,8 @@ def log_gammainc(d, x):
     for n in range(1, _SERIES_TERMS + 1):
         term = term * xs / (d + n)
         total = total + term
+        if np.all(term < 1e-17 * total):
+            break
     with np.errstate(divide="ignore"):
         series = d * np.log(xs) - xs - special.gammaln(d + 1) + np.log(total)
     return np.where(x <= 0, -np.inf, np.where(small, direct, series))
@@ -75,8 +77,9 @@ class BallLaplace:
     With ``ê = c/|c|`` and ``w = ⟨u, ê⟩`` for the unit direction ``u``, the ray leaves the ball at
     ``T(w) = −|c|w + √(|c|²w² + r² − |c|²)``, decreasing in ``w``. The direction's marginal is
     ``∝ (1 − w²)^{(d−3)/2} P(d, λT(w))``: ``(1 + w)/2`` is drawn from ``Beta((d−1)/2, (d−1)/2)``
-    restricted to a cell of equal Beta mass chosen with weight ``P(d, λT)`` at the cell's left
-    edge (``P`` falls with ``w``), kept with probability ``P(d, λT(w))/P(d, λT(left))``; then
+    restricted to a cell (equal Beta mass merged with a uniform grid in ``w``) chosen with weight
+    its Beta mass times ``P(d, λT)`` at its left edge (``P`` falls with ``w``), kept with
+    probability ``P(d, λT(w))/P(d, λT(left))``; then
     ``t`` from ``Gamma(d, 1/λ)`` restricted to ``[0, T(w)]`` by its inverse CDF (or, where ``P``
     underflows, by rejection from the exponential tangent hat of the concave log-density at
     ``T``), the rest of ``u`` uniform on the sphere orthogonal to ``ê``. The cells are doubled
@@ -110,44 +113,54 @@ class BallLaplace:
         self.axis = self.centre / norm if norm > 0 else np.eye(self.d)[0]
         self.half = (self.d - 1) / 2.0
         for level in range(_MAX_LEVELS + 1):
-            cells = 64 * 2**level
-            edges = self._edges(np.arange(cells + 1) / cells)
-            log_top = self._log_weight(edges[:-1])
-            fine = self._edges(np.arange(cells * _SUBCELLS + 1) / (cells * _SUBCELLS))
-            log_low = self._log_weight(fine[1:])  # right ends: W falls with w
+            # Cells: equal Beta mass merged with a uniform grid in w (W pushes the mass into the
+            # Beta's lower tail when the anchor is far out, where equal-mass cells are wide).
+            cells = 32 * 2**level
+            edges = np.union1d(self._edges(np.arange(cells + 1) / cells), np.linspace(-1.0, 1.0, cells + 1))
+            fine = (edges[:-1, None] + np.diff(edges)[:, None] * np.linspace(0.0, 1.0, _SUBCELLS + 1)[None]).ravel()
+            fine = np.unique(fine)
+            with np.errstate(divide="ignore"):
+                log_cdf = np.log(self._cdf(edges))
+                log_top = np.log(np.maximum(np.diff(self._cdf(edges)), 0.0)) + self._log_weight(edges[:-1])
+                log_low = np.log(np.maximum(np.diff(self._cdf(fine)), 0.0)) + self._log_weight(fine[1:])
             peak = float(np.max(log_top))
-            kept = np.sum(np.exp(log_low - peak)) / _SUBCELLS / np.sum(np.exp(log_top - peak))
+            kept = float(np.sum(np.exp(log_low - peak)) / np.sum(np.exp(log_top - peak)))
             if kept >= 0.5:
                 break
-        self.cells, self.log_top = cells, log_top
+        self.edges, self.log_cdf = edges, log_cdf
+        self.log_top = log_top - np.log(np.maximum(np.diff(self._cdf(edges)), 1e-300))  # log W(left)
         self.cell_p = np.exp(log_top - peak)
         self.cell_p /= self.cell_p.sum()
-        self.efficiency = float(kept)
+        self.efficiency = kept
 
     @staticmethod
     def log_mass(d: int, radius: float, s: float, rate: float, grid: int = 256) -> float:
         """``log ∫_{|v| ≤ r} exp(−λ|v − c|) dv`` up to a constant of ``d`` (``|c| = s``), by the
-        midpoint rule over equal-mass cells of the direction: compares envelopes.
+        midpoint rule in the direction cosine over cells of equal Beta mass merged with a uniform
+        grid: compares envelopes.
 
         Examples
         --------
         >>> bool(BallLaplace.log_mass(5, 1.0, 0.0, 1.0) < BallLaplace.log_mass(5, 1.0, 0.0, 0.5))
         True
         """
-        half = (d - 1) / 2.0
-        w = 2.0 * special.betaincinv(half, half, (np.arange(grid) + 0.5) / grid) - 1.0 if d > 1 else np.array([-1, 1.0])
-        exit_ = np.maximum(-s * w + np.sqrt(np.maximum(s * s * w * w + radius * radius - s * s, 0.0)), 0.0)
-        log_p = log_gammainc(d, rate * exit_)
+        law = BallLaplace.__new__(BallLaplace)
+        law.d, law.radius, law.rate, law.s, law.half = d, radius, rate, min(s, radius), (d - 1) / 2.0
+        edges = np.union1d(law._edges(np.arange(grid + 1) / grid), np.linspace(-1.0, 1.0, grid + 1))
+        with np.errstate(divide="ignore"):
+            log_p = np.log(np.maximum(np.diff(law._cdf(edges)), 0.0)) + law._log_weight((edges[:-1] + edges[1:]) / 2)
         peak = float(np.max(log_p))
-        return peak + math.log(float(np.mean(np.exp(log_p - peak)))) + special.gammaln(d) - d * math.log(rate)
+        return peak + math.log(float(np.sum(np.exp(log_p - peak)))) + special.gammaln(d) - d * math.log(rate)
+
+    def _cdf(self, w):
+        """``P(W ≤ w)`` for the cosine of a uniform direction: ``(1 + W)/2 ~ Beta((d−1)/2, (d−1)/2)``."""
+        return special.betainc(self.half, self.half, (1.0 + np.asarray(w)) / 2.0) if self.d > 1 else (1.0 + w) / 2.0
 
     def _edges(self, mass):
         """Direction cosines at the given Beta masses (equal-mass cells)."""
-        return (
-            np.clip(2.0 * special.betaincinv(self.half, self.half, mass) - 1.0, -1.0, 1.0)
-            if self.d > 1
-            else (2.0 * mass - 1.0)
-        )
+        if self.d == 1:
+            return 2.0 * mass - 1.0
+        return np.clip(2.0 * special.betaincinv(self.half, self.half, mass) - 1.0, -1.0, 1.0)
 
     def _exit(self, w):
         s, r = self.s, self.radius
@@ -161,8 +174,10 @@ class BallLaplace:
         out, filled = np.empty(m), 0
         while filled < m:
             batch = max(16, int(2.2 * (m - filled)) + 8)
-            cell = rng.choice(self.cells, size=batch, p=self.cell_p)
-            w = self._edges((cell + rng.random(batch)) / self.cells)
+            cell = rng.choice(len(self.cell_p), size=batch, p=self.cell_p)
+            lo, hi = self.edges[cell], self.edges[cell + 1]
+            below, above = self._cdf(lo), self._cdf(hi)
+            w = np.clip(self._edges(below + rng.random(batch) * (above - below)), lo, hi)
             keep = np.log(rng.random(batch)) < self._log_weight(w) - self.log_top[cell]
             got = w[keep][: m - filled]
             out[filled : filled + len(got)] = got

@@ -739,8 +739,12 @@ class KNGDistribution(Distribution):
             return x, out
 
         def propose_tangent(batch, rng):
+            # The gradient step e^{−(‖∇F_D‖ − t + ε_a)/σ} splits into the stretch e^{−(ρ(a, x) − t)/σ}
+            # (one eigvalsh, decided with the volume step) and e^{−(‖∇F_D‖ − ρ(a, x) + ε_a)/σ}.
             x, log_volume, t = self._tangent.propose(batch, rng)
-            return gradient_step(x, t, np.log(rng.random(batch)) < log_volume)
+            rho = np.asarray(space.unchecked.dist(self.frechet_mean, x))
+            passed = np.log(rng.random(batch)) < log_volume - np.maximum(rho - t, 0.0) / self.scale
+            return gradient_step(x, rho, passed)
 
         proposals = [propose_tangent]
         law = _spd_eigenvalue_law(k, self.scale, 2.0 * self.radius)

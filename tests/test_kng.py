@@ -184,8 +184,9 @@ def test_kng_refuses_a_batch_as_center():
 
 def test_kng_guarantee_is_inexact_when_the_envelope_itself_needs_mh():
     # SPD(5) in a ball of radius 12: the proposal's public acceptance bound is far below the floor
-    # (the eigenvalue envelope is exact only for balls up to radius ≈ 8 at this σ), so the release
-    # is MH, not exact, and the guarantee must say so; sampler="exact" is refused there.
+    # (the eigenvalue envelope is exact only for balls up to radius ≈ 8 at this σ) and the tangent
+    # route's volume step is impractical (spd_volume_slack ≈ 32), so the release is MH, not
+    # exact, and the guarantee must say so; sampler="exact" is refused there.
     from geodp.errors import AssumptionError
 
     space, I = SPD(5), np.eye(5)
@@ -199,15 +200,13 @@ def test_kng_guarantee_is_inexact_when_the_envelope_itself_needs_mh():
     ).guarantee.exact
 
 
-def test_sampler_exact_is_refused_before_any_release_where_only_mh_exists():
-    """SPD(8), r = 1.5: the σ/h Laplace proposal truncated to the ball is itself MH, so
-    ``sampler="exact"`` raises at construction (public text, before any data is seen) instead of
-    releasing an approximate draw; "auto" accepts MH and says so in the guarantee."""
-    from geodp.errors import AssumptionError
-
-    with pytest.raises(AssumptionError, match="no exact KNG sampler"):
-        KNGMechanism(SPD(8), epsilon=1.0, sensitivity=0.05, center=np.eye(8), radius=1.5, sampler="exact")
-    assert not KNGMechanism(SPD(8), epsilon=1.0, sensitivity=0.05, center=np.eye(8), radius=1.5).guarantee.exact
+def test_spd8_whose_laplace_proposal_was_mh_is_exact_by_the_tangent_route():
+    """SPD(8), r = 1.5: the σ/h Laplace proposal truncated to the ball would be MH (so
+    ``sampler="exact"`` used to be refused); the tangent route is exact there, "auto" and "exact"
+    alike. The refusal where only MH exists: SPD(5), r = 12 (above)."""
+    for sampler in ("auto", "exact"):
+        mech = KNGMechanism(SPD(8), epsilon=1.0, sensitivity=0.05, center=np.eye(8), radius=1.5, sampler=sampler)
+        assert mech._route == "spd-tangent" and mech.guarantee.exact
 
 
 def test_loop_floor_follows_the_anchors_residual_gradient(monkeypatch):

@@ -73,6 +73,7 @@ __all__ = [
     "kng_cap_acceptance_bound",
     "kng_route",
     "kng_uses_mcmc",
+    "spd_volume_slack",
     "gradient_norm_bounds",
     "gradient_norm_envelopes",
 ]
@@ -300,8 +301,9 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     the law's typical radius ``(dim − 1)σ`` is at most 0.9 r, else the cap route with the data's
     chord of its envelope as the rate. Their work, not their output law, depends on the data, and
     no useful worst-case bound exists (bound 0.0). On affine-invariant SPD the σ/h Laplace route
-    runs where its bound and its proposal's public ball bound pass, else ``"spd-tangent"``, exact
-    at every σ with no useful worst-case bound either (0.0). Elsewhere MH. ``"exact"`` never returns
+    runs where its bound and its proposal's public ball bound pass, else ``"spd-tangent"`` where
+    :func:`spd_volume_slack` is at most ``log(1/floor)`` (exact, no useful worst-case bound either:
+    0.0). Elsewhere MH. ``"exact"`` never returns
     ``"mcmc"``. The cap route always uses the data's chord when it is steeper than the public h
     (the acceptance only grows, so a public bound stays a bound).
 
@@ -330,11 +332,13 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     if "spd-eigenvalue-laplace" in space.closed_forms:
         # Affine-invariant SPD: the σ/h Laplace route where its bound and its proposal's public
         # ball bound both pass (its proposal is then exact), else the exact tangent proposal at
-        # the centre raced with the Laplace at the mean (docs/math.md §5): no useful worst-case
-        # bound (0.0); the work, not the law, depends on the data.
+        # the centre raced with the Laplace at the mean (docs/math.md §5) in balls where its
+        # volume step is practical: no useful worst-case bound (0.0); the work, not the law,
+        # depends on the data.
         if laplace_bound >= ACCEPTANCE_FLOOR and _spd_laplace_proposal_exact(space.k, scale / h, radius):
             return "laplace", laplace_bound
-        return "spd-tangent", 0.0
+        if spd_volume_slack(space.k, radius) <= -math.log(ACCEPTANCE_FLOOR):
+            return "spd-tangent", 0.0
     if laplace_bound >= ACCEPTANCE_FLOOR:
         return "laplace", laplace_bound
     if has_envelope_proposal(space, radius):
@@ -347,6 +351,23 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     if sampler == "exact":
         return "laplace", laplace_bound
     return "mcmc", laplace_bound
+
+
+def spd_volume_slack(k: int, radius: float) -> float:
+    """``L(r) = r²/(12(k+1)) + r⁴Q_k/2880``: Jensen's bound on the mean loss
+    ``E_u[q(r) − Σ_{i<j} log(sinh y_ij/y_ij)]`` over uniform directions at distance ``r`` on
+    affine-invariant SPD(k) (docs/math.md §5, the Gaussian-gap envelope), with
+    ``Q_k = (k−1)(k+2)(5k+6)/((k+1)(k²+k+4))``. ``e^{−L(r)}`` is the typical share the tangent
+    route's volume step keeps for a law that fills the ball: a public practicality test (not a
+    bound), below 1e−3 beyond r ≈ 7.9 for k from 8 to 48.
+
+    Examples
+    --------
+    >>> round(spd_volume_slack(8, 3.0), 3), spd_volume_slack(5, 12.0) > 7
+    (0.216, True)
+    """
+    quartic = (k - 1) * (k + 2) * (5 * k + 6) / ((k + 1) * (k * k + k + 4))
+    return radius**2 / (12.0 * (k + 1)) + radius**4 * quartic / 2880.0
 
 
 @functools.lru_cache(maxsize=64)
@@ -367,7 +388,8 @@ def _spd_laplace_proposal_exact(k: int, scale: float, radius: float) -> bool:
 def kng_uses_mcmc(space, scale: float, radius: float, sampler: str = "auto") -> bool:
     """Does KNG on ``space`` use MH? Decided from public quantities only: ``"mcmc"`` always,
     ``"exact"`` never, ``"auto"`` when :func:`kng_route` finds no exact route (never on flat
-    spaces, spheres, hyperbolic spaces, Kendall's shape space and affine-invariant SPD).
+    spaces, spheres, hyperbolic spaces and Kendall's shape space; on affine-invariant SPD only in
+    balls too large for the tangent route, :func:`spd_volume_slack`).
 
     Examples
     --------

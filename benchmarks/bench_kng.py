@@ -13,8 +13,9 @@
    minutes on Kendall shapes: timed only with ``--mh``.
 
 4. Issue 22's targets (:func:`issue_targets`): Kendall-100, H¹⁰ and affine SPD(8) fits, exact or MH.
+5. KNG on affine SPD(8) with adversarial data (:func:`spd_affine_targets`).
 
-Run: ``python benchmarks/bench_kng.py [--mh] [--targets]``
+Run: ``python benchmarks/bench_kng.py [--mh] [--targets] [--spd]``
 """
 
 from __future__ import annotations
@@ -232,18 +233,72 @@ def issue_targets(rounds=5, with_mh=False):
         print(f"  {name:<22}{eps:>5}{'yes' if exact[i] else 'MH':>7}{ms}")
 
 
+def spd_affine_targets(rounds=5):
+    """KNG on affine SPD(8), r = 3, n = 200, ε ∈ {0.5, 5} (the ``"spd-tangent"`` route): the
+    issue's off-centre data and two adversarial datasets (every record on one boundary point, so the
+    anchor sits on the boundary; two antipodal boundary clusters, so the gradient norm grows fastest
+    off the mean). Median ms per ``PrivateFrechetMean`` fit over rounds that interleave the
+    settings, and the observed acceptance of 200 draws (curator-only: it depends on the data)."""
+    import os
+
+    from geodp.models import PrivateFrechetMean
+
+    space, center, radius, X = _spd_off_centre()
+    direction = space.random_unit_tangent(center, rng=11)
+    edge = space.exp(center, radius * (1 - 1e-9) * direction)
+    far = space.exp(center, -radius * (1 - 1e-9) * direction)
+    datasets = {
+        "off-centre (issue)": X,
+        "one boundary point": np.repeat(edge[None], 200, axis=0),
+        "two antipodal clusters": np.concatenate([np.repeat(p[None], 100, axis=0) for p in (edge, far)]),
+    }
+    settings = [(name, data, eps) for name, data in datasets.items() for eps in (0.5, 5.0)]
+    times = {i: [] for i in range(len(settings))}
+    cpu = {i: [] for i in range(len(settings))}
+    loads = []
+    for r in range(rounds):
+        for i, (_name, data, eps) in enumerate(settings):
+            model = PrivateFrechetMean(
+                space, epsilon=eps, center=center, radius=radius, mechanism="kng", random_state=r
+            )
+            t, c = time.perf_counter(), time.process_time()
+            model.fit(data)
+            times[i].append(time.perf_counter() - t)
+            cpu[i].append(time.process_time() - c)
+            assert model.mechanism_.exact
+        loads.append(os.getloadavg()[0])
+    print(f"\nKNG on affine SPD(8), r = 3, n = 200 (route spd-tangent), median of {rounds} interleaved rounds")
+    print(
+        f"  {'data':<26}{'ε':>5}{'ms/fit':>10}{'CPU ms':>9}{'acceptance':>12}  (load average "
+        f"{min(loads):.1f}–{max(loads):.1f} on {os.cpu_count()} cores)"
+    )
+    for i, (name, data, eps) in enumerate(settings):
+        scale = 2 * frechet_mean_sensitivity(space, radius, len(data), "kng") / eps
+        law = KNGDistribution(space, data, scale, center=center, radius=radius)
+        law.sample(200, rng=0)
+        print(
+            f"  {name:<26}{eps:>5}{np.median(times[i]) * 1e3:10.1f}{np.median(cpu[i]) * 1e3:9.1f}"
+            f"{law.acceptance_rate:12.3f}"
+        )
+
+
 if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mh", action="store_true", help="also time the MH releases at high dimension (minutes)")
     parser.add_argument("--targets", action="store_true", help="only issue 22's targets")
+    parser.add_argument("--spd", action="store_true", help="only KNG on affine SPD(8), adversarial data included")
     args = parser.parse_args()
     if args.targets:
         issue_targets(with_mh=args.mh)
+        raise SystemExit
+    if args.spd:
+        spd_affine_targets()
         raise SystemExit
     timing()
     acceptance_table()
     high_dimension(with_mh=args.mh)
     kendall_private_mean()
     issue_targets(with_mh=args.mh)
+    spd_affine_targets()

@@ -142,16 +142,19 @@ def test_private_frechet_mean_with_kng(space, radius):
     assert "K-norm gradient (S22)" in text and "σ = 2Δ/ε" in text and "S22 Lemma 1" in text
 
 
-def test_kng_falls_back_to_mh_when_the_public_bound_is_below_the_floor():
-    # Spheres, hyperbolic spaces and Kendall shapes are exact at every σ now (the data's own
-    # envelope, tests/test_kng_envelope.py); affine-invariant SPD still falls back below the floor.
+def test_kng_on_spd_is_exact_below_the_floor_and_runs_mh_only_when_asked():
+    # Spheres, hyperbolic spaces and Kendall shapes are exact at every σ (the data's own envelope,
+    # tests/test_kng_envelope.py); affine-invariant SPD takes the exact tangent route below the
+    # floor (tests/test_spd_kng.py). MH runs, with its diagnostics, when sampler="mcmc" asks for it.
     space, radius = SPD(3), 3.0
     center, X = ball_data(space, radius, 10, seed=14)
     mech = KNGMechanism(space, epsilon=1.0, sensitivity=5e-5, center=center, radius=radius)
-    assert mech.acceptance_bound < 1e-3 and not mech.guarantee.exact
-    assert "MH" in mech.guarantee.sampler and any("approximately" in a for a in mech.guarantee.assumptions)
-    law = KNGDistribution(space, X, mech.scale, center=center, radius=radius, burn_in=200, thinning=5)
-    with pytest.warns(ApproximateSamplerWarning, match="public lower bound"):
+    assert mech.acceptance_bound == 0.0 and mech.guarantee.exact and "spd-tangent" == mech._route
+    forced = KNGMechanism(space, epsilon=1.0, sensitivity=5e-5, center=center, radius=radius, sampler="mcmc")
+    assert not forced.guarantee.exact and "MH" in forced.guarantee.sampler
+    assert any("approximately" in a for a in forced.guarantee.assumptions)
+    law = KNGDistribution(space, X, mech.scale, center=center, radius=radius, sampler="mcmc", burn_in=200, thinning=5)
+    with pytest.warns(ApproximateSamplerWarning, match="requested"):
         x = law.sample(3, rng=15)
     assert not law.exact and law.diagnostics is not None and np.all(space.dist(center, x) <= radius * (1 + 1e-9))
 
@@ -181,8 +184,9 @@ def test_kng_refuses_a_batch_as_center():
 
 def test_kng_guarantee_is_inexact_when_the_envelope_itself_needs_mh():
     # SPD(5) in a ball of radius 12: the proposal's public acceptance bound is far below the floor
-    # (the eigenvalue envelope is exact only for balls up to radius ≈ 8 at this σ), so the release
-    # is MH, not exact, and the guarantee must say so; sampler="exact" is refused there.
+    # (the eigenvalue envelope is exact only for balls up to radius ≈ 8 at this σ) and the tangent
+    # route's volume step is impractical (spd_volume_slack ≈ 32), so the release is MH, not
+    # exact, and the guarantee must say so; sampler="exact" is refused there.
     from geodp.errors import AssumptionError
 
     space, I = SPD(5), np.eye(5)
@@ -196,15 +200,13 @@ def test_kng_guarantee_is_inexact_when_the_envelope_itself_needs_mh():
     ).guarantee.exact
 
 
-def test_sampler_exact_is_refused_before_any_release_where_only_mh_exists():
-    """SPD(8), r = 1.5: the σ/h Laplace proposal truncated to the ball is itself MH, so
-    ``sampler="exact"`` raises at construction (public text, before any data is seen) instead of
-    releasing an approximate draw; "auto" accepts MH and says so in the guarantee."""
-    from geodp.errors import AssumptionError
-
-    with pytest.raises(AssumptionError, match="no exact KNG sampler"):
-        KNGMechanism(SPD(8), epsilon=1.0, sensitivity=0.05, center=np.eye(8), radius=1.5, sampler="exact")
-    assert not KNGMechanism(SPD(8), epsilon=1.0, sensitivity=0.05, center=np.eye(8), radius=1.5).guarantee.exact
+def test_spd8_whose_laplace_proposal_was_mh_is_exact_by_the_tangent_route():
+    """SPD(8), r = 1.5: the σ/h Laplace proposal truncated to the ball would be MH (so
+    ``sampler="exact"`` used to be refused); the tangent route is exact there, "auto" and "exact"
+    alike. The refusal where only MH exists: SPD(5), r = 12 (above)."""
+    for sampler in ("auto", "exact"):
+        mech = KNGMechanism(SPD(8), epsilon=1.0, sensitivity=0.05, center=np.eye(8), radius=1.5, sampler=sampler)
+        assert mech._route == "spd-tangent" and mech.guarantee.exact
 
 
 def test_loop_floor_follows_the_anchors_residual_gradient(monkeypatch):

@@ -129,5 +129,7 @@ def test_issue_targets_are_exact_from_public_quantities(space, radius, n, epsilo
 
 def test_spaces_without_the_envelope_keep_their_routes():
     assert not has_envelope_proposal(SPD(3), 1.0)
-    assert kng_route(SPD(3), 1e-4, 3.0)[0] == "mcmc"  # unchanged: no exact route proven there
+    # affine SPD has its own exact route (tests/test_spd_kng.py), MH only in balls too large for it
+    assert kng_route(SPD(3), 1e-4, 3.0)[0] == "spd-tangent"
+    assert kng_route(SPD(5), 3.0, 12.0)[0] == "mcmc"
     assert kng_route(KendallShape(100), 1e-3, 0.2, "mcmc")[0] == "mcmc"

@@ -52,6 +52,8 @@ from geodp.distributions.laplace import (
 )
 from geodp.distributions.mcmc import random_walk_metropolis
 from geodp.distributions.radial import is_isotropic
+from geodp.distributions.spd_affine import SPDEigenvalueLaw, spd_ball_acceptance_bound
+from geodp.distributions.spd_kng import SPDTangentKNGProposal
 from geodp.errors import (
     AssumptionError,
     ConvergenceWarning,
@@ -72,6 +74,7 @@ __all__ = [
     "kng_cap_acceptance_bound",
     "kng_route",
     "kng_uses_mcmc",
+    "spd_volume_slack",
     "gradient_norm_bounds",
     "gradient_norm_envelopes",
 ]
@@ -286,7 +289,9 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     cap proposal; on Kendall's shape space it draws from the exact in-ball directions),
     ``"laplace"`` (the σ/h Laplace truncated to the ball by its own rejection,
     :func:`kng_acceptance_lower_bound`), ``"envelope"`` (the radial law of the data's own envelope,
-    :class:`~geodp.distributions.kng_envelope.EnvelopeProposal`) or ``"mcmc"``.
+    :class:`~geodp.distributions.kng_envelope.EnvelopeProposal`), ``"spd-tangent"`` (affine-invariant
+    SPD: :class:`~geodp.distributions.spd_kng.SPDTangentKNGProposal` raced with the Laplace at the
+    mean) or ``"mcmc"``.
 
     ``"auto"`` takes the Laplace route where its bound times its proposal's public ball bound
     reaches :data:`ACCEPTANCE_FLOOR`, else the cap route (:func:`kng_cap_acceptance_bound`) where
@@ -296,7 +301,10 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     Kendall's shape space), it stays exact at every σ (docs/math.md §5): the envelope route where
     the law's typical radius ``(dim − 1)σ`` is at most 0.9 r, else the cap route with the data's
     chord of its envelope as the rate. Their work, not their output law, depends on the data, and
-    no useful worst-case bound exists (bound 0.0). Elsewhere MH. ``"exact"`` never returns
+    no useful worst-case bound exists (bound 0.0). On affine-invariant SPD the σ/h Laplace route
+    runs where its bound and its proposal's public ball bound pass, else ``"spd-tangent"`` where
+    :func:`spd_volume_slack` is at most ``log(1/floor)`` (exact, no useful worst-case bound either:
+    0.0). Elsewhere MH. ``"exact"`` never returns
     ``"mcmc"``. The cap route always uses the data's chord when it is steeper than the public h
     (the acceptance only grows, so a public bound stays a bound).
 
@@ -322,6 +330,16 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     # where its own bound and its proposal's ball bound are both proven above the floor.
     if laplace_bound * ball < ACCEPTANCE_FLOOR and cap >= ACCEPTANCE_FLOOR:
         return "cap", cap
+    if "spd-eigenvalue-laplace" in space.closed_forms:
+        # Affine-invariant SPD: the σ/h Laplace route where its bound and its proposal's public
+        # ball bound both pass (its proposal is then exact), else the exact tangent proposal at
+        # the centre raced with the Laplace at the mean (docs/math.md §5) in balls where its
+        # volume step is practical: no useful worst-case bound (0.0); the work, not the law,
+        # depends on the data.
+        if laplace_bound >= ACCEPTANCE_FLOOR and _spd_laplace_proposal_exact(space.k, scale / h, radius):
+            return "laplace", laplace_bound
+        if spd_volume_slack(space.k, radius) <= -math.log(ACCEPTANCE_FLOOR):
+            return "spd-tangent", 0.0
     if laplace_bound >= ACCEPTANCE_FLOOR:
         return "laplace", laplace_bound
     if has_envelope_proposal(space, radius):
@@ -336,16 +354,51 @@ def kng_route(space, scale: float, radius: float, sampler: str = "auto") -> tupl
     return "mcmc", laplace_bound
 
 
+def spd_volume_slack(k: int, radius: float) -> float:
+    """``L(r) = r²/(12(k+1)) + r⁴Q_k/2880``: Jensen's bound on the mean loss
+    ``E_u[q(r) − Σ_{i<j} log(sinh y_ij/y_ij)]`` over uniform directions at distance ``r`` on
+    affine-invariant SPD(k) (docs/math.md §5, the Gaussian-gap envelope), with
+    ``Q_k = (k−1)(k+2)(5k+6)/((k+1)(k²+k+4))``. ``e^{−L(r)}`` is the typical share the tangent
+    route's volume step keeps for a law that fills the ball: a public practicality test (not a
+    bound), below 1e−3 beyond r ≈ 7.9 for k from 8 to 48.
+
+    Examples
+    --------
+    >>> round(spd_volume_slack(8, 3.0), 3), spd_volume_slack(5, 12.0) > 7
+    (0.216, True)
+    """
+    quartic = (k - 1) * (k + 2) * (5 * k + 6) / ((k + 1) * (k * k + k + 4))
+    return radius**2 / (12.0 * (k + 1)) + radius**4 * quartic / 2880.0
+
+
+@functools.lru_cache(maxsize=64)
+def _spd_eigenvalue_law(k: int, scale: float, t_max: float) -> SPDEigenvalueLaw:
+    """The AI-SPD eigenvalue law of the Laplace at the mean, radius restricted to ``[0, 2r]``
+    (public: k, σ, r; built once)."""
+    return SPDEigenvalueLaw(k, scale, t_max)
+
+
+@functools.lru_cache(maxsize=64)
+def _spd_laplace_proposal_exact(k: int, scale: float, radius: float) -> bool:
+    """Is the σ/h Laplace proposal on AI-SPD(k) drawn exactly with a public bound on its
+    truncation to the ball (both above the floor; public: k, σ, r)?"""
+    law = _spd_eigenvalue_law(k, scale, 2.0 * radius)
+    return law.acceptance_rate >= ACCEPTANCE_FLOOR and spd_ball_acceptance_bound(k, scale, radius) >= ACCEPTANCE_FLOOR
+
+
 def kng_uses_mcmc(space, scale: float, radius: float, sampler: str = "auto") -> bool:
     """Does KNG on ``space`` use MH? Decided from public quantities only: ``"mcmc"`` always,
-    ``"exact"`` never, ``"auto"`` when the public acceptance bound is below the floor. Flat spaces
-    never need it (KNG is the Laplace at the mean).
+    ``"exact"`` never, ``"auto"`` when :func:`kng_route` finds no exact route (never on flat
+    spaces, spheres, hyperbolic spaces and Kendall's shape space; on affine-invariant SPD only in
+    balls too large for the tangent route, :func:`spd_volume_slack`).
 
     Examples
     --------
     >>> from geodp.manifolds import SPD, KendallShape
     >>> kng_uses_mcmc(KendallShape(8), 0.01, 0.35), kng_uses_mcmc(SPD(3), 1e-4, 3.0)
-    (False, True)
+    (False, False)
+    >>> kng_uses_mcmc(SPD(3), 1e-4, 3.0, "mcmc")
+    True
     """
     if sampler not in _SAMPLERS:
         raise InvalidParameterError(f"sampler must be one of {_SAMPLERS}, got {sampler!r}.")
@@ -475,13 +528,13 @@ class KNGDistribution(Distribution):
                 self._cap = self._cap_proposal()
         if space.is_flat:
             self._proposal = RiemannianLaplace(space, self.frechet_mean, self.scale)
-        elif self._envelope is not None:
+        elif self._envelope is not None or self.route == "spd-tangent":
             self._proposal = None  # the envelope route draws its own proposals
         else:
             self._proposal = RiemannianLaplace(
                 space, self.frechet_mean, self.scale / self.h, center=self.center, radius=self.radius
             )
-        self.exact = not use_mcmc and (self._cap is not None or self._envelope is not None or self._proposal.exact)
+        self.exact = not use_mcmc and (self._cap is not None or self._proposal is None or self._proposal.exact)
         self.approximation_notice = None
         law = f"KNG on {space!r}"
         if space.is_flat:
@@ -501,6 +554,14 @@ class KNGDistribution(Distribution):
                 "exact rejection from the radial law at the mean whose exponent is the data's own lower "
                 "envelope of the gradient norm (knots at σ·2^(j/4)), directions uniform; its work, not its "
                 "output law, depends on the data (no useful worst-case acceptance bound)"
+            )
+        elif self.route == "spd-tangent":
+            self._tangent = SPDTangentKNGProposal(space.k, self.center, self.radius, self.frechet_mean, self.scale)
+            self.sampler = (
+                "exact rejection from an l2-Laplace in the normal coordinates at the centre, truncated to the "
+                "ball in polar coordinates at the mean's coordinates (volume and gradient steps by rejection), "
+                "raced with the Laplace at the mean when its eigenvalue law is exact; its work, not its output "
+                "law, depends on the data (no useful worst-case acceptance bound)"
             )
         elif use_mcmc:
             self.sampler = (
@@ -665,6 +726,9 @@ class KNGDistribution(Distribution):
             out[idx] = x[inside]
             return out, log_acc
 
+        if self.route == "spd-tangent":
+            return self._sample_spd_tangent(m, rng).reshape(shape + self.space.point_shape)
+
         # The public bound is a proven floor when the flow reached the mean (it caps the loop);
         # batches start from a quarter, then follow the observed rate. On the cap route half of it
         # is the radial hat's guaranteed acceptance. An anchor with residual gradient g' (a flow
@@ -685,3 +749,44 @@ class KNGDistribution(Distribution):
             min_rate=floor if floor > 0 else None,  # the envelope route: no useful public bound
         )
         return out.reshape(shape + self.space.point_shape)
+
+    def _sample_spd_tangent(self, m, rng):
+        """The ``"spd-tangent"`` route (docs/math.md §5): a race of the tangent proposal at the
+        centre and, when its eigenvalue law is exact (public: k, σ, r), the Laplace at the mean
+        with radius restricted to ``[0, 2r]``; both keep a draw in the ball with probability
+        ``exp(−(‖∇F_D(x)‖ − t + ε_a)/σ)``, ``t ≤ ρ(a, x)`` (times the tangent route's volume step)."""
+        space, k = self.space, self.space.k
+
+        def gradient_step(x, t, passed):
+            """Log acceptance of the gradient step for the draws that ``passed`` the earlier steps
+            (in the ball and kept by the volume step: the steps multiply, so deciding them one
+            after the other is the same rejection, and the costly gradient runs on survivors only)."""
+            inside = np.asarray(space.unchecked.dist(self.center, x)) <= self.radius
+            idx = np.flatnonzero(inside & passed)
+            out = np.full(len(x), -np.inf)
+            if len(idx):
+                excess = self.gradient_norm(x[idx]) - t[idx] + self._mean_offset
+                out[idx] = np.minimum(-excess / self.scale, 0.0)
+            return x, out
+
+        def propose_tangent(batch, rng):
+            # The gradient step e^{−(‖∇F_D‖ − t + ε_a)/σ} splits into the stretch e^{−(ρ(a, x) − t)/σ}
+            # (one eigvalsh, decided with the volume step) and e^{−(‖∇F_D‖ − ρ(a, x) + ε_a)/σ}.
+            x, log_volume, t = self._tangent.propose(batch, rng)
+            rho = np.asarray(space.unchecked.dist(self.frechet_mean, x))
+            passed = np.log(rng.random(batch)) < log_volume - np.maximum(rho - t, 0.0) / self.scale
+            return gradient_step(x, rho, passed)
+
+        proposals = [propose_tangent]
+        law = _spd_eigenvalue_law(k, self.scale, 2.0 * self.radius)
+        if law.acceptance_rate >= ACCEPTANCE_FLOOR:
+            root = mf.sqrtm_and_invsqrtm(self.frechet_mean)[0]
+
+            def propose_at_mean(batch, rng):
+                S = law.sample_symmetric(batch, rng=rng)
+                x = mf.sym(mf.congruence(root, mf.expm(S)))
+                return gradient_step(x, np.sqrt(np.sum(S * S, axis=(-2, -1))), np.ones(batch, dtype=bool))
+
+            proposals.append(propose_at_mean)
+        out, self.acceptance_rate = rejection_sample(proposals, m, space.point_shape, 0.25, rng, max_batch=20_000)
+        return out

@@ -85,7 +85,8 @@ class KNGMechanism(Mechanism):
                 self.space, self.center, self._scale / h, center=self.center, radius=self.radius
             )
             self._proposal_sampler, proposal_exact = proposal.sampler, proposal.exact
-        self.exact = self._route in ("flat", "cap", "envelope") or (self._route == "laplace" and proposal_exact)
+        exact_routes = ("flat", "cap", "envelope", "spd-tangent")
+        self.exact = self._route in exact_routes or (self._route == "laplace" and proposal_exact)
         if sampler == "exact" and not self.exact:  # public: (space, σ, ball); before any release
             raise AssumptionError(
                 f"no exact KNG sampler for {self.space!r} at scale {self._scale:.6g} in a ball of radius "
@@ -194,6 +195,12 @@ class KNGMechanism(Mechanism):
                 sampler = (
                     "exact rejection from the radial law at the mean whose exponent is the data's own lower envelope "
                     "of the gradient norm (docs/math.md §5), directions uniform; the work, not the output law, "
+                    "depends on the data (no useful worst-case acceptance bound)"
+                )
+            elif self._route == "spd-tangent":
+                sampler = (
+                    "exact rejection from an l2-Laplace in the normal coordinates at the centre truncated to the "
+                    "ball, raced with the Laplace at the mean (docs/math.md §5); the work, not the output law, "
                     "depends on the data (no useful worst-case acceptance bound)"
                 )
             elif self._route == "cap":

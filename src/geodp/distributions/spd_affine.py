@@ -28,10 +28,11 @@ the direction uniformly, and ``S`` is accepted with probability
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 from geodp.distributions.ball_polar import direction_share
 from geodp.distributions.base import rejection_sample
@@ -144,7 +145,7 @@ class SPDEigenvalueLaw:
         self.t_max = float(t_max)
         self.c = _c(self.k)
         self.dim = self.k * (self.k + 1) // 2
-        self._kink = 24.0 * self.c / self.k  # q(ρ) = kρ²/24 below, c·ρ above
+        self._kink = _kink(self.k)  # q(ρ) = m·f(ρ/√(2(k − 1))) below, c·ρ above
         if math.isinf(self.t_max) and profile == "laplace" and 1.0 / self.scale <= self.c:
             raise AssumptionError(
                 f"the affine-invariant SPD({self.k}) Laplace with scale={self.scale!r} is not "
@@ -161,7 +162,7 @@ class SPDEigenvalueLaw:
         self.acceptance_rate = min(bound, 1.0) if bound == bound else 0.0
 
     def _q(self, rho):
-        return np.minimum(self.k * rho * rho / 24.0, self.c * rho)
+        return angular_log_bound(self.k, rho)
 
     def _psi(self, rho):
         """``log`` of the envelope's radial density, unnormalised (``−inf`` at 0 for k > 1)."""
@@ -183,12 +184,13 @@ class SPDEigenvalueLaw:
         # t_max, or, unbounded, until the last piece — under the tangent at its start plus
         # c·ρ ≥ q — lies beyond the kink (where q = c·ρ) and falls (ψ' ≤ −(1/σ − c)/2).
         # (Gaussian: beyond a = 2σ²c + 2σ√(d − 1) + σ the slope (d − 1)/a − a/σ² + c is < −1/σ.)
+        kink = self._kink if math.isfinite(self._kink) else 0.0  # k ≤ 2: q < c·ρ everywhere
         if math.isfinite(upper):
             last = upper
         elif gaussian:
-            last = max(self._kink, 2.0 * self.scale**2 * self.c + self.scale * (2.0 * math.sqrt(spread) + 1.0))
+            last = max(kink, 2.0 * self.scale**2 * self.c + self.scale * (2.0 * math.sqrt(spread) + 1.0))
         else:
-            last = max(self._kink, 2.0 * (dim - 1) / (1.0 / self.scale - self.c))
+            last = max(kink, 2.0 * (dim - 1) / (1.0 / self.scale - self.c))
         steps = math.ceil(math.log(last / hi) / math.log(1.1)) if last > hi else 0
         nodes = np.append(np.linspace(lo, hi, _PIECES + 1), hi * 1.1 ** np.arange(1, steps))
         if lo < self._kink < nodes[-1]:
@@ -282,14 +284,54 @@ def angular_weight_bounds(k: int, rho):
     (True, 0.0)
     """
     rho = np.asarray(rho, dtype=float)
-    q = np.minimum(k * rho * rho / 24.0, _c(k) * rho)
+    q = angular_log_bound(k, rho)
     return np.maximum(q - _angular_log_slack(k, rho), 0.0), q
 
 
 def _angular_log_slack(k: int, rho):
     """``L(ρ)`` with ``E_u[Σ f(y_ij) − q(ρ)] ≥ −L(ρ)`` over uniform unit directions ``u``
-    (the Jensen step of the acceptance bound, module docstring)."""
-    return rho**2 / (12.0 * (k + 1)) + rho**4 * _direction_quartic(k) / 2880.0
+    (the Jensen step of the acceptance bound, module docstring): ``E_u Σ f(y_ij) ≥ kρ²/24 −
+    ρ²/(12(k + 1)) − Q_kρ⁴/2880``."""
+    rho = np.asarray(rho, dtype=float)
+    mean_lower = k * rho**2 / 24.0 - rho**2 / (12.0 * (k + 1)) - rho**4 * _direction_quartic(k) / 2880.0
+    return angular_log_bound(k, rho) - mean_lower
+
+
+def angular_log_bound(k: int, rho):
+    """``q(ρ) = min(m·f(ρ/√(2(k − 1))), c_k ρ)`` (``m = k(k − 1)/2``, ``f(y) = log(sinh y / y)``):
+    ``Σ_{i<j} f(|r_i − r_j|/2) ≤ q(|r|)`` for every ``r ∈ R^k`` (docs/math.md §5). ``f(√s)`` is
+    concave in ``s``, so by Jensen's inequality over the ``m`` pairs the sum is largest when
+    every ``y_ij²`` equals their mean, at most ``k|r|²/(4m)``; and ``f(y) ≤ y`` with
+    ``Σ y_ij ≤ c_k|r|``. Convex on each side of :func:`_kink`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rho = np.array([0.0, 1.0, 50.0])
+    >>> q = angular_log_bound(5, rho)
+    >>> bool(q[0] == 0.0), bool(np.all(q <= np.minimum(5 * rho**2 / 24, 5.0 * rho)))
+    (True, True)
+    """
+    rho = np.asarray(rho, dtype=float)
+    if k < 2:
+        return np.zeros_like(rho)
+    pairs = k * (k - 1) / 2.0
+    return np.minimum(pairs * log_sinhc(rho / math.sqrt(2.0 * (k - 1))), _c(k) * rho)
+
+
+@functools.lru_cache(maxsize=256)
+def _kink(k: int) -> float:
+    """Where ``m·f(ρ/√(2(k − 1)))`` crosses ``c_k ρ`` (``inf`` for k ≤ 2: their slopes at infinity
+    are ``√(3k/(2(k + 1)))·c_k`` and ``c_k``, so they cross once for k ≥ 3)."""
+    if k <= 2:
+        return math.inf
+    pairs, scale, c = k * (k - 1) / 2.0, 1.0 / math.sqrt(2.0 * (k - 1)), _c(k)
+    gap = lambda rho: pairs * float(log_sinhc(rho * scale)) - c * rho  # noqa: E731
+    lo = 24.0 * c / k  # m·f(ρ a) ≤ kρ²/24, which meets c·ρ here: still below c·ρ
+    hi = 2.0 * lo
+    while gap(hi) <= 0.0:
+        lo, hi = hi, 2.0 * hi
+    return float(optimize.brentq(gap, lo, hi, xtol=1e-12 * hi))
 
 
 def spd_ball_acceptance_bound(k: int, scale, radius, *, grid: int = 33) -> float:
@@ -329,7 +371,7 @@ def spd_ball_acceptance_bound(k: int, scale, radius, *, grid: int = 33) -> float
     """
     k = int(k)
     scale, radius = check_positive(scale, "scale"), check_positive(radius, "radius")
-    dim, upper, c = k * (k + 1) // 2, 2.0 * radius, _c(k)
+    dim, upper = k * (k + 1) // 2, 2.0 * radius
     mode = max(dim - 1, 1) * scale
     t = np.unique(
         np.concatenate(
@@ -340,7 +382,7 @@ def spd_ball_acceptance_bound(k: int, scale, radius, *, grid: int = 33) -> float
             ]
         )
     )
-    q = np.minimum(k * t * t / 24.0, c * t)
+    q = angular_log_bound(k, t)
     slack = _angular_log_slack(k, t)
     with np.errstate(divide="ignore"):
         base = (dim - 1) * np.log(t) - t / scale if dim > 1 else -t / scale

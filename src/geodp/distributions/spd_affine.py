@@ -10,10 +10,11 @@ and restricted to ``|r| ≤ t_max`` both are. Below, ``−ρ/σ`` stands for ``�
 uses only that ``φ`` is convex.
 
 **Exact draws** (docs/math.md §5, "the Gaussian-gap envelope"). With ``y_ij = |r_i − r_j|/2``,
-``sinh y = y · (sinh y / y)`` and ``f(y) = log(sinh y / y) ≤ min(y²/6, y)``; since
+``sinh y = y · (sinh y / y)`` and ``f(y) = log(sinh y / y) ≤ y``; ``f(√s)`` is concave in ``s``,
+so by Jensen's inequality over the ``m = k(k − 1)/2`` pairs, with
 ``Σ y_ij² = (k|r|² − (Σ r_i)²)/4 ≤ k|r|²/4`` and ``Σ y_ij ≤ c_k |r|``,
 
-    Π sinh(y_ij) ≤ Π y_ij · exp(q(|r|)),   q(ρ) = min(kρ²/24, c_k ρ).
+    Π sinh(y_ij) ≤ Π y_ij · exp(q(|r|)),   q(ρ) = min(m·f(ρ/√(2(k − 1))), c_k ρ)  (≤ kρ²/24).
 
 The right side times ``exp(−|r|/σ)`` is the eigenvalue law of an isotropic ``S ∈ Sym(k)`` (its
 eigenvalues carry the Vandermonde ``Π |r_i − r_j|``, its eigenvectors are Haar and independent)
@@ -23,7 +24,8 @@ concave ``(d − 1) log ρ − ρ/σ`` plus chords of ``q``, which is convex on 
 the direction uniformly, and ``S`` is accepted with probability
 ``exp(ψ(ρ) − hat(ρ)) · exp(Σ f(y_ij) − q(ρ)) ≤ 1``. The acceptance is at least the public
 :attr:`SPDEigenvalueLaw.acceptance_rate`, from ``log(1 + u) ≥ u − u²/2`` in the product
-``sinh y / y = Π_n (1 + y²/(n²π²))`` and Jensen's inequality over the uniform direction.
+``sinh y / y = Π_n (1 + y²/(n²π²))`` and Jensen's inequality over the uniform direction. Untruncated,
+it reaches the 1e-3 floor up to σ/σ_max = 0.82 (k = 8), 0.65 (k = 32), 0.58 (k = 48), 0.41 (k = 128).
 """
 
 from __future__ import annotations

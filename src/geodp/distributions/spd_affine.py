@@ -46,7 +46,13 @@ from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.euclidean import Euclidean
 from geodp.validation import as_generator, check_positive
 
-__all__ = ["spd_laplace_scale_limit", "SPDEigenvalueLaw", "spd_ball_acceptance_bound", "angular_weight_bounds"]
+__all__ = [
+    "spd_laplace_scale_limit",
+    "SPDEigenvalueLaw",
+    "spd_ball_acceptance_bound",
+    "angular_weight_bounds",
+    "angular_log_bound",
+]
 
 _PIECES = 64  # equal hat pieces across the window where ψ is within e^40 of its largest value
 _WINDOW = 40.0

@@ -163,11 +163,11 @@ def test_flat_kng_refuses_records_outside_the_ball_like_the_mechanism(space):
 
 # ---------------------------------------------------- item 8: fallbacks warn, publicly
 def test_laplace_on_ai_spd8_warns_once_per_release_with_a_public_message(monkeypatch):
-    # SPD(8) at ε = 1, Δ = 0.1: σ = 0.1 < σ_max(8), but the eigenvalue rejection accepts ~1e-14,
-    # so every release runs MH. Neighbouring values give the same warning text.
+    # SPD(8) at ε = 1, Δ = 0.13: σ = 0.13 = 0.84 σ_max(8), where the eigenvalue rejection's proven
+    # acceptance is 1e-5 < 1e-3, so every release runs MH. Neighbouring values give the same text.
     spy_on_mh(monkeypatch, spd_affine_module, burn_in=200, thinning=1)
     space = SPD(8)
-    mech = LaplaceMechanism(space, epsilon=1.0, sensitivity=0.1)
+    mech = LaplaceMechanism(space, epsilon=1.0, sensitivity=0.13)
     assert not mech.guarantee.exact
     eta, eta2 = space.random_point(rng=18), space.random_point(rng=19)
     first = release_warnings(lambda: mech.randomise(eta, rng=20))

@@ -14,11 +14,17 @@ import pytest
 from scipy import integrate, special, stats
 
 from geodp.distributions.laplace import ACCEPTANCE_FLOOR, RiemannianLaplace
-from geodp.distributions.spd_affine import SPDEigenvalueLaw, _direction_quartic, log_sinhc, spd_laplace_scale_limit
+from geodp.distributions.spd_affine import (
+    SPDEigenvalueLaw,
+    _direction_quartic,
+    angular_log_bound,
+    log_sinhc,
+    spd_laplace_scale_limit,
+)
 from geodp.manifolds import SPD
 
 #: Documented range (docs/math.md §5): untruncated, the exact sampler is chosen for
-#: σ ≤ 0.55·σ_max(k); truncated to a ball of radius ≤ 3 (t_max ≤ 6), for every σ.
+#: σ ≤ 0.55·σ_max(k) up to k = 48; truncated to a ball of radius ≤ 3 (t_max ≤ 6), for every σ.
 EXACT_SHARE_OF_SIGMA_MAX = 0.55
 
 
@@ -74,18 +80,49 @@ def test_k2_norm_and_projection_match_independent_references_and_catch_a_scale_m
     assert stats.ks_2samp(wrong[:, 1], reference[:, 1]).pvalue < 1e-6
 
 
-@pytest.mark.parametrize("k, scale", [(5, 0.1), (10, 0.04)])
-def test_exact_draws_match_long_mh_and_catch_a_scale_mutant(k, scale):
+# (k, σ, mutant factor, draws, MH burn-in): k = 16 at 0.58 σ_max ran MH before the pairwise-Jensen
+# bound; its ×1.5 mutant would leave σ_max's exact range, so it is scaled the other way, and its
+# chains (started at r ≈ 0, |r| ≈ 5.3 in the law) need a longer burn-in (1,200 steps left them at 5.1)
+@pytest.mark.parametrize(
+    "k, scale, mutant, n, burn_in",
+    [(5, 0.1, 1.5, 3000, 1200), (10, 0.04, 1.5, 3000, 1200), (16, 0.0314, 1 / 1.5, 1500, 6000)],
+)
+def test_exact_draws_match_long_mh_and_catch_a_scale_mutant(k, scale, mutant, n, burn_in):
     law = SPDEigenvalueLaw(k, scale)
     assert law.acceptance_rate > 0.3
-    r = np.linalg.eigvalsh(law.sample_symmetric(3000, rng=4))
-    S, result = law.sample_symmetric_mcmc(3000, rng=5, burn_in=1200, thinning=2)
+    r = np.linalg.eigvalsh(law.sample_symmetric(n, rng=4))
+    S, result = law.sample_symmetric_mcmc(n, rng=5, burn_in=burn_in, thinning=2)
     mh = np.linalg.eigvalsh(S)
     assert 0.1 < result.diagnostics.acceptance_rate < 0.8
-    wrong = np.linalg.eigvalsh(SPDEigenvalueLaw(k, 1.5 * scale).sample_symmetric(3000, rng=6))
+    wrong = np.linalg.eigvalsh(SPDEigenvalueLaw(k, mutant * scale).sample_symmetric(n, rng=6))
     for stat in (lambda x: np.linalg.norm(x, axis=1), lambda x: x[:, -1] - x[:, 0]):  # |r| and the spread
         assert stats.ks_2samp(stat(r), stat(mh)).pvalue > 1e-3
         assert stats.ks_2samp(stat(wrong), stat(mh)).pvalue < 1e-6
+
+
+def test_k3_norm_near_the_limit_matches_quadrature_over_directions():
+    # k = 3 at 0.69 σ_max (MH before): the density of |r| is ∝ ρ² e^(−ρ/σ) E_u Π sinh(ρ|u_i − u_j|/2)
+    # over uniform unit u ∈ R³, the expectation by 200,000 fixed-seed directions on a ρ grid
+    k, scale = 3, 0.49
+    rng = np.random.default_rng(0)
+    u = rng.standard_normal((200_000, k))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    a = np.abs(u[:, [0, 0, 1]] - u[:, [1, 2, 2]]) / 2.0
+    grid = np.linspace(1e-6, 60.0, 1500)
+    log_density = np.empty_like(grid)
+    for n, rho in enumerate(grid):
+        terms = np.sum(np.log(np.sinh(rho * a) + 1e-300), axis=1)
+        top = terms.max()
+        log_density[n] = 2 * math.log(rho) - rho / scale + top + math.log(np.mean(np.exp(terms - top)))
+    cdf = np.cumsum(np.exp(log_density - log_density.max()))
+    cdf /= cdf[-1]
+    reference = lambda x: np.interp(x, grid, cdf)  # noqa: E731
+    for factor, expect_match in ((1.0, True), (1 / 1.5, False)):
+        law = SPDEigenvalueLaw(k, factor * scale)
+        assert law.acceptance_rate > 0.3
+        rho = np.linalg.norm(np.linalg.eigvalsh(law.sample_symmetric(20_000, rng=4)), axis=1)
+        p = stats.kstest(rho, reference).pvalue
+        assert p > 1e-3 if expect_match else p < 1e-6
 
 
 def test_envelope_inequalities_against_mpmath():
@@ -95,6 +132,44 @@ def test_envelope_inequalities_against_mpmath():
             exact = float(mpmath.log(mpmath.sinh(y) / y))
         assert log_sinhc(np.array(y)) == pytest.approx(exact, rel=1e-12, abs=1e-300)
         assert y**2 / 6 - y**4 / 180 <= exact * (1 + 1e-12) and exact <= min(y**2 / 6, y)
+
+
+def pair_log_sinhc_sum(r):
+    """Σ_{i<j} log(sinh y / y), y = |r_i − r_j|/2, straight from numpy (independent of log_sinhc):
+    the Taylor series y²/6 − y⁴/180 + y⁶/2835 below 0.01 (next term < 1e-15 relative), where the
+    ratio's logarithm would round."""
+    i, j = np.triu_indices(r.shape[-1], 1)
+    y = np.abs(r[..., i] - r[..., j]) / 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.log(np.sinh(np.minimum(y, 700.0)) / np.maximum(y, 1e-300))
+    value = np.where(y > 700.0, y - np.log(2 * np.maximum(y, 1.0)), value)
+    return np.sum(np.where(y < 0.01, y**2 / 6 - y**4 / 180 + y**6 / 2835, value), axis=-1)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 7, 16, 48])
+def test_angular_log_bound_holds_on_adversarial_configurations(k):
+    # Σ f(y_ij) ≤ q(|r|) for every r (docs/math.md §5): two clusters (where Σ f is largest at
+    # moderate |r|), equal spacing (largest at large |r|), one outlier, a trace shift, random
+    # directions, and a local search for the worst direction at each |r|.
+    rng = np.random.default_rng(3)
+    half = np.r_[np.ones(k // 2), -np.ones(k - k // 2)]
+    configs = [half - half.mean(), np.arange(k) - (k - 1) / 2.0, np.eye(k)[0] - 1.0 / k, np.eye(k)[0]]
+    configs += list(rng.standard_normal((20, k)))
+    for rho in [1e-3, 0.1, 1.0, 5.0, 20.0, 200.0]:
+        q = float(angular_log_bound(k, np.array(rho)))
+        assert q <= min(k * rho**2 / 24.0, 0.5 * math.sqrt(k * (k * k - 1) / 3.0) * rho) * (1 + 1e-12)
+        for u in configs:
+            assert pair_log_sinhc_sum(rho * u / np.linalg.norm(u)) <= q * (1 + 1e-9), (rho, u)
+        worst = configs[0] / np.linalg.norm(configs[0])
+        for _ in range(300):  # hill climbing on the sphere |r| = ρ
+            step = worst + 0.05 * rng.standard_normal(k)
+            step /= np.linalg.norm(step)
+            if pair_log_sinhc_sum(rho * step) > pair_log_sinhc_sum(rho * worst):
+                worst = step
+        assert pair_log_sinhc_sum(rho * worst) <= q * (1 + 1e-9)
+    # k = 2: one pair, and the bound is attained at r = (ρ, −ρ)/√2
+    y = 3.0 / math.sqrt(2.0)
+    assert float(angular_log_bound(2, np.array(3.0))) == pytest.approx(math.log(math.sinh(y) / y))
 
 
 def test_direction_quartic_against_monte_carlo():
@@ -120,6 +195,8 @@ SWEEP = [
     (24, 0.01, math.inf),
     (32, 0.002, math.inf),
     (32, 0.01, math.inf),
+    (48, 0.004, math.inf),
+    (128, 0.0007, math.inf),
     (8, 5.0, 4.0),
     (32, 100.0, 6.0),
 ]
@@ -143,7 +220,20 @@ def test_hat_dominates_the_radial_envelope():
         assert np.all((rho > 0) & (rho <= t_max))
 
 
-@pytest.mark.parametrize("k", [2, 3, 8, 16, 24, 32])
+def test_spd48_default_release_scale_is_exact_with_an_honest_bound():
+    # PrivateFrechetMean(SPD(48), epsilon=1, center=I, radius=3) on n = 1000 records: Δ = 2r/n,
+    # σ = Δ/ε = 0.006 = 0.58 σ_max(48), untruncated. MH before the pairwise-Jensen bound
+    # (proven 2.5e-5, observed 1e-4); the bound now clears the floor and stays below the
+    # observed acceptance.
+    law = SPDEigenvalueLaw(48, 0.006)
+    assert law.acceptance_rate >= ACCEPTANCE_FLOOR
+    _, log_acc = law._propose(8000, np.random.default_rng(12))
+    acc = np.exp(log_acc)
+    assert law.acceptance_rate <= np.mean(acc) + 4 * np.std(acc) / math.sqrt(len(acc))
+    assert RiemannianLaplace(SPD(48), np.eye(48), 0.006).exact
+
+
+@pytest.mark.parametrize("k", [2, 3, 8, 16, 24, 32, 48])
 def test_exact_sampler_is_chosen_in_the_documented_range(k):
     top = EXACT_SHARE_OF_SIGMA_MAX * spd_laplace_scale_limit(k)
     eye = np.eye(k)

@@ -59,6 +59,29 @@ def test_eig_2x2_eigenvalues_match_lapack():
     np.testing.assert_allclose(cos2**2 + sin2**2, 1.0, rtol=4 * EPS)
     # the frame rebuilds the matrix: X = Σ λ P
     assert np.all(np.abs(mf.from_eig_2x2(w, cos2, sin2) - X) <= 8 * EPS * scale[:, :, None])
+    for i in range(0, len(X), 7):  # one matrix at a time: the same formulas on Python floats
+        one = mf.eig_2x2(X[i])
+        assert np.all(np.abs(one[0] - expected[i]) <= 4 * EPS * scale[i])
+        assert np.all(np.abs(mf.from_eig_2x2(*one) - X[i]) <= 8 * EPS * scale[i])
+
+
+def test_one_matrix_edge_cases_do_not_raise():
+    """Python floats raise on a division by zero: the zero matrix and multiples of I (r = 0),
+    NaN and inf must come out as numpy's elementwise path has them."""
+    cases = [
+        np.zeros((2, 2)),
+        2.0 * np.eye(2),
+        np.full((2, 2), np.nan),
+        np.full((2, 2), np.inf),
+        np.diag([np.inf, 1.0]),
+    ]
+    with np.errstate(all="ignore"):
+        batch = mf.eig_2x2(np.array(cases))
+        for i, a in enumerate(cases):
+            one = mf.eig_2x2(a)
+            for x, y in zip(one, batch):
+                np.testing.assert_array_equal(np.sort(x) if x.ndim else x, np.sort(y[i]) if y[i].ndim else y[i])
+    assert mf.eig_2x2(np.zeros((2, 2)))[0].tolist() == [0.0, 0.0]
 
 
 def _close(actual, expected, tol):
@@ -93,9 +116,9 @@ def test_batched_functions_match_lapack_and_scipy(spread):
         _close(roots[i], scipy.linalg.sqrtm(X[i]).real, 1e-13)
 
 
-def test_closed_form_agrees_with_the_eigh_path():
-    """The batch path and the one-matrix (LAPACK) path agree to 1e-14 relative (moderate
-    condition): the closed form changes the speed, not the results."""
+def test_batch_and_one_matrix_paths_agree():
+    """A batch (numpy, elementwise) and one matrix at a time (Python floats) agree to 1e-14
+    relative (moderate condition)."""
     rng = np.random.default_rng(2)
     X = _spd_2x2(200, 1.0, rng)
     S = mf.sym(rng.standard_normal((200, 2, 2)))

@@ -1,15 +1,17 @@
 """Batched functions of symmetric matrices, all through one ``numpy.linalg.eigh`` call.
 
 Inputs have shape ``(..., k, k)`` and are symmetrised first. ``scipy.linalg.logm/expm`` are
-10–50× slower per matrix and loop in Python; never use them here (docs/math.md §1). Batches of
-at least ``CLOSED_FORM_BATCH`` 2 × 2 matrices take :func:`logm`, :func:`expm` and
-:func:`sqrtm_and_invsqrtm` from the closed-form eigendecomposition :func:`eig_2x2` (LAPACK's
-``dlaev2`` formulas, elementwise: ~4× faster than a batched ``eigh`` of 2 × 2 matrices).
+10–50× slower per matrix and loop in Python; never use them here (docs/math.md §1). A 2 × 2
+matrix, and a batch of at least ``CLOSED_FORM_BATCH`` of them, take :func:`logm`, :func:`expm`
+and :func:`sqrtm_and_invsqrtm` from the closed-form eigendecomposition :func:`eig_2x2` (LAPACK's
+``dlaev2`` formulas, elementwise; on Python floats for one matrix): ~4× faster than a batched
+``eigh`` of 2 × 2 matrices, ~2× for one matrix, equal to it within a few ``eps·max|λ|``.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 
 import numpy as np
@@ -88,6 +90,8 @@ def eig_2x2(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     >>> w.tolist(), float(cos2), float(sin2)
     ([1.0, 3.0], 0.0, 1.0)
     """
+    if a.shape == (2, 2):  # one matrix: the same formulas on Python floats (numpy calls cost more)
+        return _eig_one_2x2(a)
     p, q = a[..., 0, 0], a[..., 1, 1]
     b = 0.5 * (a[..., 0, 1] + a[..., 1, 0])
     m, d = 0.5 * (p + q), 0.5 * (p - q)
@@ -97,9 +101,30 @@ def eig_2x2(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         p_first = np.abs(p) > np.abs(q)
         small = (np.where(p_first, p, q) / big) * np.where(p_first, q, p) - (b / big) * b
         small = np.where(big != 0, small, -big)
-        cos2 = np.divide(d, r, out=np.ones_like(r), where=r > 0)
-        sin2 = np.divide(b, r, out=np.zeros_like(r), where=r > 0)
-    return np.stack([np.minimum(small, big), np.maximum(small, big)], axis=-1), cos2, sin2
+        positive = r > 0
+        safe_r = np.where(positive, r, 1.0)  # r = 0 only where d = b = 0
+        cos2, sin2 = np.where(positive, d / safe_r, 1.0), b / safe_r
+    w = np.empty(small.shape + (2,))
+    np.minimum(small, big, out=w[..., 0])
+    np.maximum(small, big, out=w[..., 1])
+    return w, cos2, sin2
+
+
+def _eig_one_2x2(a):
+    """:func:`eig_2x2` of one matrix, on Python floats (no division by zero: ``big = 0`` and
+    ``r = 0`` only for the zero matrix and ``d = b = 0``; NaN and inf propagate)."""
+    (p, b01), (b10, q) = a.tolist()
+    b = 0.5 * (b01 + b10)
+    m, d = 0.5 * (p + q), 0.5 * (p - q)
+    r = math.hypot(d, b)
+    big = m + math.copysign(r, m)
+    if big != 0:
+        p_big, p_small = (p, q) if abs(p) > abs(q) else (q, p)
+        small = (p_big / big) * p_small - (b / big) * b
+    else:
+        small = -big
+    cos2, sin2 = (d / r, b / r) if r > 0 else (1.0, b)  # b: 0, or NaN as in the batched path
+    return np.array([min(small, big), max(small, big)]), np.float64(cos2), np.float64(sin2)
 
 
 def from_eig_2x2(f: np.ndarray, cos2: np.ndarray, sin2: np.ndarray) -> np.ndarray:
@@ -113,6 +138,10 @@ def from_eig_2x2(f: np.ndarray, cos2: np.ndarray, sin2: np.ndarray) -> np.ndarra
     >>> from_eig_2x2(w, cos2, sin2).tolist()
     [[2.0, 1.0], [1.0, 2.0]]
     """
+    if f.shape == (2,):  # one matrix, on Python floats
+        (f1, f2), cos2, sin2 = f.tolist(), float(cos2), float(sin2)
+        mean, half = 0.5 * (f2 + f1), 0.5 * (f2 - f1)
+        return np.array([[mean + half * cos2, half * sin2], [half * sin2, mean - half * cos2]])
     mean, half = 0.5 * (f[..., 1] + f[..., 0]), 0.5 * (f[..., 1] - f[..., 0])
     out = np.empty(f.shape[:-1] + (2, 2))
     out[..., 0, 0] = mean + half * cos2
@@ -123,9 +152,9 @@ def from_eig_2x2(f: np.ndarray, cos2: np.ndarray, sin2: np.ndarray) -> np.ndarra
 
 def _decomposed(a: np.ndarray):
     """``(w, rebuild)``: the eigenvalues of ``sym(a)`` and the map ``f(w) ↦ f(a)`` (the closed
-    form of :func:`eig_2x2` for batches of at least ``CLOSED_FORM_BATCH`` 2 × 2 matrices)."""
+    form of :func:`eig_2x2` for one 2 × 2 matrix and batches of at least ``CLOSED_FORM_BATCH``)."""
     a = np.asarray(a)
-    if a.ndim > 2 and a.shape[-1] == 2 and a.size >= 4 * CLOSED_FORM_BATCH:
+    if a.shape == (2, 2) or (a.ndim > 2 and a.shape[-1] == 2 and a.size >= 4 * CLOSED_FORM_BATCH):
         w, cos2, sin2 = eig_2x2(a)
         return w, lambda f: from_eig_2x2(f, cos2, sin2)
     w, u = eigh(a)

@@ -15,7 +15,8 @@ form per step), MH evaluating the metric norm at W in every step as their ``gpdf
 
 Run: ``PYTHONPATH=src python benchmarks/bench_private_gd.py [--quick] [--reps R]`` (default:
 SPD n = 20, 50, 100, 200 and S^49 n = 100, 500, 1000, 2000 with 5 repetitions, about 4 minutes on
-2 idle cores, nearly all of it in the MH baseline; quick: 2 sizes each, 2 repetitions).
+2 idle cores, nearly all of it in the MH baseline; quick: 2 sizes each, 2 repetitions). The speed
+line alone: ``--spd-only 200 300`` (SPD(2), MH vs exact noise only, 3 repetitions by default).
 """
 
 from __future__ import annotations
@@ -96,7 +97,13 @@ def per_draw(draws: int = 10) -> str:
     )
 
 
-def main(quick: bool = False, reps: int | None = None) -> None:
+def main(quick: bool = False, reps: int | None = None, spd_only=None) -> None:
+    if spd_only:  # the speed line alone: their algorithm with MH noise vs exact noise at these n
+        reps = reps or 3
+        rows = run_spd_study(spd_only, reps, methods=(MH, EXACT))
+        summarise(rows, (MH, EXACT), f"SPD(2) affine mean, MH vs exact noise only, {reps} reps")
+        print(f"load after: {os.getloadavg()[0]:.2f}")
+        return
     spd_sizes, pca_sizes = ((20, 50), (100, 500)) if quick else ((20, 50, 100, 200), (100, 500, 1000, 2000))
     reps = reps or (2 if quick else 5)
     start = time.perf_counter()
@@ -112,5 +119,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument("--spd-only", type=int, nargs="+", metavar="N", help="only SPD(2) MH vs exact at these n")
     args = parser.parse_args()
-    main(args.quick, args.reps)
+    main(args.quick, args.reps, args.spd_only)

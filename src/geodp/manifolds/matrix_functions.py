@@ -1,12 +1,17 @@
 """Batched functions of symmetric matrices, all through one ``numpy.linalg.eigh`` call.
 
 Inputs have shape ``(..., k, k)`` and are symmetrised first. ``scipy.linalg.logm/expm`` are
-10–50× slower per matrix and loop in Python; never use them here (docs/math.md §1).
+10–50× slower per matrix and loop in Python; never use them here (docs/math.md §1). A 2 × 2
+matrix, and a batch of at least ``CLOSED_FORM_BATCH`` of them, take :func:`logm`, :func:`expm`
+and :func:`sqrtm_and_invsqrtm` from the closed-form eigendecomposition :func:`eig_2x2` (LAPACK's
+``dlaev2`` formulas, elementwise; on Python floats for one matrix): ~4× faster than a batched
+``eigh`` of 2 × 2 matrices, ~2× for one matrix, equal to it within a few ``eps·max|λ|``.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 
 import numpy as np
@@ -56,27 +61,138 @@ def from_eig(w: np.ndarray, u: np.ndarray) -> np.ndarray:
     return (u * w[..., None, :]) @ np.swapaxes(u, -1, -2)
 
 
+# Batches of at least this many 2 × 2 matrices use the closed form (below it the elementwise
+# passes on tiny arrays cost more than one batched eigh; measured in benchmarks/bench_private_gd.py).
+CLOSED_FORM_BATCH = 16
+
+
+def eig_2x2(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Closed-form eigendecomposition of the symmetric parts of 2 × 2 matrices (batched).
+
+    With ``sym(a) = [[p, b], [b, q]]``, ``m = (p + q)/2``, ``d = (p − q)/2`` and ``r = hypot(d,
+    b)``, the eigenvalue of larger magnitude is ``m ± r`` (the sign of ``m``) and the other one
+    is ``det/that``, evaluated as LAPACK's ``dlaev2`` does (``(p_big/λ)·p_small − (b/λ)·b``, so
+    that a small eigenvalue keeps the backward error of ``eigh``, ``~eps·max|λ|``). The
+    eigenprojections are ``(I ± R)/2`` with ``R = [[cos 2θ, sin 2θ], [sin 2θ, −cos 2θ]]``,
+    ``cos 2θ = d/r``, ``sin 2θ = b/r`` (``R = diag(1, −1)`` when ``r = 0``).
+
+    Returns
+    -------
+    w : numpy.ndarray, shape (..., 2)
+        Eigenvalues in ascending order.
+    cos2, sin2 : numpy.ndarray, shape (...)
+        ``cos 2θ`` and ``sin 2θ``: :func:`from_eig_2x2` rebuilds ``f(a)`` from ``f(w)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w, cos2, sin2 = eig_2x2(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    >>> w.tolist(), float(cos2), float(sin2)
+    ([1.0, 3.0], 0.0, 1.0)
+    """
+    if a.shape == (2, 2):  # one matrix: the same formulas on Python floats (numpy calls cost more)
+        return _eig_one_2x2(a)
+    p, q = a[..., 0, 0], a[..., 1, 1]
+    b = 0.5 * (a[..., 0, 1] + a[..., 1, 0])
+    m, d = 0.5 * (p + q), 0.5 * (p - q)
+    r = np.hypot(d, b)
+    big = m + np.copysign(r, m)
+    with np.errstate(all="ignore"):
+        p_first = np.abs(p) > np.abs(q)
+        small = (np.where(p_first, p, q) / big) * np.where(p_first, q, p) - (b / big) * b
+        small = np.where(big != 0, small, -big)
+        positive = r > 0
+        safe_r = np.where(positive, r, 1.0)  # r = 0 only where d = b = 0
+        cos2, sin2 = np.where(positive, d / safe_r, 1.0), b / safe_r
+    w = np.empty(small.shape + (2,))
+    np.minimum(small, big, out=w[..., 0])
+    np.maximum(small, big, out=w[..., 1])
+    return w, cos2, sin2
+
+
+def _eig_one_2x2(a):
+    """:func:`eig_2x2` of one matrix, on Python floats (no division by zero: ``big = 0`` and
+    ``r = 0`` only for the zero matrix and ``d = b = 0``; NaN and inf propagate)."""
+    (p, b01), (b10, q) = a.tolist()
+    b = 0.5 * (b01 + b10)
+    m, d = 0.5 * (p + q), 0.5 * (p - q)
+    r = math.hypot(d, b)
+    big = m + math.copysign(r, m)
+    if big != 0:
+        p_big, p_small = (p, q) if abs(p) > abs(q) else (q, p)
+        small = (p_big / big) * p_small - (b / big) * b
+    else:
+        small = -big
+    cos2, sin2 = (d / r, b / r) if r > 0 else (1.0, b)  # b: 0, or NaN as in the batched path
+    return np.array([min(small, big), max(small, big)]), np.float64(cos2), np.float64(sin2)
+
+
+def from_eig_2x2(f: np.ndarray, cos2: np.ndarray, sin2: np.ndarray) -> np.ndarray:
+    """Rebuild ``f(a)`` from ``f(w)`` and the frame of :func:`eig_2x2` (batched):
+    ``(f₁ + f₂)/2 · I + (f₂ − f₁)/2 · R``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w, cos2, sin2 = eig_2x2(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    >>> from_eig_2x2(w, cos2, sin2).tolist()
+    [[2.0, 1.0], [1.0, 2.0]]
+    """
+    if f.shape == (2,):  # one matrix, on Python floats
+        (f1, f2), cos2, sin2 = f.tolist(), float(cos2), float(sin2)
+        mean, half = 0.5 * (f2 + f1), 0.5 * (f2 - f1)
+        return np.array([[mean + half * cos2, half * sin2], [half * sin2, mean - half * cos2]])
+    mean, half = 0.5 * (f[..., 1] + f[..., 0]), 0.5 * (f[..., 1] - f[..., 0])
+    out = np.empty(f.shape[:-1] + (2, 2))
+    out[..., 0, 0] = mean + half * cos2
+    out[..., 1, 1] = mean - half * cos2
+    out[..., 0, 1] = out[..., 1, 0] = half * sin2
+    return out
+
+
+def _decomposed(a: np.ndarray):
+    """``(w, rebuild)``: the eigenvalues of ``sym(a)`` and the map ``f(w) ↦ f(a)`` (the closed
+    form of :func:`eig_2x2` for one 2 × 2 matrix and batches of at least ``CLOSED_FORM_BATCH``)."""
+    a = np.asarray(a)
+    if a.shape == (2, 2) or (a.ndim > 2 and a.shape[-1] == 2 and a.size >= 4 * CLOSED_FORM_BATCH):
+        w, cos2, sin2 = eig_2x2(a)
+        return w, lambda f: from_eig_2x2(f, cos2, sin2)
+    w, u = eigh(a)
+    return w, lambda f: from_eig(f, u)
+
+
 def logm(a: np.ndarray) -> np.ndarray:
     """Matrix logarithm of SPD matrices."""
-    w, u = eigh(a)
-    return from_eig(np.log(positive_eigenvalues(w)), u)
+    w, rebuild = _decomposed(a)
+    return rebuild(np.log(positive_eigenvalues(w)))
 
 
 def expm(s: np.ndarray) -> np.ndarray:
     """Matrix exponential of symmetric matrices."""
-    w, u = eigh(s)
-    return from_eig(np.exp(w), u)
+    w, rebuild = _decomposed(s)
+    return rebuild(np.exp(w))
 
 
 def sqrtm_and_invsqrtm(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``a^{1/2}`` and ``a^{-1/2}`` of SPD matrices from a single decomposition."""
-    w, u = eigh(a)
+    w, rebuild = _decomposed(a)
     root = np.sqrt(positive_eigenvalues(w))
-    return from_eig(root, u), from_eig(1.0 / root, u)
+    return rebuild(root), rebuild(1.0 / root)
 
 
 def congruence(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``a x aᵀ`` (batched, broadcasting)."""
+    """``a x aᵀ`` (batched, broadcasting); one 2 × 2 ``a`` and a batch of at least
+    ``CLOSED_FORM_BATCH`` matrices ``x`` elementwise (numpy's matmul loops over tiny matrices,
+    ~2× slower; a reshaped BLAS product would be threaded on large batches)."""
+    if a.shape == (2, 2) and x.ndim > 2 and x.size >= 4 * CLOSED_FORM_BATCH:
+        (a00, a01), (a10, a11) = a.tolist()
+        rows = [(a00, a01), (a10, a11)]
+        half = [[ai0 * x[..., 0, j] + ai1 * x[..., 1, j] for j in (0, 1)] for ai0, ai1 in rows]  # (a x)_ij
+        out = np.empty(x.shape)
+        for i in (0, 1):
+            for j, (aj0, aj1) in enumerate(rows):
+                out[..., i, j] = half[i][0] * aj0 + half[i][1] * aj1
+        return out
     return a @ x @ np.swapaxes(a, -1, -2)
 
 

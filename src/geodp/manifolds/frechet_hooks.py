@@ -42,7 +42,7 @@ class FrechetFlowHooks:
 
     def _start_statistic(self, X: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """The block's share of the statistic :meth:`_karcher_start` maps to the start: ``Σ w_i x_i``."""
-        return np.tensordot(weights, X, axes=1)
+        return np.dot(weights, X.reshape(len(X), -1)).reshape(X.shape[1:])  # np.tensordot's product
 
     def _validated_start(self, X: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(points, start statistic)`` of a block in one pass (validation as :meth:`_checked_records`)."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from geodp.errors import AssumptionError, InvalidDataError, InvalidParameterError, NotOnManifoldError
 from geodp.manifolds.base import Manifold
-from geodp.manifolds.jacobi import constant_curvature_adjoints, sinhc
+from geodp.manifolds.jacobi import constant_curvature_adjoints
 from geodp.manifolds.pass_products import pass_dot, pass_matvec
 from geodp.validation import as_generator, check_finite_array, check_positive_integer
 
@@ -29,7 +29,10 @@ def minkowski(a, b):
 
 
 def _dot(a, b):
-    """Inner product over the last axis (``einsum``: reductions over a short last axis are slow)."""
+    """Inner product over the last axis (``einsum``: reductions over a short last axis are slow;
+    ``np.dot`` for two single vectors, whose call costs a third of ``einsum``'s)."""
+    if a.ndim == 1 and b.ndim == 1:
+        return np.dot(a, b)
     return np.einsum("...i,...i->...", a, b)
 
 
@@ -41,7 +44,7 @@ def _amax(a):
     """``max |a_i|`` over the last axis."""
     if a.shape[-1] == 0:
         return np.zeros(a.shape[:-1])
-    return np.max(np.abs(a), axis=-1)
+    return np.abs(a).max(axis=-1)
 
 
 def _pow2_scale(*arrays):
@@ -88,8 +91,29 @@ def _dd_gap(radius, p):
 def _lift(spatial, radius):
     """``√(R² + |x_s|²)`` without overflow: the time coordinate of the point with these spatial
     coordinates."""
+    s2 = _sq(spatial)
+    if (s2 < 1e300).all() and 1e-150 < radius < 1e150:  # no square over- or underflows
+        return np.sqrt(radius * radius + s2)
     m = _pow2_scale(spatial)
     return m * np.sqrt((radius / m) ** 2 + _sq(spatial / m[..., None]))
+
+
+def _radial_frame(xs):
+    """``(√(1 + |x_s|²), x_s/|x_s|)`` for the spatial part ``x_s`` of points of the unit hyperboloid
+    (the direction 0 at the origin); squares scaled where they would overflow. A single point's
+    scalars are Python floats (the same correctly rounded operations, without numpy's per-call cost)."""
+    if xs.ndim == 1:
+        n2 = float(_sq(xs))
+        if n2 < 1e300:
+            n = math.sqrt(n2)
+            return math.sqrt(1.0 + n2), xs / (n if n > 0 else 1.0)
+    n2 = _sq(xs)
+    if (n2 < 1e300).all():
+        x0, n = np.sqrt(1.0 + n2), np.sqrt(n2)
+    else:  # scaled so that no square overflows (or NaN)
+        x0, xs = _lift(xs, 1.0), xs / _pow2_scale(xs)[..., None]
+        n = np.sqrt(_sq(xs))
+    return x0, xs / np.where(n > 0, n, 1.0)[..., None]
 
 
 def _tangent_parts(x_s, v_s, scaled=False):
@@ -377,14 +401,10 @@ class Hyperbolic(Manifold):
         """``⟨u, v⟩_L`` for tangent vectors at ``x``, from their spatial parts:
         ``u_⊥·v_⊥ + (α_u/x̃_0)(α_v/x̃_0)``, ``α = x̂_s·v_s``, ``x̃ = x/R`` (no cancellation, unlike
         ``u_s·v_s − u_0 v_0`` far from the origin)."""
-        xs = np.asarray(x, dtype=float)[..., 1:] / self.radius
-        if np.all(_amax(xs) < 1e150):
-            n2 = _sq(xs)
-            x0, n = np.sqrt(1.0 + n2), np.sqrt(n2)
-        else:  # scaled so that no square overflows
-            x0, xs = _lift(xs, 1.0), xs / _pow2_scale(xs)[..., None]
-            n = np.sqrt(_sq(xs))
-        unit = xs / np.where(n > 0, n, 1.0)[..., None]  # 0 at the origin
+        xs = np.asarray(x, dtype=float)[..., 1:]
+        if self.radius != 1.0:  # dividing by 1 is exact: skipped, not changed
+            xs = xs / self.radius
+        x0, unit = _radial_frame(xs)
         us = np.asarray(u, dtype=float)[..., 1:]
         au = _dot(unit, us)
         pu = us - au[..., None] * unit
@@ -398,10 +418,16 @@ class Hyperbolic(Manifold):
     def _exp(self, x, v):
         """``cosh(|v|/R) x + R sinh(|v|/R) v/|v|``; ``|v|`` from :meth:`_inner`, and the time
         coordinate of the result is the lift of its spatial part."""
+        return self._exp_with_velocity(x, v, velocity=False)[0]
+
+    def _exp_with_velocity(self, x, v, velocity=True):
+        """:meth:`_exp` (on the sheet, as :meth:`project` leaves it) and the velocity there of
+        ``t ↦ exp_x(t v)``, ``cosh(a) v + a sinh(a) x`` with ``a = |v|/R`` (None unless ``velocity``)."""
         x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
-        n = np.sqrt(np.maximum(self._tangent_sq(x, v, v), 0.0)) / self.radius
-        out = np.cosh(n)[..., None] * x + sinhc(n)[..., None] * v
-        return self._lifted(out)
+        n = (np.sqrt(np.maximum(self._tangent_sq(x, v, v), 0.0)) / self.radius)[..., None]
+        cosh, sinh = np.cosh(n), np.sinh(n)
+        end = self._lifted(cosh * x + np.divide(sinh, n, out=np.ones_like(n), where=n > 0) * v)
+        return end, (cosh * v + (n * sinh) * x if velocity else None)
 
     def _polar_exp(self, x, direction, t):
         """``cosh(t/R) x + R sinh(t/R) u`` for unit ``u``, without re-measuring ``|u|``."""
@@ -412,7 +438,10 @@ class Hyperbolic(Manifold):
         """Minkowski product of tangent vectors at ``x``, computed from their spatial parts
         (``x`` broadcasts)."""
         out = self._tangent_sq(x, u, v)
-        return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(x)[:-1]))
+        batch = np.shape(x)[:-1]
+        if not batch or batch == np.shape(out):  # nothing to broadcast (a single base point)
+            return out
+        return np.broadcast_to(out, np.broadcast_shapes(out.shape, batch))
 
     def _transport(self, x, y, v):
         """``w + ⟨w, u⟩_L((cosh θ − 1) u + sinh θ a) = w + ⟨w, u⟩_L tanh(θ/2)(a + b)``, ``u`` the
@@ -540,23 +569,30 @@ class Hyperbolic(Manifold):
         x = np.asarray(x, dtype=float)
         r2 = self.radius**2
         with np.errstate(all="ignore"):
-            cosh = pass_matvec(X, np.concatenate([[x[0]], -x[1:]]) / r2)  # −⟨x, x_i⟩_L/R²
-            big = (x[0] / r2) * X[:, 0]  # x_0 x_i0/R²
+            reflected = -x  # x with its time coordinate negated, over R²: −⟨x, x_i⟩_L/R² = X·reflected
+            reflected[0] = x[0]
+            if r2 != 1.0:  # dividing by 1 is exact: skipped, not changed
+                reflected /= r2
+            cosh = pass_matvec(X, reflected)
+            big = reflected[0] * X[:, 0]  # x_0 x_i0/R²
             c = cosh - 1.0
             fast = big + np.abs(big - cosh) + 1.0 <= 16.0 * np.maximum(c, 1.0)  # False for NaN/inf
-            c = np.where(fast, np.maximum(c, 0.0), 0.0)
+            every = bool(fast.all())  # then the masks below change nothing: skipped
+            c = np.maximum(c, 0.0) if every else np.where(fast, np.maximum(c, 0.0), 0.0)
             theta = 2.0 * np.arcsinh(np.sqrt(0.5 * c))
             sinh = np.sqrt(c * (c + 2.0))
-            a = np.where(fast, weights * np.where(sinh > 0, theta / np.where(sinh > 0, sinh, 1.0), 1.0), 0.0)
-        direction = pass_matvec(X.T, a) - pass_dot(a, np.where(fast, cosh, 0.0)) * x
-        slow = np.flatnonzero(~fast)
+            a = weights * np.divide(theta, sinh, out=np.ones_like(sinh), where=sinh > 0)
+            if not every:
+                a = np.where(fast, a, 0.0)
+        direction = pass_matvec(X.T, a) - pass_dot(a, cosh if every else np.where(fast, cosh, 0.0)) * x
+        slow = np.empty(0, dtype=np.intp) if every else np.flatnonzero(~fast)
         rows = max(1, self._EXACT_VALUES // X.shape[1])
         for start in range(0, slow.size, rows):
             chunk = slow[start : start + rows]
             _, _, theta[chunk], _, u = self._separation(x, X[chunk])
             direction = direction + (weights[chunk] * self.radius * theta[chunk]) @ u
-        dists = self.radius * theta
-        return direction, 0.5 * pass_dot(weights, dists * dists), float(np.max(dists))
+        dists = theta if self.radius == 1.0 else self.radius * theta
+        return direction, 0.5 * pass_dot(weights, dists * dists), float(dists.max())
 
     # --------------------------------------------------------------- randomness
     def _random_tangent(self, x, size=None, rng=None):

@@ -258,15 +258,12 @@ def _direction(space, records, x):
     Newton state (per-block Hessian data) only for in-memory records on spaces that offer it."""
     newton = space._karcher_newton and records.keeps_hessian
     parts = records.map(_newton_part if newton else _direction_part, space, x)
-    direction = sum(p[0] for p in parts)
+    if len(parts) == 1:  # one block (n ≤ 16,384 in memory): nothing to combine
+        direction, objective, max_dist = parts[0][:3]
+    else:
+        direction, objective, max_dist = sum(p[0] for p in parts), sum(p[1] for p in parts), max(p[2] for p in parts)
     state = [p[3] for p in parts] if newton else None
-    return (
-        direction,
-        float(space.unchecked.norm(x, direction)),
-        sum(p[1] for p in parts),
-        max(p[2] for p in parts),
-        state,
-    )
+    return direction, float(space.unchecked.norm(x, direction)), objective, max_dist, state
 
 
 def mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
@@ -316,7 +313,7 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
     recent = [objective]
     previous = None
     n_iter = 0
-    while n_iter < max_iter and grad_norm >= tol and np.isfinite(grad_norm):
+    while n_iter < max_iter and grad_norm >= tol and math.isfinite(grad_norm):
         n_iter += 1
         safe = 1.0 / hessian_bound(space, max_dist + grad_norm)
         newton = (

@@ -15,7 +15,7 @@ import numpy as np
 
 from geodp.errors import AssumptionError, InvalidDataError, InvalidParameterError, NotOnManifoldError
 from geodp.manifolds.base import Manifold
-from geodp.manifolds.jacobi import constant_curvature_adjoints
+from geodp.manifolds.jacobi import constant_curvature_adjoints, sinhc
 from geodp.manifolds.pass_products import pass_dot, pass_matvec
 from geodp.validation import as_generator, check_finite_array, check_positive_integer
 
@@ -29,10 +29,8 @@ def minkowski(a, b):
 
 
 def _dot(a, b):
-    """Inner product over the last axis (``einsum``: reductions over a short last axis are slow;
-    ``np.dot`` for two single vectors, whose call costs a third of ``einsum``'s)."""
-    if a.ndim == 1 and b.ndim == 1:
-        return np.dot(a, b)
+    """Inner product over the last axis (``einsum``: reductions over a short last axis are slow,
+    and unlike BLAS it raises no floating-point warning, which would depend on the data)."""
     return np.einsum("...i,...i->...", a, b)
 
 
@@ -136,8 +134,8 @@ def _cosh_minus_one_scaled(a_s, b_s, d, a0, b0, a2, b2, im2, chord_ok):
     eps = np.finfo(float).eps
     shape = a0.shape
     n = a_s.shape[-1]
-    a_s, b_s, d = (np.reshape(v, (-1, n)) for v in (a_s, b_s, d))
-    a0, b0, a2, b2, im2, chord_ok = (np.reshape(v, -1) for v in np.broadcast_arrays(a0, b0, a2, b2, im2, chord_ok))
+    a_s, b_s, d = (v.reshape(-1, n) for v in (a_s, b_s, d))
+    a0, b0, a2, b2, im2, chord_ok = (v.reshape(-1) for v in np.broadcast_arrays(a0, b0, a2, b2, im2, chord_ok))
     dot = _dot(a_s, b_s)
     c = a0 * b0 - dot - im2  # −⟨a, b⟩_L/m² − 1/m²
     err = (a0 * b0 + np.abs(dot) + im2) / c  # relative, in units of eps
@@ -160,7 +158,7 @@ def _cosh_minus_one_scaled(a_s, b_s, d, a0, b0, a2, b2, im2, chord_ok):
         c[todo] = np.where(better, num / (2.0 * den), c[todo])
         err[todo] = np.where(better, err_d, err[todo])
         again = err[todo] > 16.0
-        if np.any(again):
+        if again.any():
             # |d ∧ s| = 2|a_s ∧ b_s| = 2|L|·|S ⊥ L|, L the longer of a_s, b_s
             sel = todo[again]
             a_longer = (a2[sel] >= b2[sel])[:, None]
@@ -353,7 +351,7 @@ class Hyperbolic(Manifold):
         d = (ys - xs) * inv[..., None]
         im2 = inv * inv
         a2, b2 = _sq(a_s), _sq(b_s)
-        if np.all(m <= 2.0**500):
+        if (m <= 2.0**500).all():
             a0, b0 = np.sqrt(im2 + a2), np.sqrt(im2 + b2)
         else:  # 1/m² may underflow; the lifts do not
             a0, b0 = _lift(xs, 1.0) * inv, _lift(ys, 1.0) * inv
@@ -362,7 +360,7 @@ class Hyperbolic(Manifold):
             c = c_scaled * m * m
             theta = 2.0 * np.arcsinh(np.sqrt(0.5 * c))
             huge = ~(c < 1e300)
-            if np.any(huge):  # θ = arccosh(1 + c) = log(2c) to double precision
+            if huge.any():  # θ = arccosh(1 + c) = log(2c) to double precision
                 theta = np.where(huge, math.log(2.0) + np.log(c_scaled) + 2.0 * np.log(m), theta)
         if not direction:
             return theta
@@ -374,8 +372,8 @@ class Hyperbolic(Manifold):
             sinh = np.sinh(theta)
             safe = np.where(sinh > 0, sinh, 1.0)[..., None]
             u = m[..., None] * ((d_full - c[..., None] * a_scaled) / safe)
-            bad = ~np.all(np.isfinite(u), axis=-1)
-            if np.any(bad):
+            bad = ~np.isfinite(u).all(axis=-1)
+            if bad.any():
                 # c·a or sinh θ overflow: u = b/sinh θ − a/tanh θ, b/sinh θ = b'·exp(log m − log sinh θ)
                 log_sinh = theta + np.log1p(-np.exp(-2.0 * theta)) - math.log(2.0)
                 far = (
@@ -418,16 +416,23 @@ class Hyperbolic(Manifold):
     def _exp(self, x, v):
         """``cosh(|v|/R) x + R sinh(|v|/R) v/|v|``; ``|v|`` from :meth:`_inner`, and the time
         coordinate of the result is the lift of its spatial part."""
-        return self._exp_with_velocity(x, v, velocity=False)[0]
-
-    def _exp_with_velocity(self, x, v, velocity=True):
-        """:meth:`_exp` (on the sheet, as :meth:`project` leaves it) and the velocity there of
-        ``t ↦ exp_x(t v)``, ``cosh(a) v + a sinh(a) x`` with ``a = |v|/R`` (None unless ``velocity``)."""
         x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
-        n = (np.sqrt(np.maximum(self._tangent_sq(x, v, v), 0.0)) / self.radius)[..., None]
-        cosh, sinh = np.cosh(n), np.sinh(n)
-        end = self._lifted(cosh * x + np.divide(sinh, n, out=np.ones_like(n), where=n > 0) * v)
-        return end, (cosh * v + (n * sinh) * x if velocity else None)
+        n = np.sqrt(np.maximum(self._tangent_sq(x, v, v), 0.0)) / self.radius
+        out = np.cosh(n)[..., None] * x + sinhc(n)[..., None] * v
+        return self._lifted(out)
+
+    def _exp_with_velocity(self, x, v):
+        """For one point ``x`` and one tangent vector ``v`` (the Karcher flow's step; its scalars
+        in Python floats): :meth:`_exp` (on the sheet, as :meth:`project` leaves it) and the
+        velocity there of ``t ↦ exp_x(t v)``, ``cosh(a) v + a sinh(a) x``, ``a = |v|/R``."""
+        x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
+        a = math.sqrt(max(float(self._tangent_sq(x, v, v)), 0.0)) / self.radius
+        if a < 710.0:
+            cosh, sinh = math.cosh(a), math.sinh(a)
+        else:  # inf (or NaN) as numpy gives them in _exp, where math.cosh would raise
+            with np.errstate(over="ignore"):
+                cosh, sinh = float(np.cosh(a)), float(np.sinh(a))
+        return self._lifted(cosh * x + (sinh / a if a > 0 else 1.0) * v), cosh * v + (a * sinh) * x
 
     def _polar_exp(self, x, direction, t):
         """``cosh(t/R) x + R sinh(t/R) u`` for unit ``u``, without re-measuring ``|u|``."""

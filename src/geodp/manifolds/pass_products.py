@@ -5,11 +5,7 @@ threads; on a loaded machine each wake-up waits for a core, tens of milliseconds
 0.03 ms for a 32,768 × 3 product, measured on the shared 2-core machine under load ~10). A pass
 of the sphere's or hyperboloid's Fréchet flow makes two matrix–vector products and two dot
 products per block, so it pays that wait several times per iteration. ``einsum`` computes them
-in numpy's own single-threaded loops: as fast for thin matrices, and never waiting. Small
-products (at most :data:`SMALL` values, as in the passes over 100 records) go to BLAS all the same:
-OpenBLAS runs them on the calling thread (its ``gemv`` threads from 9,216 values, its ``ddot`` from
-10,000), and its call costs a third of ``einsum``'s (1 µs against 2.7 µs, a per-call overhead a
-Fréchet mean of 100 records pays a few dozen times).
+in numpy's own single-threaded loops: as fast for thin matrices, and never waiting.
 """
 
 from __future__ import annotations
@@ -18,8 +14,7 @@ import numpy as np
 
 __all__ = ["pass_dot", "pass_matvec"]
 
-THIN = 32  # matrices with at most this many rows or columns skip BLAS...
-SMALL = 8192  # ...unless they (or vectors) hold at most this many values
+THIN = 32  # matrices with at most this many rows or columns skip BLAS
 
 
 def pass_matvec(A: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -31,13 +26,13 @@ def pass_matvec(A: np.ndarray, v: np.ndarray) -> np.ndarray:
     >>> pass_matvec(np.arange(6.0).reshape(3, 2), np.array([1.0, -1.0])).tolist()
     [-1.0, -1.0, -1.0]
     """
-    if min(A.shape) > THIN or A.size <= SMALL:
+    if min(A.shape) > THIN:
         return A @ v
     return np.einsum("ij,j->i", A, v)
 
 
 def pass_dot(a: np.ndarray, b: np.ndarray) -> float:
-    """``a · b`` of two vectors, in numpy's own loop (never a threaded ``ddot``; BLAS when small).
+    """``a · b`` of two vectors, in numpy's own loop (never a threaded ``ddot``).
 
     Examples
     --------
@@ -45,6 +40,4 @@ def pass_dot(a: np.ndarray, b: np.ndarray) -> float:
     >>> pass_dot(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
     11.0
     """
-    if a.size <= SMALL:
-        return float(np.dot(a, b))
     return float(np.einsum("i,i->", a, b))

@@ -125,13 +125,13 @@ class Sphere(Manifold):
         return R * sphere_exp_unit(x / R, v / R)
 
     def _exp_with_velocity(self, x, v):
-        """``exp_x(v) = cos(a) x + (sin(a)/a) v`` (projected) and the velocity there of
-        ``t ↦ exp_x(t v)``, ``cos(a) v − a sin(a) x``, with ``a = |v|/R``."""
+        """For one point ``x`` and one tangent vector ``v`` (the Karcher flow's step; its scalars
+        in Python floats): ``exp_x(v) = cos(a) x + (sin(a)/a) v`` (projected) and the velocity
+        there of ``t ↦ exp_x(t v)``, ``cos(a) v − a sin(a) x``, with ``a = |v|/R``."""
         x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
-        a = _norms(v)[..., None] / self.radius
-        cos, sin = np.cos(a), np.sin(a)
-        sinc = np.divide(sin, a, out=np.ones_like(a), where=a > 0)
-        return self.project(cos * x + sinc * v), cos * v - (a * sin) * x
+        a = float(_norms(v)) / self.radius
+        cos, sin = math.cos(a), math.sin(a)
+        return self.project(cos * x + (sin / a if a > 0 else 1.0) * v), cos * v - (a * sin) * x
 
     def _log(self, x, y):
         """``ρ (y − cos(ρ/R) x)/(R sin(ρ/R))``; zero at ``y = x``; defined for ``ρ < πR``.

@@ -131,3 +131,14 @@ def test_flow_with_velocity_matches_flow_with_transport(space, monkeypatch):
     assert info.converged and info_slow.converged
     assert float(space.dist(fast, slow)) < 1e-9 * space.radius
     assert info.n_passes <= info_slow.n_passes + 1
+
+
+@pytest.mark.parametrize("space", [Sphere(2), Hyperbolic(2)], ids=repr)
+def test_an_infinite_step_gives_nan_not_an_exception(space):
+    """A Barzilai–Borwein step may overflow to inf: the step's point is then NaN (the flow's
+    Armijo test refuses it and takes the safe step), never an exception from ``math``."""
+    x, v = _point_and_vector(space, 0.5, 1.0, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        end, _ = space._exp_with_velocity(x, np.inf * v)
+    assert not np.all(np.isfinite(end))

@@ -130,7 +130,7 @@ class Sphere(Manifold):
         there of ``t ↦ exp_x(t v)``, ``cos(a) v − a sin(a) x``, with ``a = |v|/R``."""
         x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
         a = float(_norms(v)) / self.radius
-        cos, sin = math.cos(a), math.sin(a)
+        cos, sin = (math.cos(a), math.sin(a)) if math.isfinite(a) else (math.nan, math.nan)  # math.cos(inf) raises
         return self.project(cos * x + (sin / a if a > 0 else 1.0) * v), cos * v - (a * sin) * x
 
     def _log(self, x, y):

@@ -334,7 +334,7 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
             candidate, velocity = space._exp_with_velocity(mean, move)
             new = _direction(space, records, candidate)
         # Barzilai–Borwein needs a gradient step (the displacement along the old direction).
-        previous = (mean, direction, length, velocity, grad_norm**2) if length is not None else None
+        previous = (mean, direction, length, velocity, grad_norm**2) if newton is None else None
         mean = candidate
         recent = (recent + [new[2]])[-_MEMORY:]
         direction, grad_norm, _, max_dist, state = new

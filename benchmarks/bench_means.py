@@ -19,14 +19,19 @@ median times. Data of two spreads: "centred" and "spread" (defined per space bel
    from the origin up to 3.5). The loops stop after 300 steps (the note then shows how far apart
    the two means are).
 
-``--only spd|sphere|hyperbolic`` runs one family of rows. ``--grid quick`` (the default) covers k =
-3–128 and d = 2–1000 at n = 100 and 10³–10⁵ (smaller n at larger k); ``--grid full`` adds n =
-10⁴–10⁵ for SPD and n = 10⁵–10⁶ on the sphere and hyperboloid (minutes, GBs). ``--dask N`` adds the
-out-of-core run: N SPD(3) records written chunk by chunk to a memory-mapped ``.npy`` in the
-temporary directory (deleted afterwards), read lazily as a Dask array (chunks of 10⁶ records;
-:func:`geodp.dask_support.read_npy`, not ``from_array`` of a memmap, which dask copies into memory),
-log-Euclidean mean (and affine-invariant with ``--dask-ai``), each in a fresh subprocess whose peak
-RSS and peak anonymous RSS (the heap, without the mapped store's pages) are reported.
+``--only spd|sphere|hyperbolic`` runs one family of rows, ``--max-n 100`` only the rows with at
+most 100 records (each row draws its data from its own seed, so a row's data do not depend on which
+rows run). ``--clock cpu`` times the process's CPU time instead of the wall clock: on a loaded
+machine a call of a few milliseconds waits for a core for tens of milliseconds in some rounds (the
+scheduler's time slice), which swamps the wall-clock medians of the n = 100 rows. ``--grid quick``
+(the default) covers k = 3–128 and d = 2–1000 at n = 100 and 10³–10⁵ (smaller n at larger k);
+``--grid full`` adds n = 10⁴–10⁵ for SPD and n = 10⁵–10⁶ on the sphere and hyperboloid (minutes,
+GBs). ``--dask N`` adds the out-of-core run: N SPD(3) records written chunk by chunk to a
+memory-mapped ``.npy`` in the temporary directory (deleted afterwards), read lazily as a Dask array
+(chunks of 10⁶ records; :func:`geodp.dask_support.read_npy`, not ``from_array`` of a memmap, which
+dask copies into memory), log-Euclidean mean (and affine-invariant with ``--dask-ai``), each in a
+fresh subprocess whose peak RSS and peak anonymous RSS (the heap, without the mapped store's pages)
+are reported.
 
 Run: ``python benchmarks/bench_means.py [--rounds 5] [--grid quick|full] [--dask 10000000 [--dask-ai]]``
 (pyRiemann and dask come with the test extras).
@@ -50,11 +55,14 @@ from geodp import frechet_mean
 from geodp.manifolds import SPD, Hyperbolic, Sphere
 from geodp.manifolds import matrix_functions as mf
 
+CLOCK = {"wall": time.perf_counter, "cpu": time.process_time}
+clock = CLOCK["wall"]
+
 
 def timed(fn):
-    t = time.perf_counter()
+    t = clock()
     out = fn()
-    return time.perf_counter() - t, out
+    return clock() - t, out
 
 
 def interleaved(ours, anchor, rounds):
@@ -218,13 +226,19 @@ def row(mean, size, n, spread, ratio, mine, theirs, note=""):
     print(f"| {mean} | {size} | {n:,} | {spread} | {ratio:.2f} | {mine:.4f} s | {theirs:.4f} s | {note} |", flush=True)
 
 
-def in_memory(rounds, rng, grid, only=None):
+def row_rng(family, size, n, spread):
+    """Each row's own generator: a row's data do not depend on which other rows run."""
+    return np.random.default_rng([["spd", "sphere", "hyperbolic"].index(family), size, n, list(SPREADS).index(spread)])
+
+
+def in_memory(rounds, grid, only=None, max_n=None):
     print("| mean / anchor | k or d | n | data | ratio (median) | geodp | anchor | note |")
     print("|---|---|---|---|---|---|---|---|")
     grids = [GRIDS["quick"]] + ([GRIDS["full"]] if grid == "full" else [])
+    sizes = {family: [p for g in grids for p in g[family] if max_n is None or p[1] <= max_n] for family in grids[0]}
     for spread in SPREADS if only in (None, "spd") else []:
-        for k, n in (p for g in grids for p in g["spd"]):
-            X = spd_data(k, n, rng, SPREADS[spread])
+        for k, n in sizes["spd"]:
+            X = spd_data(k, n, row_rng("spd", k, n, spread), SPREADS[spread])
             ratio, mine, theirs, note = bench_ai(X, rounds)
             row("AI-SPD / pyRiemann mean_riemann", k, n, spread, ratio, mine, theirs, note)
             le = bench_le(X, rounds)
@@ -235,8 +249,8 @@ def in_memory(rounds, rng, grid, only=None):
         ("Hyperbolic", hyperbolic_data, hyperbolic_loop, Hyperbolic),
     ]:
         for spread in SPREADS if only in (None, name.lower()) else []:
-            for d, n in (p for g in grids for p in g[name.lower()]):
-                X = make(d, n, rng, spread)
+            for d, n in sizes[name.lower()]:
+                X = make(d, n, row_rng(name.lower(), d, n, spread), spread)
                 row(f"{name} / numpy Karcher loop", d, n, spread, *bench_loop(cls(d), X, loop, rounds))
 
 
@@ -323,6 +337,14 @@ def main():
     parser.add_argument("--rounds", type=int, default=5, help="0: only the out-of-core run")
     parser.add_argument("--grid", choices=sorted(GRIDS), default="quick", help="sizes of the in-memory rows")
     parser.add_argument("--only", choices=["spd", "sphere", "hyperbolic"], help="one family of rows")
+    parser.add_argument("--max-n", type=int, help="only the rows with at most this many records (e.g. 100)")
+    parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCK),
+        default="wall",
+        help="wall time, or the process's CPU time (all its threads), which leaves out the waits for a "
+        "core on a loaded machine",
+    )
     parser.add_argument("--dask", type=int, default=0, help="records in the out-of-core run (0: skip)")
     parser.add_argument("--dask-ai", action="store_true", help="also the affine-invariant mean out of core")
     parser.add_argument("--dask-worker", nargs=3, help=argparse.SUPPRESS)
@@ -330,14 +352,15 @@ def main():
     if args.dask_worker:
         dask_worker(args.dask_worker[0], args.dask_worker[1], int(args.dask_worker[2]))
         return
-    rng = np.random.default_rng(0)
+    global clock
+    clock = CLOCK[args.clock]
     load = os.getloadavg()[0]
     print(
         f"load average at start: {load:.2f} on {os.cpu_count()} cores; {args.rounds} interleaved rounds, medians of "
-        "ratios\n"
+        f"ratios; {args.clock} clock\n"
     )
     if args.rounds:
-        in_memory(args.rounds, rng, args.grid, args.only)
+        in_memory(args.rounds, args.grid, args.only, args.max_n)
         print(f"\nload average at end: {os.getloadavg()[0]:.2f}")
     if args.dask:
         t_write, size, rows = bench_dask(args.dask, args.dask_ai)

@@ -127,15 +127,22 @@ def uniqueness_radius(space: Manifold) -> float:
 
 def _barzilai_borwein(space, previous, mean, direction) -> float | None:
     """``1/λ`` with λ the Hessian's Rayleigh quotient along the previous step (None if unusable,
-    or if the space has no parallel transport, as some wrapped geomstats spaces)."""
-    old_mean, old_direction, old_step = previous
-    try:
-        moved = space.unchecked.transport(old_mean, mean, old_direction)
-    except NotImplementedError:
-        return None
+    or if the space has no parallel transport, as some wrapped geomstats spaces).
+
+    The previous direction, parallel transported to ``mean``, is the velocity at ``mean`` of the
+    geodesic the step followed, divided by the step length; spaces that give that velocity in
+    closed form (:meth:`~geodp.manifolds.Manifold._exp_with_velocity`) spare the transport. Its
+    squared norm is that of the previous direction (transport is an isometry)."""
+    old_mean, old_direction, old_step, velocity, norm2 = previous
+    if velocity is not None:
+        moved = velocity / old_step
+    else:
+        try:
+            moved = space.unchecked.transport(old_mean, mean, old_direction)
+        except NotImplementedError:
+            return None
     hessian_times_moved = (moved - direction) / old_step  # −∇F changes by −H·(step·d)
     curvature = float(space.unchecked.inner(mean, moved, hessian_times_moved))
-    norm2 = float(space.unchecked.inner(mean, moved, moved))
     if not (curvature > 0 and norm2 > 0):
         return None
     return norm2 / curvature
@@ -251,15 +258,12 @@ def _direction(space, records, x):
     Newton state (per-block Hessian data) only for in-memory records on spaces that offer it."""
     newton = space._karcher_newton and records.keeps_hessian
     parts = records.map(_newton_part if newton else _direction_part, space, x)
-    direction = sum(p[0] for p in parts)
+    if len(parts) == 1:  # one block (n ≤ 16,384 in memory): nothing to combine
+        direction, objective, max_dist = parts[0][:3]
+    else:
+        direction, objective, max_dist = sum(p[0] for p in parts), sum(p[1] for p in parts), max(p[2] for p in parts)
     state = [p[3] for p in parts] if newton else None
-    return (
-        direction,
-        float(space.unchecked.norm(x, direction)),
-        sum(p[1] for p in parts),
-        max(p[2] for p in parts),
-        state,
-    )
+    return direction, float(space.unchecked.norm(x, direction)), objective, max_dist, state
 
 
 def mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
@@ -309,28 +313,28 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
     recent = [objective]
     previous = None
     n_iter = 0
-    while n_iter < max_iter and grad_norm >= tol and np.isfinite(grad_norm):
+    while n_iter < max_iter and grad_norm >= tol and math.isfinite(grad_norm):
         n_iter += 1
         safe = 1.0 / hessian_bound(space, max_dist + grad_norm)
         newton = (
             space._newton_direction(mean, direction, state, grad_norm, tol) if adaptive and state is not None else None
         )
         if newton is not None and newton[1] > 0 and np.all(np.isfinite(newton[0])):
-            move, decrease, checked = newton[0], newton[1], True
+            move, length, decrease, checked = newton[0], None, newton[1], True
         else:
             if adaptive and previous is not None:
                 trial = max(_barzilai_borwein(space, previous, mean, direction) or safe, safe)
             else:
                 trial = step
-            move, decrease, checked = trial * direction, trial * grad_norm**2, adaptive and trial > safe
-        candidate = space.project(space.unchecked.exp(mean, move))
+            move, length, decrease, checked = trial * direction, trial, trial * grad_norm**2, adaptive and trial > safe
+        candidate, velocity = space._exp_with_velocity(mean, move)
         new = _direction(space, records, candidate)
         if checked and not new[2] <= max(recent) - _ARMIJO * decrease:
-            move = safe * direction
-            candidate = space.project(space.unchecked.exp(mean, move))
+            move, length = safe * direction, safe
+            candidate, velocity = space._exp_with_velocity(mean, move)
             new = _direction(space, records, candidate)
         # Barzilai–Borwein needs a gradient step (the displacement along the old direction).
-        previous = (mean, direction, float(space.unchecked.norm(mean, move)) / grad_norm) if newton is None else None
+        previous = (mean, direction, length, velocity, grad_norm**2) if newton is None else None
         mean = candidate
         recent = (recent + [new[2]])[-_MEMORY:]
         direction, grad_norm, _, max_dist, state = new

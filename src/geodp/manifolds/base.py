@@ -303,6 +303,13 @@ class Manifold(FrechetFlowHooks, ABC):
         t = np.asarray(t, dtype=float)
         return self._exp(x, t.reshape(t.shape + (1,) * len(self.point_shape)) * np.asarray(direction, dtype=float))
 
+    def _exp_with_velocity(self, x, v):
+        """``(project(exp_x(v)), velocity)``: the velocity at ``exp_x(v)`` of the geodesic
+        ``t ↦ exp_x(t v)`` (``v`` parallel transported there) where the space has it in closed
+        form, else None (spaces of constant curvature override it; the Karcher flow then needs no
+        transport)."""
+        return self.project(self._exp(x, v)), None
+
     def _norm(self, x, v):
         return np.sqrt(np.maximum(self._inner(x, v, v), 0.0))
 

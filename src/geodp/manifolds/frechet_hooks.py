@@ -9,6 +9,8 @@ record, norms only on the sphere). The hooks are unvalidated and serve only thos
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["FrechetFlowHooks"]
@@ -25,7 +27,7 @@ class FrechetFlowHooks:
     # Float64 temporaries per record in a pass (sets the rows of an in-memory block, ~8 MB).
     @property
     def _karcher_row_values(self) -> int:
-        return int(np.prod(self.point_shape))
+        return math.prod(self.point_shape)
 
     # Does _karcher_direction measure distances exactly (a log at the cut locus is 0, a distance
     # is not)? Then the last pass also certifies uniqueness, without a pass of its own.
@@ -42,7 +44,7 @@ class FrechetFlowHooks:
 
     def _start_statistic(self, X: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """The block's share of the statistic :meth:`_karcher_start` maps to the start: ``Σ w_i x_i``."""
-        return np.tensordot(weights, X, axes=1)
+        return np.dot(weights, X.reshape(len(X), -1)).reshape(X.shape[1:])  # np.tensordot's product
 
     def _validated_start(self, X: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(points, start statistic)`` of a block in one pass (validation as :meth:`_checked_records`)."""

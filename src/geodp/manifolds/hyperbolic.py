@@ -29,7 +29,8 @@ def minkowski(a, b):
 
 
 def _dot(a, b):
-    """Inner product over the last axis (``einsum``: reductions over a short last axis are slow)."""
+    """Inner product over the last axis (``einsum``: reductions over a short last axis are slow,
+    and unlike BLAS it raises no floating-point warning, which would depend on the data)."""
     return np.einsum("...i,...i->...", a, b)
 
 
@@ -41,7 +42,7 @@ def _amax(a):
     """``max |a_i|`` over the last axis."""
     if a.shape[-1] == 0:
         return np.zeros(a.shape[:-1])
-    return np.max(np.abs(a), axis=-1)
+    return np.abs(a).max(axis=-1)
 
 
 def _pow2_scale(*arrays):
@@ -88,8 +89,29 @@ def _dd_gap(radius, p):
 def _lift(spatial, radius):
     """``√(R² + |x_s|²)`` without overflow: the time coordinate of the point with these spatial
     coordinates."""
+    s2 = _sq(spatial)
+    if (s2 < 1e300).all() and 1e-150 < radius < 1e150:  # no square over- or underflows
+        return np.sqrt(radius * radius + s2)
     m = _pow2_scale(spatial)
     return m * np.sqrt((radius / m) ** 2 + _sq(spatial / m[..., None]))
+
+
+def _radial_frame(xs):
+    """``(√(1 + |x_s|²), x_s/|x_s|)`` for the spatial part ``x_s`` of points of the unit hyperboloid
+    (the direction 0 at the origin); squares scaled where they would overflow. A single point's
+    scalars are Python floats (the same correctly rounded operations, without numpy's per-call cost)."""
+    if xs.ndim == 1:
+        n2 = float(_sq(xs))
+        if n2 < 1e300:
+            n = math.sqrt(n2)
+            return math.sqrt(1.0 + n2), xs / (n if n > 0 else 1.0)
+    n2 = _sq(xs)
+    if (n2 < 1e300).all():
+        x0, n = np.sqrt(1.0 + n2), np.sqrt(n2)
+    else:  # scaled so that no square overflows (or NaN)
+        x0, xs = _lift(xs, 1.0), xs / _pow2_scale(xs)[..., None]
+        n = np.sqrt(_sq(xs))
+    return x0, xs / np.where(n > 0, n, 1.0)[..., None]
 
 
 def _tangent_parts(x_s, v_s, scaled=False):
@@ -112,8 +134,8 @@ def _cosh_minus_one_scaled(a_s, b_s, d, a0, b0, a2, b2, im2, chord_ok):
     eps = np.finfo(float).eps
     shape = a0.shape
     n = a_s.shape[-1]
-    a_s, b_s, d = (np.reshape(v, (-1, n)) for v in (a_s, b_s, d))
-    a0, b0, a2, b2, im2, chord_ok = (np.reshape(v, -1) for v in np.broadcast_arrays(a0, b0, a2, b2, im2, chord_ok))
+    a_s, b_s, d = (v.reshape(-1, n) for v in (a_s, b_s, d))
+    a0, b0, a2, b2, im2, chord_ok = (v.reshape(-1) for v in np.broadcast_arrays(a0, b0, a2, b2, im2, chord_ok))
     dot = _dot(a_s, b_s)
     c = a0 * b0 - dot - im2  # −⟨a, b⟩_L/m² − 1/m²
     err = (a0 * b0 + np.abs(dot) + im2) / c  # relative, in units of eps
@@ -136,7 +158,7 @@ def _cosh_minus_one_scaled(a_s, b_s, d, a0, b0, a2, b2, im2, chord_ok):
         c[todo] = np.where(better, num / (2.0 * den), c[todo])
         err[todo] = np.where(better, err_d, err[todo])
         again = err[todo] > 16.0
-        if np.any(again):
+        if again.any():
             # |d ∧ s| = 2|a_s ∧ b_s| = 2|L|·|S ⊥ L|, L the longer of a_s, b_s
             sel = todo[again]
             a_longer = (a2[sel] >= b2[sel])[:, None]
@@ -329,7 +351,7 @@ class Hyperbolic(Manifold):
         d = (ys - xs) * inv[..., None]
         im2 = inv * inv
         a2, b2 = _sq(a_s), _sq(b_s)
-        if np.all(m <= 2.0**500):
+        if (m <= 2.0**500).all():
             a0, b0 = np.sqrt(im2 + a2), np.sqrt(im2 + b2)
         else:  # 1/m² may underflow; the lifts do not
             a0, b0 = _lift(xs, 1.0) * inv, _lift(ys, 1.0) * inv
@@ -338,7 +360,7 @@ class Hyperbolic(Manifold):
             c = c_scaled * m * m
             theta = 2.0 * np.arcsinh(np.sqrt(0.5 * c))
             huge = ~(c < 1e300)
-            if np.any(huge):  # θ = arccosh(1 + c) = log(2c) to double precision
+            if huge.any():  # θ = arccosh(1 + c) = log(2c) to double precision
                 theta = np.where(huge, math.log(2.0) + np.log(c_scaled) + 2.0 * np.log(m), theta)
         if not direction:
             return theta
@@ -350,8 +372,8 @@ class Hyperbolic(Manifold):
             sinh = np.sinh(theta)
             safe = np.where(sinh > 0, sinh, 1.0)[..., None]
             u = m[..., None] * ((d_full - c[..., None] * a_scaled) / safe)
-            bad = ~np.all(np.isfinite(u), axis=-1)
-            if np.any(bad):
+            bad = ~np.isfinite(u).all(axis=-1)
+            if bad.any():
                 # c·a or sinh θ overflow: u = b/sinh θ − a/tanh θ, b/sinh θ = b'·exp(log m − log sinh θ)
                 log_sinh = theta + np.log1p(-np.exp(-2.0 * theta)) - math.log(2.0)
                 far = (
@@ -377,14 +399,10 @@ class Hyperbolic(Manifold):
         """``⟨u, v⟩_L`` for tangent vectors at ``x``, from their spatial parts:
         ``u_⊥·v_⊥ + (α_u/x̃_0)(α_v/x̃_0)``, ``α = x̂_s·v_s``, ``x̃ = x/R`` (no cancellation, unlike
         ``u_s·v_s − u_0 v_0`` far from the origin)."""
-        xs = np.asarray(x, dtype=float)[..., 1:] / self.radius
-        if np.all(_amax(xs) < 1e150):
-            n2 = _sq(xs)
-            x0, n = np.sqrt(1.0 + n2), np.sqrt(n2)
-        else:  # scaled so that no square overflows
-            x0, xs = _lift(xs, 1.0), xs / _pow2_scale(xs)[..., None]
-            n = np.sqrt(_sq(xs))
-        unit = xs / np.where(n > 0, n, 1.0)[..., None]  # 0 at the origin
+        xs = np.asarray(x, dtype=float)[..., 1:]
+        if self.radius != 1.0:  # dividing by 1 is exact: skipped, not changed
+            xs = xs / self.radius
+        x0, unit = _radial_frame(xs)
         us = np.asarray(u, dtype=float)[..., 1:]
         au = _dot(unit, us)
         pu = us - au[..., None] * unit
@@ -403,6 +421,19 @@ class Hyperbolic(Manifold):
         out = np.cosh(n)[..., None] * x + sinhc(n)[..., None] * v
         return self._lifted(out)
 
+    def _exp_with_velocity(self, x, v):
+        """For one point ``x`` and one tangent vector ``v`` (the Karcher flow's step; its scalars
+        in Python floats): :meth:`_exp` (on the sheet, as :meth:`project` leaves it) and the
+        velocity there of ``t ↦ exp_x(t v)``, ``cosh(a) v + a sinh(a) x``, ``a = |v|/R``."""
+        x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
+        a = math.sqrt(max(float(self._tangent_sq(x, v, v)), 0.0)) / self.radius
+        if a < 710.0:
+            cosh, sinh = math.cosh(a), math.sinh(a)
+        else:  # inf (or NaN) as numpy gives them in _exp, where math.cosh would raise
+            with np.errstate(over="ignore"):
+                cosh, sinh = float(np.cosh(a)), float(np.sinh(a))
+        return self._lifted(cosh * x + (sinh / a if a > 0 else 1.0) * v), cosh * v + (a * sinh) * x
+
     def _polar_exp(self, x, direction, t):
         """``cosh(t/R) x + R sinh(t/R) u`` for unit ``u``, without re-measuring ``|u|``."""
         t = np.asarray(t, dtype=float)[..., None] / self.radius
@@ -412,7 +443,10 @@ class Hyperbolic(Manifold):
         """Minkowski product of tangent vectors at ``x``, computed from their spatial parts
         (``x`` broadcasts)."""
         out = self._tangent_sq(x, u, v)
-        return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(x)[:-1]))
+        batch = np.shape(x)[:-1]
+        if not batch or batch == np.shape(out):  # nothing to broadcast (a single base point)
+            return out
+        return np.broadcast_to(out, np.broadcast_shapes(out.shape, batch))
 
     def _transport(self, x, y, v):
         """``w + ⟨w, u⟩_L((cosh θ − 1) u + sinh θ a) = w + ⟨w, u⟩_L tanh(θ/2)(a + b)``, ``u`` the
@@ -540,23 +574,30 @@ class Hyperbolic(Manifold):
         x = np.asarray(x, dtype=float)
         r2 = self.radius**2
         with np.errstate(all="ignore"):
-            cosh = pass_matvec(X, np.concatenate([[x[0]], -x[1:]]) / r2)  # −⟨x, x_i⟩_L/R²
-            big = (x[0] / r2) * X[:, 0]  # x_0 x_i0/R²
+            reflected = -x  # x with its time coordinate negated, over R²: −⟨x, x_i⟩_L/R² = X·reflected
+            reflected[0] = x[0]
+            if r2 != 1.0:  # dividing by 1 is exact: skipped, not changed
+                reflected /= r2
+            cosh = pass_matvec(X, reflected)
+            big = reflected[0] * X[:, 0]  # x_0 x_i0/R²
             c = cosh - 1.0
             fast = big + np.abs(big - cosh) + 1.0 <= 16.0 * np.maximum(c, 1.0)  # False for NaN/inf
-            c = np.where(fast, np.maximum(c, 0.0), 0.0)
+            every = bool(fast.all())  # then the masks below change nothing: skipped
+            c = np.maximum(c, 0.0) if every else np.where(fast, np.maximum(c, 0.0), 0.0)
             theta = 2.0 * np.arcsinh(np.sqrt(0.5 * c))
             sinh = np.sqrt(c * (c + 2.0))
-            a = np.where(fast, weights * np.where(sinh > 0, theta / np.where(sinh > 0, sinh, 1.0), 1.0), 0.0)
-        direction = pass_matvec(X.T, a) - pass_dot(a, np.where(fast, cosh, 0.0)) * x
-        slow = np.flatnonzero(~fast)
+            a = weights * np.divide(theta, sinh, out=np.ones_like(sinh), where=sinh > 0)
+            if not every:
+                a = np.where(fast, a, 0.0)
+        direction = pass_matvec(X.T, a) - pass_dot(a, cosh if every else np.where(fast, cosh, 0.0)) * x
+        slow = np.empty(0, dtype=np.intp) if every else np.flatnonzero(~fast)
         rows = max(1, self._EXACT_VALUES // X.shape[1])
         for start in range(0, slow.size, rows):
             chunk = slow[start : start + rows]
             _, _, theta[chunk], _, u = self._separation(x, X[chunk])
             direction = direction + (weights[chunk] * self.radius * theta[chunk]) @ u
-        dists = self.radius * theta
-        return direction, 0.5 * pass_dot(weights, dists * dists), float(np.max(dists))
+        dists = theta if self.radius == 1.0 else self.radius * theta
+        return direction, 0.5 * pass_dot(weights, dists * dists), float(dists.max())
 
     # --------------------------------------------------------------- randomness
     def _random_tangent(self, x, size=None, rng=None):

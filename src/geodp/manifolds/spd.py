@@ -318,7 +318,7 @@ class SPD(Manifold):
             # squares differences, which underflow for entries near 1e-150 — an audit's record
             # with a 1e-14 asymmetry passed it unscaled and was kept while belongs refused it.)
             in_range = (norm2 >= 1e-250) & (norm2 <= 1e250)
-            if not np.all(in_range):
+            if not in_range.all():
                 peak = np.max(np.abs(X), axis=(-2, -1))
                 scaled = ~in_range
                 in_range = in_range | ((peak <= 1e150) & (peak >= 1e-150))
@@ -341,7 +341,7 @@ class SPD(Manifold):
                 # error: decompose the triangle eigh reads as given; only the other records
                 # (invalid, or asymmetric beyond rounding) through their symmetric part.
                 rounding = asym2 <= (4.0 * eps) ** 2 * norm2
-                if not np.all(rounding):
+                if not rounding.all():
                     X = X.copy()
                     X[~rounding] = mf.sym(X[~rounding])
             w, u = np.linalg.eigh(X)  # reads one triangle
@@ -355,11 +355,11 @@ class SPD(Manifold):
             doubt = ~clear | ~in_range | ~np.asarray(symmetric)
             if not isinstance(symmetric, bool):
                 doubt |= (asym2 >= 0.25 * RTOL**2 * norm2) & (asym2 <= 4.0 * RTOL**2 * norm2)
-            if np.any(doubt):
+            if doubt.any():
                 valid[doubt] = self.belongs(original[doubt])
             logw = np.log(np.maximum(w, floor))  # only valid records matter; they are not raised
             logw += shift
-        as_is = bool(np.all(valid)) and not bool(np.any(doubt))
+        as_is = bool(valid.all()) and not bool(doubt.any())
         return w, u, logw, valid, as_is
 
     def random_point(self, size=None, rng=None):

@@ -119,7 +119,19 @@ class Sphere(Manifold):
     def _exp(self, x, v):
         """``cos(|v|/R) x + R sin(|v|/R) v/|v|``."""
         R = self.radius
-        return R * sphere_exp_unit(np.asarray(x, dtype=float) / R, np.asarray(v, dtype=float) / R)
+        x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
+        if R == 1.0:  # the scalings below are exact then: skipped, not changed
+            return sphere_exp_unit(x, v)
+        return R * sphere_exp_unit(x / R, v / R)
+
+    def _exp_with_velocity(self, x, v):
+        """For one point ``x`` and one tangent vector ``v`` (the Karcher flow's step; its scalars
+        in Python floats): ``exp_x(v) = cos(a) x + (sin(a)/a) v`` (projected) and the velocity
+        there of ``t ↦ exp_x(t v)``, ``cos(a) v − a sin(a) x``, with ``a = |v|/R``."""
+        x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
+        a = float(_norms(v)) / self.radius
+        cos, sin = (math.cos(a), math.sin(a)) if math.isfinite(a) else (math.nan, math.nan)  # math.cos(inf) raises
+        return self.project(cos * x + (sin / a if a > 0 else 1.0) * v), cos * v - (a * sin) * x
 
     def _log(self, x, y):
         """``ρ (y − cos(ρ/R) x)/(R sin(ρ/R))``; zero at ``y = x``; defined for ``ρ < πR``.
@@ -142,8 +154,11 @@ class Sphere(Manifold):
 
     def _inner(self, x, u, v):
         """Ambient dot product of tangent vectors (``x`` broadcasts)."""
-        out = np.sum(np.asarray(u, dtype=float) * np.asarray(v, dtype=float), axis=-1)
-        return np.broadcast_to(out, np.broadcast_shapes(out.shape, np.shape(x)[:-1]))
+        out = (np.asarray(u, dtype=float) * np.asarray(v, dtype=float)).sum(axis=-1)
+        batch = np.shape(x)[:-1]
+        if not batch or batch == np.shape(out):  # nothing to broadcast (a single base point)
+            return out
+        return np.broadcast_to(out, np.broadcast_shapes(out.shape, batch))
 
     def _transport(self, x, y, v):
         """``w + ⟨w, u⟩((cos(ρ/R) − 1) u − sin(ρ/R) x/R)``, ``u`` the unit direction of ``log_x y``."""
@@ -198,7 +213,7 @@ class Sphere(Manifold):
     def project(self, x):
         """Radial projection ``R x/|x|`` (the closest point of the sphere)."""
         x = np.asarray(x, dtype=float)
-        return self.radius * x / np.linalg.norm(x, axis=-1, keepdims=True)
+        return self.radius * x / np.sqrt((x * x).sum(axis=-1, keepdims=True))  # np.linalg.norm's sum
 
     def _canonical(self, x):
         """Points whose norm is already ``R`` to within 4 ulp are kept bit for bit (no copy of a
@@ -229,7 +244,9 @@ class Sphere(Manifold):
         ``θ/sin θ`` the gradient needs is a smooth function of ``sin θ``, so the rounding of
         ``cos θ`` near 0 (which costs ``θ`` itself ~1e-8 absolute) barely moves it.
         """
-        cos = np.clip(pass_matvec(X, np.asarray(x, dtype=float) / self.radius**2), -1.0, 1.0)
+        x = np.asarray(x, dtype=float)
+        cos = pass_matvec(X, x if self.radius == 1.0 else x / self.radius**2)
+        cos = np.minimum(np.maximum(cos, -1.0), 1.0)  # np.clip, without its wrapper's cost
         sin = np.sqrt((1.0 - cos) * (1.0 + cos))
         return cos, sin, np.arctan2(sin, cos)
 
@@ -237,10 +254,10 @@ class Sphere(Manifold):
         """``Σ w_i θ_i/sin θ_i (x_i − cos θ_i x)`` as ``Xᵀa − (Σ a_i cos θ_i) x``: two
         matrix–vector products and no ``n × (dim+1)`` temporary."""
         cos, sin, theta = self._angles(x, X)
-        a = weights * np.where(sin > 0, theta / np.where(sin > 0, sin, 1.0), 1.0)
+        a = weights * np.divide(theta, sin, out=np.ones_like(sin), where=sin > 0)
         direction = pass_matvec(X.T, a) - pass_dot(a, cos) * np.asarray(x, dtype=float)
-        dists = self.radius * theta
-        return direction, 0.5 * pass_dot(weights, dists * dists), float(np.max(dists))
+        dists = theta if self.radius == 1.0 else self.radius * theta
+        return direction, 0.5 * pass_dot(weights, dists * dists), float(dists.max())
 
     # --------------------------------------------------------------- randomness
     def _random_tangent(self, x, size=None, rng=None):

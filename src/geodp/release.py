@@ -38,6 +38,7 @@ __all__ = [
     "TIMING_SAFE_DELTA",
     "TIMING_SAFE_POLICY",
     "announce_and_charge",
+    "ball_stand_ins",
     "check_timing_safe",
     "deadline_key",
     "execute",
@@ -274,6 +275,27 @@ def timing_safe_plan(plan: ReleasePlan, timing_safe) -> ReleasePlan:
     if check_timing_safe(timing_safe) is False:
         return plan
     return replace(plan, delta=plan.delta + TIMING_SAFE_DELTA, gdp_mu=None, zcdp_rho=None)
+
+
+def ball_stand_ins(space, center, radius: float, n: int) -> list:
+    """Public records standing in for the data when a timing-safe deadline is calibrated: the
+    centre repeated n times, n points on the ball's boundary (a public seed), and half of them at
+    each of two opposite boundary points (the Karcher flow's longest path from the centre).
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Sphere
+    >>> [s.shape for s in ball_stand_ins(Sphere(2), np.array([0.0, 0.0, 1.0]), 0.5, 4)]
+    [(4, 3), (4, 3), (4, 3)]
+    """
+    at_center = np.broadcast_to(center, (n, *np.shape(center))).copy()
+    directions = space.random_unit_tangent(center, size=n, rng=0)
+    sign = np.where(np.arange(n) % 2 == 0, 1.0, -1.0).reshape((n,) + (1,) * (directions.ndim - 1))
+    return [
+        at_center,
+        space.unchecked.exp(center, radius * directions),
+        space.unchecked.exp(center, radius * sign * directions[:1]),
+    ]
 
 
 def deadline_key(plan: ReleasePlan, *extra: Hashable) -> tuple:

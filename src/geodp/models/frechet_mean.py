@@ -35,6 +35,7 @@ from geodp.models.report import CuratorDiagnostics, PrivacyReport, with_timing_p
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
 from geodp.release import (
     ReleasePlan,
+    ball_stand_ins,
     check_timing_safe,
     deadline_key,
     execute,
@@ -317,18 +318,9 @@ class PrivateFrechetMean(BaseEstimator):
         return release, diagnostics
 
     def _stand_ins(self, plan):
-        """Public records standing in for the data when the timing-safe deadline is calibrated:
-        the centre repeated n times, n points on the ball's boundary (a public seed), and half of
-        them at each of two opposite boundary points (the flow's longest path from the centre)."""
-        space, center, radius, n = self.space, plan.facts["center"], plan.facts["radius"], plan.n_samples
-        at_center = np.broadcast_to(center, (n, *np.shape(center))).copy()
-        directions = space.random_unit_tangent(center, size=n, rng=0)
-        sign = np.where(np.arange(n) % 2 == 0, 1.0, -1.0).reshape((n,) + (1,) * (directions.ndim - 1))
-        return [
-            at_center,
-            space.unchecked.exp(center, radius * directions),
-            space.unchecked.exp(center, radius * sign * directions[:1]),
-        ]
+        """Public records standing in for the data when the timing-safe deadline is calibrated
+        (:func:`geodp.release.ball_stand_ins`)."""
+        return ball_stand_ins(self.space, plan.facts["center"], plan.facts["radius"], plan.n_samples)
 
     def plan(self, X, y=None) -> ReleasePlan:
         """What :meth:`fit` will do on ``X``, without reading a record: the mechanism and its

@@ -54,7 +54,7 @@ from geodp.models.report import (
 )
 from geodp.records import is_dask
 from geodp.regression import check_regression_space, geodesic_predict
-from geodp.release import ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline
+from geodp.release import ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline, timing_safe_plan
 from geodp.secure import is_secure
 from geodp.sensitivity import _k25_published_bounds, check_radius, geodesic_regression_sensitivity, max_radius
 from geodp.validation import CLIP_MARGIN, as_generator, check_epsilon, check_positive
@@ -486,7 +486,7 @@ class PrivateGeodesicRegression(BaseEstimator):
             epsilon=epsilon,
             n=n,
         )
-        return ReleasePlan(
+        plan = ReleasePlan(
             estimator=type(self).__name__,
             n_samples=n,
             epsilon=epsilon,
@@ -499,6 +499,7 @@ class PrivateGeodesicRegression(BaseEstimator):
             notices=tuple(notices),
             facts=facts,
         )
+        return timing_safe_plan(plan, self.timing_safe)
 
     def _stand_ins(self, plan, x_shape):
         """Public ``(X, y)`` standing in for the data when the timing-safe deadline is calibrated:
@@ -548,7 +549,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         if ball_note is not None:
             report = with_assumption(report, ball_note, private_ball=ball_note)
         report = with_timing_policy(report, check_timing_safe(self.timing_safe))
-        return ReleasePlan(
+        plan = ReleasePlan(
             estimator=type(self).__name__,
             n_samples=n,
             epsilon=epsilon,
@@ -560,6 +561,7 @@ class PrivateGeodesicRegression(BaseEstimator):
             report=report,
             facts=facts,
         )
+        return timing_safe_plan(plan, self.timing_safe)
 
     def predict(self, X):
         """Fitted points ``Exp(intercept_, Σ_j (x_j − x_center_j) coef_j)`` (post-processing of

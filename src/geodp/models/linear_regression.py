@@ -26,7 +26,7 @@ from geodp.models.adassp import RIDGE_FAILURE, adassp_calibration, adassp_releas
 from geodp.models.record_passes import check_dask_records, combine_moments, moment_parts, record_pass, rows_per_block
 from geodp.models.report import PrivacyReport, RegressionDiagnostics, regression_diagnostics, with_timing_policy
 from geodp.records import is_dask
-from geodp.release import ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline
+from geodp.release import ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline, timing_safe_plan
 from geodp.secure import is_secure
 from geodp.validation import as_generator, as_real_array, check_delta, check_epsilon, check_finite_array
 
@@ -386,7 +386,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             "bounds_X": bounds_X,
             "bounds_y": bounds_y,
         }
-        return ReleasePlan(
+        plan = ReleasePlan(
             estimator=type(self).__name__,
             n_samples=n,
             epsilon=epsilon,
@@ -399,6 +399,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             notices=tuple(notices),
             facts=facts,
         )
+        return timing_safe_plan(plan, self.timing_safe)
 
     def _check_mechanism(self) -> float:
         """δ to charge (0.0 for KNG), after checking ``mechanism`` and ``delta`` (public)."""

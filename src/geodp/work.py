@@ -30,8 +30,8 @@ __all__ = ["FixedWork", "NoAcceptance", "count", "counting", "fixed_proposals", 
 class FixedWork:
     """The state of a fixed-work section: its public failure budget ``delta`` (δ_t) and the
     rejection loops run so far. The k-th loop (k = 1, 2, …) may fail with probability at most
-    ``delta · 2**-k``, so that all of them together fail with probability below ``delta``
-    whatever their number."""
+    ``delta / (k (k + 1))``, so that all of them together fail with probability below ``delta``
+    whatever their number (the proposals needed grow only like ``log k``)."""
 
     delta: float
     loops: int = 0
@@ -39,7 +39,7 @@ class FixedWork:
     def next_delta(self) -> float:
         """The failure probability allowed to the next rejection loop."""
         self.loops += 1
-        return self.delta * 2.0**-self.loops
+        return self.delta / (self.loops * (self.loops + 1))
 
 
 class NoAcceptance(Exception):  # noqa: N818 (control flow, not an error a user sees)

@@ -262,3 +262,16 @@ def test_the_fixed_flow_returns_the_default_flows_mean():
     np.testing.assert_array_equal(fixed, default)
     assert work["iterations"] == fixed_info.n_iter == 300 > info.n_iter
     assert fixed_info.n_passes >= 2 * 300 + 1 and work["records"] == 40 * fixed_info.n_passes
+
+
+def test_a_fallback_that_fails_too_is_the_fixed_refusal():
+    from geodp.errors import GeodpError
+    from geodp.release import ReleasePlan, execute
+
+    def fail():
+        raise NoAcceptance
+
+    plan = ReleasePlan("Demo", 10, 1.0, 0.0, 0.1, 0.1, True, "exact", report="")
+    assert execute(plan, None, fail, deadline=DEADLINE, fallback=lambda: "public")[0] == "public"
+    with pytest.raises(GeodpError, match="accepted none"):
+        execute(plan, None, fail, deadline=DEADLINE, fallback=fail)

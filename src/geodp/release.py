@@ -336,12 +336,16 @@ def _fixed_work(private_part, fallback):
             return private_part()
     except NoAcceptance:
         pass
+    refusal = GeodpError(
+        "the timing-safe release's sampler accepted none of its fixed public number of proposals "
+        f"(probability at most delta_t = {TIMING_SAFE_DELTA!r}): nothing is released, and the budget is charged."
+    )
     if fallback is None:
-        raise GeodpError(
-            "the timing-safe release's sampler accepted none of its fixed public number of proposals "
-            f"(probability at most delta_t = {TIMING_SAFE_DELTA!r}): nothing is released, and the budget is charged."
-        )
-    return fallback()
+        raise refusal
+    try:
+        return fallback()  # public and outside the section: a data-independent draw
+    except NoAcceptance:
+        raise refusal from None
 
 
 def execute(

@@ -384,7 +384,12 @@ class PrivateGeodesicRegression(BaseEstimator):
             key=deadline_key(plan, is_secure(rng), np.shape(x_arr)) if self.timing_safe is True else None,
         )
         (p, v, diagnostics), withheld = execute(
-            plan, self.accountant, lambda: self._private_release(x_arr, data, plan, rng), deadline=deadline
+            plan,
+            self.accountant,
+            lambda: self._private_release(x_arr, data, plan, rng),
+            deadline=deadline,
+            # timing-safe, if a sampler accepted none of its fixed proposals: the release of public stand-ins
+            fallback=lambda: self._private_release(*self._stand_ins(plan, np.shape(x_arr))[0], plan, rng),
         )
         self.timing_deadline_ = deadline
         f = plan.facts

@@ -278,7 +278,12 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             key=deadline_key(plan, is_secure(rng), X.shape, y.shape) if self.timing_safe is True else None,
         )
         (theta, facts, diagnostics), withheld = execute(
-            plan, self.accountant, lambda: self._private_release(X, y, plan, rng), deadline=deadline
+            plan,
+            self.accountant,
+            lambda: self._private_release(X, y, plan, rng),
+            deadline=deadline,
+            # timing-safe, if a sampler accepted none of its fixed proposals: the release of public stand-ins
+            fallback=lambda: self._private_release(*_stand_ins(plan.facts, X.shape, y.shape)[0], plan, rng),
         )
         self.timing_deadline_ = deadline
         with np.errstate(all="ignore"):  # extreme public bounds may overflow: the release says so by itself

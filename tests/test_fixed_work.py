@@ -275,3 +275,15 @@ def test_a_fallback_that_fails_too_is_the_fixed_refusal():
     assert execute(plan, None, fail, deadline=DEADLINE, fallback=lambda: "public")[0] == "public"
     with pytest.raises(GeodpError, match="accepted none"):
         execute(plan, None, fail, deadline=DEADLINE, fallback=fail)
+
+
+@pytest.mark.parametrize("space", [SPD(2), Hyperbolic(2)], ids=repr)
+def test_records_all_at_the_centre_run_the_fixed_flow(space):
+    """A zero gradient from the start (the calibration's first stand-in): converged iterations
+    still compute, without dividing by the gradient norm."""
+    center = space.reference_point()
+    X = np.broadcast_to(center, (10, *np.shape(center))).copy()
+    model = PrivateFrechetMean(space, epsilon=1.0, center=center, radius=0.5, timing_safe=DEADLINE, random_state=0)
+    with counting() as work:
+        model.fit(X)
+    assert work["iterations"] == karcher_iteration_budget(space, 0.5, model.plan(X).facts["tol"])

@@ -321,9 +321,8 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
         count("iterations")
         active = bool(grad_norm >= tol and np.isfinite(grad_norm))
         safe = 1.0 / hessian_bound(space, max_dist + grad_norm)
-        newton = (
-            space._newton_direction(mean, direction, state, grad_norm, tol) if adaptive and state is not None else None
-        )
+        norm = grad_norm if active else max(grad_norm, tol)  # past convergence the same work, without a 1/0
+        newton = space._newton_direction(mean, direction, state, norm, tol) if adaptive and state is not None else None
         if newton is not None and newton[1] > 0 and np.all(np.isfinite(newton[0])):
             move, decrease, checked = newton[0], newton[1], True
         else:

@@ -287,3 +287,23 @@ def test_records_all_at_the_centre_run_the_fixed_flow(space):
     with counting() as work:
         model.fit(X)
     assert work["iterations"] == karcher_iteration_budget(space, 0.5, model.plan(X).facts["tol"])
+
+
+def test_the_cli_ledger_and_guarantee_carry_delta_t(tmp_path, capsys):
+    import json
+
+    import jsonschema
+
+    from geodp.cli import guarantee_schema, main
+
+    np.save(tmp_path / "x.npy", _sphere_records(30, 0.2, 0))
+    (tmp_path / "b.json").write_text('{"epsilon": 5, "delta": 1e-6}')
+    args = ["release", str(tmp_path / "x.npy"), "--space", "sphere:2", "--center", "north", "--radius", "0.5"]
+    args += ["--epsilon", "1", "--timing-safe", "--budget-file", str(tmp_path / "b.json")]
+    args += ["--output", str(tmp_path / "r.npy"), "--guarantee", str(tmp_path / "g.json")]
+    assert main(args) == 0
+    spend = json.loads((tmp_path / "b.json").read_text())["spends"][-1]
+    record = json.loads((tmp_path / "g.json").read_text())
+    assert spend["delta"] == TIMING_SAFE_DELTA and spend["gdp_mu"] is None
+    assert record["report"]["timing_delta"] == record["report"]["delta"] == TIMING_SAFE_DELTA
+    jsonschema.validate(record, guarantee_schema(), cls=jsonschema.Draft202012Validator)

@@ -14,6 +14,7 @@ from geodp.audit.timing import CASES
 from geodp.distributions.base import rejection_sample
 from geodp.distributions.radial import RadialLaw
 from geodp.domain import private_ball
+from geodp.errors import InvalidParameterError
 from geodp.frechet import frechet_mean, karcher_iteration_budget
 from geodp.manifolds import SPD, Euclidean, Hyperbolic, Sphere
 from geodp.models import (
@@ -307,3 +308,19 @@ def test_the_cli_ledger_and_guarantee_carry_delta_t(tmp_path, capsys):
     assert spend["delta"] == TIMING_SAFE_DELTA and spend["gdp_mu"] is None
     assert record["report"]["timing_delta"] == record["report"]["delta"] == TIMING_SAFE_DELTA
     jsonschema.validate(record, guarantee_schema(), cls=jsonschema.Draft202012Validator)
+
+
+def test_kng_without_a_public_acceptance_bound_is_refused_before_the_charge():
+    accountant = BudgetAccountant(epsilon=100.0)
+    model = PrivateFrechetMean(
+        Sphere(50),
+        epsilon=50.0,
+        center=np.eye(51)[0],
+        radius=0.5,
+        mechanism="kng",
+        accountant=accountant,
+        timing_safe=DEADLINE,
+    )
+    with pytest.raises(InvalidParameterError, match="envelope route"):
+        model.fit(np.tile(np.eye(51)[0], (200, 1)))
+    assert accountant.total_spent == (0.0, 0.0)

@@ -397,6 +397,11 @@ class PrivateFrechetMean(BaseEstimator):
         with np.errstate(all="ignore"):  # public computations; an underflow there is harmless
             mechanism = self._build_mechanism(sensitivity, center, radius)
         guarantee = mechanism.guarantee
+        if self.timing_safe is not False and getattr(mechanism, "_route", None) == "envelope":  # public: refuse now
+            raise InvalidParameterError(
+                "timing_safe cannot fix the work of KNG's envelope route (chosen here from the space, σ and the "
+                "ball: large n·ε), which has no public acceptance bound; use mechanism='laplace', or a smaller n·ε."
+            )
         notices = ()
         if not guarantee.exact:  # decided from public quantities: say so before the (long) sampling
             notices = (

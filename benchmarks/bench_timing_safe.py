@@ -1,8 +1,10 @@
-"""Cost of timing-safe mode: the wall time of PrivateFrechetMean.fit with timing_safe=True (the
-deadline calibrated on public stand-ins, then the padded release) against the default, per space.
+"""Cost of timing-safe mode: the wall time of PrivateFrechetMean.fit with timing_safe=True (fixed
+public work — the Karcher flow's whole iteration budget, fixed proposal counts — the deadline
+calibrated on public stand-ins once per setting, then the padded release) against the default,
+per space.
 
 Interleaved in one process, medians of per-round ratios; prints the load. Run:
-``python benchmarks/bench_timing_safe.py``.
+``python benchmarks/bench_timing_safe.py [--rounds R]``.
 """
 
 from __future__ import annotations
@@ -44,13 +46,13 @@ def _fit_time(space, center, radius, X, timing_safe):
     return time.perf_counter() - start
 
 
-def main():
+def main(rounds=ROUNDS):
     print(f"load average (1 min): {os.getloadavg()[0]:.2f}; n = {N}, epsilon = 1, default random_state (secure)")
     print(f"{'space':24s} {'default (ms)':>13s} {'timing-safe (ms)':>17s} {'ratio (median)':>15s}")
     for name, (space, center, radius, X) in cases().items():
         _fit_time(space, center, radius, X, False)  # warm up
         plain, safe = [], []
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             plain.append(_fit_time(space, center, radius, X, False))
             safe.append(_fit_time(space, center, radius, X, True))
         ratio = np.median(np.array(safe) / np.array(plain))
@@ -58,5 +60,6 @@ def main():
 
 
 if __name__ == "__main__":
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="interleaved rounds (default: %(default)s)")
+    main(parser.parse_args().rounds)

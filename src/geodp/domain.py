@@ -20,9 +20,9 @@ from geodp.manifolds.base import check_space
 from geodp.mechanisms.quantile import private_quantile, quantile_guarantee
 from geodp.models.ball import PrivateBall
 from geodp.models.frechet_mean import PrivateFrechetMean, invalid_message, prepared_records
-from geodp.models.report import BallDiagnostics, PrivacyReport
+from geodp.models.report import BallDiagnostics, PrivacyReport, with_timing_policy
 from geodp.records import is_dask
-from geodp.release import ReleasePlan, execute
+from geodp.release import ReleasePlan, ball_stand_ins, check_timing_safe, execute, timing_deadline, timing_safe_plan
 from geodp.sensitivity import MIN_RADIUS, max_radius
 from geodp.validation import as_generator, check_epsilon
 
@@ -77,6 +77,7 @@ def private_ball(
     on_invalid="raise",
     accountant=None,
     random_state=None,
+    timing_safe=False,
 ) -> PrivateBall:
     """Release, under ε-DP, a geodesic ball that holds most of the records.
 
@@ -131,6 +132,10 @@ def private_ball(
     accountant : BudgetAccountant, optional
         Charged ``(epsilon, 0)`` before any record is read.
     random_state : None, int or numpy.random.Generator
+    timing_safe : bool or float, default False
+        Timing-safe release (docs/guide.md): both releases run fixed public work, the wall time
+        is padded to a public deadline (True: calibrated on public stand-in records in the coarse
+        ball) and the guarantee becomes (ε, δ_t), charged so.
 
     Returns
     -------
@@ -204,6 +209,7 @@ def private_ball(
             "over the log-distances and the radius can land far below the data (a ball holding no record) or at "
             "the coarse radius. Raise epsilon, use a quantile nearer 0.5, or keep the coarse ball."
         )
+    timing = check_timing_safe(timing_safe)
     if share > 0.0:
         plan = ReleasePlan(
             estimator="private_ball",
@@ -229,9 +235,10 @@ def private_ball(
             sampler="the exact exponential-mechanism quantile (the public centre kept)",
             report=None,
         )
+    plan = timing_safe_plan(plan, timing)
     data = space.unchecked.dataset_array(X, "X")
 
-    def private_part():
+    def private_part(data):
         if share > 0.0:
             mean_model.fit(data)
             released = mean_model.mean_
@@ -263,7 +270,12 @@ def private_ball(
         inside = float(np.mean(distances <= new_radius)) if new_radius < coarse_radius else 1.0
         return released, upper, drawn, new_radius, BallDiagnostics(inside, int(n_clipped), int(n_invalid))
 
-    (released, upper, drawn, new_radius, diagnostics), withheld = execute(plan, accountant, private_part)
+    deadline = timing_deadline(
+        timing, private_part, lambda: ball_stand_ins(space, coarse_center, coarse_radius, mean_plan.n_samples)
+    )
+    (released, upper, drawn, new_radius, diagnostics), withheld = execute(
+        plan, accountant, lambda: private_part(data), deadline=deadline
+    )
     fell_back = new_radius >= coarse_radius  # a function of the releases: public
     final_center, final_radius = (coarse_center, coarse_radius) if fell_back else (released, new_radius)
     diagnostics = BallDiagnostics(
@@ -286,11 +298,12 @@ def private_ball(
         coarse=(coarse_center, coarse_radius),
         result=(released, drawn, new_radius, fell_back),
     )
+    report = with_timing_policy(report, timing)
     return PrivateBall(
         center=final_center,
         radius=final_radius,
         epsilon=epsilon,
-        delta=0.0,
+        delta=plan.delta,
         space=space,
         privacy_report_=report,
         curator_diagnostics_=diagnostics,

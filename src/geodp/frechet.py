@@ -12,6 +12,7 @@ from geodp.errors import ConvergenceWarning, InvalidParameterError
 from geodp.manifolds.base import Manifold, check_space
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
 from geodp.validation import check_positive, check_positive_integer
+from geodp.work import count, fixed_work
 
 __all__ = [
     "frechet_mean",
@@ -308,17 +309,24 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
     ``L`` the Hessian bound over the segment (distances to the records grow by at most the step
     length), which decreases F in exact arithmetic. F never exceeds its starting value, and the
     flow converges on every space. Each evaluation of the direction is one pass over the records.
+
+    Under fixed work (:func:`geodp.work.fixed_work`, a timing-safe release) the flow runs all
+    ``max_iter`` iterations and each makes two passes (the Armijo fallback's pass is made, and
+    discarded, when the trial step passes); once converged an iteration still computes its
+    passes but keeps the mean, so the result is the one the default flow returns.
     """
+    fixed = fixed_work() is not None
     direction, grad_norm, objective, max_dist, state = _direction(space, records, mean)
     recent = [objective]
     previous = None
     n_iter = 0
-    while n_iter < max_iter and grad_norm >= tol and math.isfinite(grad_norm):
+    while n_iter < max_iter and (fixed or (grad_norm >= tol and math.isfinite(grad_norm))):
         n_iter += 1
+        count("iterations")
+        active = bool(grad_norm >= tol and np.isfinite(grad_norm))
         safe = 1.0 / hessian_bound(space, max_dist + grad_norm)
-        newton = (
-            space._newton_direction(mean, direction, state, grad_norm, tol) if adaptive and state is not None else None
-        )
+        norm = grad_norm if active else max(grad_norm, tol)  # past convergence the same work, without a 1/0
+        newton = space._newton_direction(mean, direction, state, norm, tol) if adaptive and state is not None else None
         if newton is not None and newton[1] > 0 and np.all(np.isfinite(newton[0])):
             move, length, decrease, checked = newton[0], None, newton[1], True
         else:
@@ -333,6 +341,10 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
             move, length = safe * direction, safe
             candidate, velocity = space._exp_with_velocity(mean, move)
             new = _direction(space, records, candidate)
+        elif fixed:  # the same work as the fallback, discarded
+            _direction(space, records, space.project(space.unchecked.exp(mean, safe * direction)))
+        if not active:  # fixed work past convergence: the passes are made, the mean is kept
+            continue
         # Barzilai–Borwein needs a gradient step (the displacement along the old direction).
         previous = (mean, direction, length, velocity, grad_norm**2) if newton is None else None
         mean = candidate

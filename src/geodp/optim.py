@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -41,7 +42,16 @@ from geodp.distributions.base import check_private_points
 from geodp.errors import InvalidParameterError
 from geodp.manifolds.base import check_space
 from geodp.mechanisms.base import Guarantee, sampler_construction
-from geodp.release import private_section
+from geodp.release import (
+    ReleasePlan,
+    ball_stand_ins,
+    check_timing_safe,
+    execute,
+    private_section,
+    timing_deadline,
+    timing_safe_plan,
+)
+from geodp.secure import is_secure
 from geodp.validation import as_generator, check_delta, check_epsilon, check_positive, check_positive_integer
 
 __all__ = [
@@ -293,6 +303,7 @@ def private_riemannian_gd(
     start=None,
     accountant=None,
     random_state=None,
+    timing_safe=False,
 ) -> PrivateGDResult:
     """Minimise ``(1/n) Σ_i f(x, X_i)`` over the public ball, (ε, δ)-DP (module docstring).
 
@@ -324,6 +335,10 @@ def private_riemannian_gd(
     accountant : BudgetAccountant, optional
         Charged the guarantee (μ-GDP event) before any record is read.
     random_state : None, int or numpy.random.Generator
+    timing_safe : bool or float, default False
+        Timing-safe release (docs/guide.md): the T steps are fixed public work already; the wall
+        time is padded to a public deadline (True: calibrated on public stand-in records in the
+        ball) and the guarantee becomes (ε, δ + δ_t), charged so (``guarantee.delta`` includes δ_t).
 
     Returns
     -------
@@ -368,14 +383,14 @@ def private_riemannian_gd(
     x = center if start is None else space.check_points(start, "start", batch_ndim=0)
     x = space.unchecked.clip_to_ball(x[None], center, float(radius))[0][0]
     rng = as_generator(random_state)
-    if accountant is not None:
-        accountant.spend(guarantee)
-    with private_section():
-        data = check_private_points(space, data, "X")
-        point = descend(
+    timing = check_timing_safe(timing_safe)
+
+    def private_part(records, rng):
+        records = check_private_points(space, records, "X")
+        return descend(
             space,
             loss_grad,
-            data,
+            records,
             x,
             iterations=iterations,
             step=step,
@@ -386,6 +401,38 @@ def private_riemannian_gd(
             rng=rng,
             sampling_rate=None if guarantee.subsampled_gaussian is None else guarantee.subsampled_gaussian[0],
         )
+
+    if timing is False:
+        if accountant is not None:
+            accountant.spend(guarantee)
+        with private_section():
+            point = private_part(data, rng)
+        return PrivateGDResult(point, guarantee)
+    n = data.shape[0]
+    plan = ReleasePlan(
+        "private_riemannian_gd",
+        n,
+        guarantee.epsilon,
+        guarantee.delta,
+        guarantee.sensitivity,
+        guarantee.scale,
+        True,
+        guarantee.sampler,
+        report=None,
+        gdp_mu=guarantee.gdp_mu,
+    )
+    plan = timing_safe_plan(plan, timing)
+    stand_in_rng = as_generator(None if is_secure(rng) else 0)
+    deadline = timing_deadline(
+        timing,
+        lambda records: private_part(records, stand_in_rng),
+        lambda: ball_stand_ins(space, center, float(radius), n),
+    )
+    point, _ = execute(plan, accountant, lambda: private_part(data, rng), deadline=deadline)
+    line = f"timing-safe: fixed public work, wall time padded to {deadline:.6g} s; delta includes delta_t"
+    guarantee = replace(
+        guarantee, delta=plan.delta, gdp_mu=None, zcdp_rho=None, assumptions=(*guarantee.assumptions, line)
+    )
     return PrivateGDResult(point, guarantee)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from geodp.errors import GeodpError, InvalidDataError, InvalidParameterError, NotOnManifoldError
 from geodp.validation import check_finite_array, check_real_dtype
+from geodp.work import count
 
 __all__ = ["BLOCK_VALUES", "DaskRecords", "InMemoryRecords", "checked_block", "is_dask", "normalised_weights"]
 
@@ -55,6 +56,7 @@ class InMemoryRecords:
     def map(self, part, *args):
         """``[part(*args, block, block_weights)]`` over the blocks."""
         self.n_passes += 1
+        count("records", self.n)
         return [part(*args, block, weights) for block, weights in self._block_weights()]
 
     def start(self):
@@ -62,6 +64,7 @@ class InMemoryRecords:
         if self.validated:
             return sum(self.map(self.space._start_statistic))
         self.n_passes += 1
+        count("records", self.n)
         try:
             parts = [self.space._validated_start(block, weights) for block, weights in self._block_weights()]
         except GeodpError:
@@ -77,6 +80,7 @@ class InMemoryRecords:
             except GeodpError:
                 self.raise_invalid()
             self.n_passes, self.validated = self.n_passes + 1, True
+            count("records", self.n)
 
     def first(self):
         return self.blocks[0][0]
@@ -196,6 +200,7 @@ class DaskRecords:
         import dask
 
         self.n_passes += 1
+        count("records", self.n)
         task = dask.delayed(_chunk_part)
         results = dask.compute(*[task(self.prepare, part, args, chunk, self.n, self.rows) for chunk in self.chunks])
         self.counts = tuple(int(sum(c)) for c in zip(*(r[1] for r in results)))

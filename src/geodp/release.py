@@ -18,36 +18,49 @@ releases, the audit rebuilding a mechanism) read the plan instead of running ``f
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 import warnings
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from geodp.composition import dp_event
+from geodp.work import NoAcceptance, fixed_work_section
 
 __all__ = [
     "ReleasePlan",
+    "TIMING_SAFE_DELTA",
     "TIMING_SAFE_POLICY",
     "announce_and_charge",
+    "ball_stand_ins",
     "check_timing_safe",
     "deadline_key",
     "execute",
     "private_section",
     "timing_deadline",
+    "timing_safe_plan",
 ]
 
+# The public failure probability δ_t of fixed work: the rejection loops of a timing-safe release
+# make a fixed number of proposals and all accept too few with probability at most this
+# (docs/math.md, "Fixed work"); the guarantee becomes (ε, δ + δ_t) and the accountant is charged it.
+TIMING_SAFE_DELTA = 1e-10
 # What timing-safe mode promises, in the report's words (docs/guide.md, SECURITY.md).
 TIMING_SAFE_POLICY = (
-    "timing-safe: the private part's wall time is padded to a public deadline (given, or calibrated "
-    "on public stand-in data as 2 × the slowest of 3 runs + 10 ms); the work inside it (iterations, "
-    "rejections) still varies with the data, so an overrun of the deadline is observable (the "
-    "release returns when the work ends) and is not bounded by the guarantee"
+    "timing-safe: the work of the private part is fixed by public inputs (the Karcher flow and every "
+    "iterative solver run their whole public iteration budget, every pass reads every record, each "
+    "rejection sampler makes a public number of proposals and releases the first accepted one); if a "
+    f"sampler accepts none (probability at most delta_t = {TIMING_SAFE_DELTA!r}) the release is a public "
+    "fallback, so the guarantee is (epsilon, delta + delta_t), as charged; the wall time is padded to a "
+    "public deadline (given, or calibrated on public stand-in data as 2 × the slowest of 3 runs + 10 ms); "
+    "what still varies (allocator, caches, BLAS threads, other processes) can overrun it, and an overrun "
+    "is observable (the release returns when the work ends) and is not bounded by the guarantee"
 )
 _CALIBRATION_RUNS = 3
 _CALIBRATION_FACTOR = 2.0
@@ -242,12 +255,51 @@ def timing_deadline(
         for stand_in in stand_ins():
             for _ in range(_CALIBRATION_RUNS):
                 start = time.perf_counter()
-                run(stand_in)
+                with contextlib.suppress(NoAcceptance), fixed_work_section(TIMING_SAFE_DELTA):
+                    run(stand_in)  # the release's fixed work
                 slowest = max(slowest, time.perf_counter() - start)
     deadline = _CALIBRATION_FACTOR * slowest + _CALIBRATION_FLOOR
     if key is not None:
         _DEADLINES[key] = deadline
     return deadline
+
+
+def timing_safe_plan(plan: ReleasePlan, timing_safe) -> ReleasePlan:
+    """``plan`` as a timing-safe release charges it: δ + δ_t (:data:`TIMING_SAFE_DELTA`), and no
+    μ-GDP or zCDP curve (the fixed-work release is proven (ε, δ + δ_t)-DP, docs/math.md "Fixed
+    work"); unchanged when ``timing_safe`` is False. The report says the same
+    (:func:`geodp.models.report.with_timing_policy`).
+
+    Examples
+    --------
+    >>> plan = ReleasePlan("Demo", 10, 1.0, 0.0, 0.1, 0.1, True, "exact", report="")
+    >>> timing_safe_plan(plan, True).delta, timing_safe_plan(plan, False).delta
+    (1e-10, 0.0)
+    """
+    if check_timing_safe(timing_safe) is False:
+        return plan
+    return replace(plan, delta=plan.delta + TIMING_SAFE_DELTA, gdp_mu=None, zcdp_rho=None)
+
+
+def ball_stand_ins(space, center, radius: float, n: int) -> list:
+    """Public records standing in for the data when a timing-safe deadline is calibrated: the
+    centre repeated n times, n points on the ball's boundary (a public seed), and half of them at
+    each of two opposite boundary points (the Karcher flow's longest path from the centre).
+
+    Examples
+    --------
+    >>> from geodp.manifolds import Sphere
+    >>> [s.shape for s in ball_stand_ins(Sphere(2), np.array([0.0, 0.0, 1.0]), 0.5, 4)]
+    [(4, 3), (4, 3), (4, 3)]
+    """
+    at_center = np.broadcast_to(center, (n, *np.shape(center))).copy()
+    directions = space.random_unit_tangent(center, size=n, rng=0)
+    sign = np.where(np.arange(n) % 2 == 0, 1.0, -1.0).reshape((n,) + (1,) * (directions.ndim - 1))
+    return [
+        at_center,
+        space.unchecked.exp(center, radius * directions),
+        space.unchecked.exp(center, radius * sign * directions[:1]),
+    ]
 
 
 def deadline_key(plan: ReleasePlan, *extra: Hashable) -> tuple:
@@ -279,6 +331,27 @@ def _pad_until(end: float) -> bool:
     return True
 
 
+def _fixed_work(private_part, fallback):
+    """Run ``private_part`` with fixed public work; its public fallback if a sampler accepted too few."""
+    from geodp.errors import GeodpError
+
+    try:
+        with fixed_work_section(TIMING_SAFE_DELTA):
+            return private_part()
+    except NoAcceptance:
+        pass
+    refusal = GeodpError(
+        "the timing-safe release's sampler accepted none of its fixed public number of proposals "
+        f"(probability at most delta_t = {TIMING_SAFE_DELTA!r}): nothing is released, and the budget is charged."
+    )
+    if fallback is None:
+        raise refusal
+    try:
+        return fallback()  # public and outside the section: a data-independent draw
+    except NoAcceptance:
+        raise refusal from None
+
+
 def execute(
     plan: ReleasePlan,
     accountant,
@@ -286,6 +359,7 @@ def execute(
     *,
     stacklevel: int = 3,
     deadline: float | None = None,
+    fallback: Callable[[], Any] | None = None,
 ):
     """The shared skeleton of ``fit``: say the plan's notices, charge, run the private part.
 
@@ -300,9 +374,15 @@ def execute(
     stacklevel : int
         Of the notices, so that they point at the caller of ``fit``.
     deadline : float, optional
-        Timing-safe mode (:func:`timing_deadline`): the private part's wall time is padded to
-        ``deadline`` seconds from its start. An overrun adds ``"TimingOverrun: …"`` to the
-        withheld messages (curator only; the late return itself is observable).
+        Timing-safe mode (:func:`timing_deadline`): the private part runs with fixed public work
+        (:func:`geodp.work.fixed_work_section` with δ_t = :data:`TIMING_SAFE_DELTA`) and its wall
+        time is padded to ``deadline`` seconds from its start. An overrun adds
+        ``"TimingOverrun: …"`` to the withheld messages (curator only; the late return itself is
+        observable).
+    fallback : callable, optional
+        Timing-safe mode: the public, data-independent result returned when a fixed-work
+        rejection sampler accepted too few proposals (probability at most δ_t). Without one the
+        fit raises :class:`~geodp.errors.GeodpError` with a fixed message then (a public outcome too).
 
     Returns
     -------
@@ -322,7 +402,7 @@ def execute(
     start = time.perf_counter()
     try:
         with private_section() as caught:
-            result = private_part()
+            result = private_part() if deadline is None else _fixed_work(private_part, fallback)
     finally:  # a refusal (invalid records) is padded too: whether fit raises is part of the release
         in_time = True if deadline is None else _pad_until(start + deadline)
     said = tuple(category for category, _ in plan.notices)

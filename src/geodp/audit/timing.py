@@ -20,6 +20,7 @@ from geodp.audit.epsilon import _check_confidence, clopper_pearson_epsilon
 from geodp.errors import InvalidParameterError
 from geodp.manifolds import Hyperbolic, Sphere
 from geodp.models import PrivateFrechetMean
+from geodp.release import check_timing_safe
 from geodp.validation import check_positive_integer
 
 __all__ = ["CASES", "TimingAudit", "audit_timing"]
@@ -153,9 +154,11 @@ def audit_timing(case="h2-laplace", *, runs=200, epsilon=1.0, timing_safe=False,
     runs : int, default 200
         Fits per dataset, at least 20 (interleaved: the order alternates every round).
     epsilon : float, default 1.0
-    timing_safe : bool, default False
-        Fit in timing-safe mode. The deadline is calibrated once on public stand-ins (a fit with
-        ``timing_safe=True``) and then given to every audited fit.
+    timing_safe : bool or float, default False
+        Fit in timing-safe mode. With True the deadline is calibrated once on public stand-ins (a
+        fit with ``timing_safe=True``) and then given to every audited fit; a number is the
+        deadline in seconds (one shorter than the fits audits the fixed work alone: every fit
+        overruns it).
     confidence : float, default 0.95
     progress : bool, default False
         Print a dot every 10 rounds.
@@ -183,8 +186,9 @@ def audit_timing(case="h2-laplace", *, runs=200, epsilon=1.0, timing_safe=False,
             space, epsilon=epsilon, center=center, radius=radius, mechanism=mechanism, timing_safe=timing
         )
 
-    deadline = None
-    if timing_safe:
+    timing_safe = check_timing_safe(timing_safe)
+    deadline = None if timing_safe is False else timing_safe
+    if timing_safe is True:
         deadline = model(True).fit(first).timing_deadline_  # public: from stand-ins only
     estimator = model(deadline if timing_safe else False)
     estimator.fit(first), estimator.fit(second)  # warm up both paths
@@ -204,7 +208,7 @@ def audit_timing(case="h2-laplace", *, runs=200, epsilon=1.0, timing_safe=False,
     return TimingAudit(
         case=case,
         epsilon=float(epsilon),
-        timing_safe=bool(timing_safe),
+        timing_safe=timing_safe is not False,
         deadline=deadline,
         runs=runs,
         confidence=float(confidence),

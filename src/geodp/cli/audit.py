@@ -114,7 +114,7 @@ def _run_timing(args) -> int:
         args.case,
         runs=args.runs,
         epsilon=args.epsilon,
-        timing_safe=args.timing_safe,
+        timing_safe=args.deadline if args.deadline is not None else args.timing_safe,
         confidence=args.confidence,
         progress=sys.stderr.isatty(),
     )
@@ -288,6 +288,14 @@ def add_parser(sub) -> None:
     )
     timing.add_argument("--epsilon", type=positive_float, default=1.0, metavar="E", help="claimed ε (default: 1)")
     timing.add_argument("--timing-safe", action="store_true", help="fit in timing-safe mode")
+    timing.add_argument(
+        "--deadline",
+        type=positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="fit in timing-safe mode with this deadline instead of the calibrated one (shorter than the fits: "
+        "audits the fixed work alone)",
+    )
     timing.add_argument("--confidence", type=_confidence, default=0.95, metavar="C", help="(default: %(default)s)")
     timing.add_argument("--json", action="store_true", help="print the result as one JSON object")
     timing.set_defaults(handler=_run_timing)

@@ -20,6 +20,7 @@ from geodp.errors import (
 )
 from geodp.manifolds.base import Manifold, check_space
 from geodp.validation import as_generator
+from geodp.work import NoAcceptance, count, fixed_proposals, fixed_work
 
 __all__ = ["Distribution", "FlatChartDistribution", "rejection_sample", "check_private_points", "refuse_non_finite"]
 
@@ -127,6 +128,14 @@ def rejection_sample(
         A public cap on the work: the loop stops once this many proposals were made and returns
         the draws it has (fewer than ``need``); the caller decides what follows.
 
+    Under fixed work (:func:`geodp.work.fixed_work`: a timing-safe release) the loop makes a
+    public number of proposals whatever happens: :func:`~geodp.work.fixed_proposals` of
+    ``min_rate`` (public there) for the section's share of δ_t, or ``max_proposals`` when no bound
+    is given, in batches of public sizes; the draws are the first ``need`` accepted ones (exact:
+    the first acceptances of i.i.d. proposals). If fewer were accepted it raises
+    :class:`~geodp.work.NoAcceptance` (with ``min_rate``: probability at most that share), and the
+    estimator releases its public fallback (docs/math.md, "Fixed work").
+
     Returns
     -------
     draws : numpy.ndarray, shape (need, *item_shape)
@@ -144,6 +153,9 @@ def rejection_sample(
     (True, 0.5)
     """
     proposals = tuple(propose) if isinstance(propose, (list, tuple)) else (propose,)
+    section = fixed_work()
+    if section is not None:
+        return _fixed_rejection(proposals, need, item_shape, rng, max_batch, min_rate, max_proposals, section)
     out = np.empty((need,) + tuple(item_shape))
     filled = proposed = accepted = 0
     budget = math.inf if min_rate is None else (2 * need + 400) / min_rate
@@ -164,10 +176,41 @@ def rejection_sample(
             with np.errstate(invalid="ignore"):
                 keep = x[np.log(rng.random(m)) < log_accept]
             accepted, proposed = accepted + len(keep), proposed + m
+            count("proposals", m)
             keep = keep[: need - filled]
             out[filled : filled + len(keep)] = keep
             filled += len(keep)
     return out, (accepted / proposed if proposed else None)
+
+
+def _fixed_rejection(proposals, need, item_shape, rng, max_batch, min_rate, max_proposals, section):
+    """:func:`rejection_sample` under fixed work: a public number of proposals, every one made."""
+    if min_rate is not None:
+        total = fixed_proposals(min(float(min_rate), 1.0), need, section.next_delta())
+        total = total if max_proposals is None else min(total, max_proposals)
+    elif max_proposals is not None:
+        total = max_proposals
+    else:
+        raise AssumptionError(
+            "a timing-safe release reached a rejection sampler with neither a proven acceptance bound nor a "
+            "public cap on its proposals, so its work would depend on the data: please report this bug."
+        )
+    per_kind = max(1, math.ceil(total / len(proposals)))
+    batch = min(max_batch, per_kind)
+    kept, accepted = [], 0
+    for start in range(0, per_kind, batch):
+        m = min(batch, per_kind - start)
+        for one in proposals:
+            x, log_accept = one(m, rng)
+            with np.errstate(invalid="ignore"):
+                keep = np.log(rng.random(m)) < log_accept
+            count("proposals", m)
+            kept.append(x[keep][: max(need - accepted, 0)])  # copies only what is kept, every batch
+            accepted += int(np.count_nonzero(keep))
+    out = np.concatenate(kept)[:need].reshape((-1,) + tuple(item_shape)) if kept else np.empty((0,) + tuple(item_shape))
+    if len(out) < need and min_rate is not None:
+        raise NoAcceptance
+    return out, accepted / (per_kind * len(proposals)) if per_kind else None
 
 
 def size_tuple(size) -> tuple[int, ...]:

@@ -67,6 +67,7 @@ from geodp.manifolds.base import check_space
 from geodp.records import InMemoryRecords
 from geodp.sensitivity import check_radius, curvature_factor
 from geodp.validation import CHECK_SLACK, as_generator, check_positive
+from geodp.work import fixed_work
 
 __all__ = [
     "KNGDistribution",
@@ -82,6 +83,7 @@ __all__ = [
 _SAMPLERS = ("auto", "exact", "mcmc")
 _ENVELOPE_SLACK = 1 + 1e-6  # as gradient_norm_envelopes' r(1 + 1e-6)
 _SPREAD_SHARE = 0.9  # the envelope route where (dim − 1)σ ≤ this share of r, else the cap route
+_FIXED_WORK_OFFSET = 1e-9  # public bound on the anchor's residual gradient under fixed work (tol 1e-12)
 _OFFSET_CAP = 4.0  # the rejection floor follows the anchor's residual gradient up to 4σ (e^−8)
 
 
@@ -737,7 +739,10 @@ class KNGDistribution(Distribution):
         # to g' = 4σ: such data make the release slower (a timing channel, SECURITY.md); beyond,
         # the loop keeps a finite cap and may end with the typed error (only seen with flows that
         # stall at extreme radii on affine-invariant SPD).
-        slack = math.exp(-2.0 * min(self._mean_offset / self.scale, _OFFSET_CAP))
+        # Under fixed work (timing-safe) the floor must be public: the anchor's flow then runs its
+        # whole proven budget to ‖∇F_D‖ < 1e-12, so the slack is taken at a public 1e-9 (docs/math.md).
+        offset = _FIXED_WORK_OFFSET if fixed_work() else self._mean_offset
+        slack = math.exp(-2.0 * min(offset / self.scale, _OFFSET_CAP))
         floor = 0.5 * self.acceptance_bound * (0.5 if self._cap is not None else 1.0) * slack
         out, self.acceptance_rate = rejection_sample(
             propose_envelope if self._envelope is not None else propose_cap if self._cap is not None else propose,

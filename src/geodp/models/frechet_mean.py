@@ -31,13 +31,22 @@ from geodp.mechanisms import (
 )
 from geodp.mechanisms.base import combine_sum_parts, exact_weighted_sum_parts
 from geodp.models.ball import resolve_ball
-from geodp.models.report import CuratorDiagnostics, PrivacyReport
+from geodp.models.report import CuratorDiagnostics, PrivacyReport, with_timing_policy
 from geodp.optim import descend, gd_guarantee
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
-from geodp.release import TIMING_SAFE_POLICY, ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline
+from geodp.release import (
+    ReleasePlan,
+    ball_stand_ins,
+    check_timing_safe,
+    deadline_key,
+    execute,
+    timing_deadline,
+    timing_safe_plan,
+)
 from geodp.secure import is_secure
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity, max_radius
 from geodp.validation import CLIP_MARGIN, as_generator, check_delta, check_epsilon, check_real_dtype, check_sample_size
+from geodp.work import count
 
 __all__ = ["PrivateFrechetMean"]
 
@@ -312,24 +321,25 @@ class PrivateFrechetMean(BaseEstimator):
             lambda: self._stand_ins(plan),
             key=deadline_key(plan, is_secure(rng), np.shape(data)) if self.timing_safe is True else None,
         )
-        result, withheld = execute(plan, self.accountant, lambda: release(data, rng), deadline=deadline)
+        result, withheld = execute(
+            plan, self.accountant, lambda: release(data, rng), deadline=deadline, fallback=lambda: self._fallback(facts)
+        )
         self._finish(result, plan, withheld)
         self.timing_deadline_ = deadline
         return self
 
+    def _fallback(self, facts):
+        """Timing-safe mode's public release when a sampler accepted none of its fixed proposals
+        (probability at most δ_t): the public centre (its chart coordinates on flat spaces)."""
+        center = facts["center"]
+        release = self.space.to_coordinates(center) if self.space.is_flat else np.array(center, dtype=float)
+        diagnostics = dict(n_clipped=0, n_invalid=0, mean_iterations=None, mean_grad_norm=None, mean_converged=None)
+        return release, diagnostics
+
     def _stand_ins(self, plan):
-        """Public records standing in for the data when the timing-safe deadline is calibrated:
-        the centre repeated n times, n points on the ball's boundary (a public seed), and half of
-        them at each of two opposite boundary points (the flow's longest path from the centre)."""
-        space, center, radius, n = self.space, plan.facts["center"], plan.facts["radius"], plan.n_samples
-        at_center = np.broadcast_to(center, (n, *np.shape(center))).copy()
-        directions = space.random_unit_tangent(center, size=n, rng=0)
-        sign = np.where(np.arange(n) % 2 == 0, 1.0, -1.0).reshape((n,) + (1,) * (directions.ndim - 1))
-        return [
-            at_center,
-            space.unchecked.exp(center, radius * directions),
-            space.unchecked.exp(center, radius * sign * directions[:1]),
-        ]
+        """Public records standing in for the data when the timing-safe deadline is calibrated
+        (:func:`geodp.release.ball_stand_ins`)."""
+        return ball_stand_ins(self.space, plan.facts["center"], plan.facts["radius"], plan.n_samples)
 
     def plan(self, X, y=None) -> ReleasePlan:
         """What :meth:`fit` will do on ``X``, without reading a record: the mechanism and its
@@ -405,13 +415,18 @@ class PrivateFrechetMean(BaseEstimator):
         as_generator(self.random_state)  # a bad random_state is refused before the charge
         check_timing_safe(self.timing_safe)
         if self.mechanism == "gradient":
-            return self._gradient_plan(n, epsilon, delta, center, radius, ball_note)
+            return timing_safe_plan(self._gradient_plan(n, epsilon, delta, center, radius, ball_note), self.timing_safe)
 
         bound, margin, tol = release_sensitivity(space, radius, n, self.mechanism)
         sensitivity = bound + margin
         with np.errstate(all="ignore"):  # public computations; an underflow there is harmless
             mechanism = self._build_mechanism(sensitivity, center, radius)
         guarantee = mechanism.guarantee
+        if self.timing_safe is not False and getattr(mechanism, "_route", None) == "envelope":  # public: refuse now
+            raise InvalidParameterError(
+                "timing_safe cannot fix the work of KNG's envelope route (chosen here from the space, σ and the "
+                "ball: large n·ε), which has no public acceptance bound; use mechanism='laplace', or a smaller n·ε."
+            )
         notices = ()
         if not guarantee.exact:  # decided from public quantities: say so before the (long) sampling
             notices = (
@@ -423,7 +438,7 @@ class PrivateFrechetMean(BaseEstimator):
                 ),
             )
         report = self._report(mechanism, n, center, radius, delta, bound, ball_note, margin)
-        return ReleasePlan(
+        plan = ReleasePlan(
             estimator=type(self).__name__,
             n_samples=n,
             epsilon=epsilon,
@@ -440,6 +455,7 @@ class PrivateFrechetMean(BaseEstimator):
             gdp_mu=report.to_dict()["gdp_mu"],
             zcdp_rho=report.to_dict().get("zcdp_rho"),
         )
+        return timing_safe_plan(plan, self.timing_safe)
 
     def _gradient_plan(self, n, epsilon, delta, center, radius, ball_note) -> ReleasePlan:
         """The plan of ``mechanism="gradient"``: the guarantee of the private descent's public settings."""
@@ -626,8 +642,6 @@ class PrivateFrechetMean(BaseEstimator):
             extra.append(
                 f"delta={requested_delta!r} was passed, but the {self.mechanism} mechanism is pure ε-DP: delta = 0.0"
             )
-        if self.timing_safe is not False:
-            extra.append(TIMING_SAFE_POLICY)
         if self.project_to_ball and self.mechanism != "gradient":  # the descent projects every iterate already
             extra.append(
                 "the release is projected onto the public ball (post-processing)"
@@ -656,7 +670,7 @@ class PrivateFrechetMean(BaseEstimator):
         }
         if self.mechanism.startswith("wrapped-"):
             data |= {"lipschitz": mechanism.lipschitz, "tangent_sensitivity": mechanism.tangent_sensitivity}
-        return PrivacyReport(text, data)
+        return with_timing_policy(PrivacyReport(text, data), self.timing_safe)
 
 
 def _represents_release(space, point, release) -> bool:
@@ -757,9 +771,12 @@ def prepared_records(space, center, radius, block, *, coordinates):
         offset = coords - c0
         dist = np.linalg.norm(offset, axis=-1)
         outside = ~(dist <= radius)
-        coords[outside] = c0 + offset[outside] * (radius * CLIP_MARGIN / dist[outside])[:, None]
+        count("records", len(dist))
+        with np.errstate(divide="ignore", invalid="ignore"):  # every record computed: no work depends on which
+            coords = np.where(outside[:, None], c0 + offset * (radius * CLIP_MARGIN / dist)[:, None], coords)
         return coords, (int(np.count_nonzero(invalid)), int(np.count_nonzero(outside)))
     # A space may fold the three steps below into fewer decompositions (affine-invariant SPD).
+    count("records", len(block))
     prepared = space.unchecked.prepared_records(block, center, radius)
     if prepared is not None:
         clipped, invalid, was_clipped = prepared

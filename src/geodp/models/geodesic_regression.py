@@ -54,7 +54,7 @@ from geodp.models.report import (
 )
 from geodp.records import is_dask
 from geodp.regression import check_regression_space, geodesic_predict
-from geodp.release import ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline
+from geodp.release import ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline, timing_safe_plan
 from geodp.secure import is_secure
 from geodp.sensitivity import _k25_published_bounds, check_radius, geodesic_regression_sensitivity, max_radius
 from geodp.validation import CLIP_MARGIN, as_generator, check_epsilon, check_positive
@@ -385,7 +385,12 @@ class PrivateGeodesicRegression(BaseEstimator):
             key=deadline_key(plan, is_secure(rng), np.shape(x_arr)) if self.timing_safe is True else None,
         )
         (p, v, diagnostics), withheld = execute(
-            plan, self.accountant, lambda: self._private_release(x_arr, data, plan, rng), deadline=deadline
+            plan,
+            self.accountant,
+            lambda: self._private_release(x_arr, data, plan, rng),
+            deadline=deadline,
+            # timing-safe, if a sampler accepted none of its fixed proposals: the release of public stand-ins
+            fallback=lambda: self._private_release(*self._stand_ins(plan, np.shape(x_arr))[0], plan, rng),
         )
         self.timing_deadline_ = deadline
         f = plan.facts
@@ -487,7 +492,7 @@ class PrivateGeodesicRegression(BaseEstimator):
             epsilon=epsilon,
             n=n,
         )
-        return ReleasePlan(
+        plan = ReleasePlan(
             estimator=type(self).__name__,
             n_samples=n,
             epsilon=epsilon,
@@ -500,6 +505,7 @@ class PrivateGeodesicRegression(BaseEstimator):
             notices=tuple(notices),
             facts=facts,
         )
+        return timing_safe_plan(plan, self.timing_safe)
 
     def _stand_ins(self, plan, x_shape):
         """Public ``(X, y)`` standing in for the data when the timing-safe deadline is calibrated:
@@ -549,7 +555,7 @@ class PrivateGeodesicRegression(BaseEstimator):
         if ball_note is not None:
             report = with_assumption(report, ball_note, private_ball=ball_note)
         report = with_timing_policy(report, check_timing_safe(self.timing_safe))
-        return ReleasePlan(
+        plan = ReleasePlan(
             estimator=type(self).__name__,
             n_samples=n,
             epsilon=epsilon,
@@ -561,6 +567,7 @@ class PrivateGeodesicRegression(BaseEstimator):
             report=report,
             facts=facts,
         )
+        return timing_safe_plan(plan, self.timing_safe)
 
     def predict(self, X):
         """Fitted points ``Exp(intercept_, Σ_j (x_j − x_center_j) coef_j)`` (post-processing of

@@ -10,9 +10,18 @@ from geodp.accountant import check_accountant
 from geodp.distributions.base import check_private_points
 from geodp.errors import InvalidParameterError
 from geodp.manifolds.base import check_space
-from geodp.models.report import PrivacyReport
+from geodp.models.report import PrivacyReport, with_timing_policy
 from geodp.optim import descend, gd_guarantee
-from geodp.release import ReleasePlan, execute
+from geodp.release import (
+    ReleasePlan,
+    ball_stand_ins,
+    check_timing_safe,
+    deadline_key,
+    execute,
+    timing_deadline,
+    timing_safe_plan,
+)
+from geodp.secure import is_secure
 from geodp.sensitivity import check_radius
 from geodp.validation import as_generator, check_positive, check_positive_integer
 
@@ -63,6 +72,10 @@ class PrivateGeometricMedian(BaseEstimator):
         Step size (public): ``x ← Exp_x(−step·G/n)``; default ``radius / 5``.
     accountant : BudgetAccountant, optional
     random_state : None, int or numpy.random.Generator
+    timing_safe : bool or float, default False
+        Timing-safe release (as :class:`~geodp.models.PrivateFrechetMean`'s): the T steps are fixed
+        public work already; the wall time is padded to a public deadline (calibrated on public
+        stand-ins for True) and the guarantee is (ε, δ + δ_t), charged so.
 
     Attributes
     ----------
@@ -98,6 +111,7 @@ class PrivateGeometricMedian(BaseEstimator):
         step=None,
         accountant=None,
         random_state=None,
+        timing_safe=False,
     ):
         self.space = space
         self.epsilon = epsilon
@@ -108,6 +122,7 @@ class PrivateGeometricMedian(BaseEstimator):
         self.step = step
         self.accountant = accountant
         self.random_state = random_state
+        self.timing_safe = timing_safe
 
     def __getattr__(self, name):
         if name in _FITTED:
@@ -135,6 +150,7 @@ class PrivateGeometricMedian(BaseEstimator):
         step = radius / 5.0 if self.step is None else check_positive(self.step, "step")
         check_accountant(self.accountant)
         as_generator(self.random_state)
+        check_timing_safe(self.timing_safe)
         guarantee = gd_guarantee(
             space,
             epsilon=self.epsilon,
@@ -164,7 +180,7 @@ class PrivateGeometricMedian(BaseEstimator):
             "step": step,
             "clip": 1.0,
         }
-        return ReleasePlan(
+        plan = ReleasePlan(
             estimator="PrivateGeometricMedian",
             n_samples=n,
             epsilon=guarantee.epsilon,
@@ -173,10 +189,11 @@ class PrivateGeometricMedian(BaseEstimator):
             scale=guarantee.scale,
             exact=True,
             sampler=guarantee.sampler,
-            report=PrivacyReport(text, data),
+            report=with_timing_policy(PrivacyReport(text, data), self.timing_safe),
             facts={"center": center, "radius": radius, "iterations": iterations, "step": step},
             gdp_mu=guarantee.gdp_mu,
         )
+        return timing_safe_plan(plan, self.timing_safe)
 
     def fit(self, X, y=None):
         """Release the private geometric median of ``X``.
@@ -197,7 +214,7 @@ class PrivateGeometricMedian(BaseEstimator):
         data = space.unchecked.dataset_array(X, "X")
         rng = as_generator(self.random_state)
 
-        def private_part():
+        def private_part(data, rng):
             records = check_private_points(space, data, "X")
             records = space.unchecked.clip_to_ball(records, facts["center"], facts["radius"])[0]
             return descend(
@@ -214,7 +231,17 @@ class PrivateGeometricMedian(BaseEstimator):
                 rng=rng,
             )
 
-        self.median_, self.withheld_warnings_ = execute(plan, self.accountant, private_part)
+        stand_in_rng = as_generator(None if is_secure(rng) else 0)
+        deadline = timing_deadline(
+            self.timing_safe,
+            lambda records: private_part(records, stand_in_rng),
+            lambda: ball_stand_ins(space, facts["center"], facts["radius"], plan.n_samples),
+            key=deadline_key(plan, is_secure(rng), np.shape(data)) if self.timing_safe is True else None,
+        )
+        self.median_, self.withheld_warnings_ = execute(
+            plan, self.accountant, lambda: private_part(data, rng), deadline=deadline
+        )
+        self.timing_deadline_ = deadline
         self.n_samples_ = plan.n_samples
         self.privacy_report_ = plan.report
         return self

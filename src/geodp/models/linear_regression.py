@@ -26,7 +26,7 @@ from geodp.models.adassp import RIDGE_FAILURE, adassp_calibration, adassp_releas
 from geodp.models.record_passes import check_dask_records, combine_moments, moment_parts, record_pass, rows_per_block
 from geodp.models.report import PrivacyReport, RegressionDiagnostics, regression_diagnostics, with_timing_policy
 from geodp.records import is_dask
-from geodp.release import ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline
+from geodp.release import ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline, timing_safe_plan
 from geodp.secure import is_secure
 from geodp.validation import as_generator, as_real_array, check_delta, check_epsilon, check_finite_array
 
@@ -278,7 +278,12 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             key=deadline_key(plan, is_secure(rng), X.shape, y.shape) if self.timing_safe is True else None,
         )
         (theta, facts, diagnostics), withheld = execute(
-            plan, self.accountant, lambda: self._private_release(X, y, plan, rng), deadline=deadline
+            plan,
+            self.accountant,
+            lambda: self._private_release(X, y, plan, rng),
+            deadline=deadline,
+            # timing-safe, if a sampler accepted none of its fixed proposals: the release of public stand-ins
+            fallback=lambda: self._private_release(*_stand_ins(plan.facts, X.shape, y.shape)[0], plan, rng),
         )
         self.timing_deadline_ = deadline
         with np.errstate(all="ignore"):  # extreme public bounds may overflow: the release says so by itself
@@ -386,7 +391,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             "bounds_X": bounds_X,
             "bounds_y": bounds_y,
         }
-        return ReleasePlan(
+        plan = ReleasePlan(
             estimator=type(self).__name__,
             n_samples=n,
             epsilon=epsilon,
@@ -399,6 +404,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             notices=tuple(notices),
             facts=facts,
         )
+        return timing_safe_plan(plan, self.timing_safe)
 
     def _check_mechanism(self) -> float:
         """δ to charge (0.0 for KNG), after checking ``mechanism`` and ``delta`` (public)."""

@@ -24,6 +24,7 @@ import numpy as np
 from geodp.errors import InvalidDataError, InvalidParameterError
 from geodp.records import BLOCK_VALUES, is_dask
 from geodp.validation import as_real_array, check_real_dtype
+from geodp.work import count
 
 __all__ = [
     "check_covariate_bounds",
@@ -107,6 +108,7 @@ def record_pass(part, arrays, args=(), *, rows: int) -> list:
     >>> record_pass(np.sum, [da.from_array(x, chunks=5)], rows=4)
     [np.float64(6.0), np.float64(4.0), np.float64(26.0), np.float64(9.0)]
     """
+    count("records", arrays[0].shape[0])
     if not any(is_dask(a) for a in arrays):
         return _sub_blocks(part, args, rows, *arrays)
     import dask

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from geodp.composition import dp_event
-from geodp.release import TIMING_SAFE_POLICY
+from geodp.release import TIMING_SAFE_DELTA, TIMING_SAFE_POLICY
 
 __all__ = ["BallDiagnostics", "PrivacyReport", "CuratorDiagnostics", "RegressionDiagnostics", "PerClassDiagnostics"]
 
@@ -76,18 +76,34 @@ def with_assumption(report: PrivacyReport, line: str, **fields) -> PrivacyReport
 
 
 def with_timing_policy(report: PrivacyReport, timing_safe) -> PrivacyReport:
-    """``report`` with the timing-safe policy added when ``timing_safe`` is not False (the line of
-    :data:`geodp.release.TIMING_SAFE_POLICY`, and ``timing_safe: True`` in the dict).
+    """``report`` with the timing-safe policy added when ``timing_safe`` is not False: the line of
+    :data:`geodp.release.TIMING_SAFE_POLICY` and the guarantee of fixed work, (ε, δ + δ_t) with
+    δ_t = :data:`geodp.release.TIMING_SAFE_DELTA`; in the dict ``timing_safe: True``,
+    ``timing_delta: δ_t``, ``delta`` raised by δ_t and no μ-GDP or zCDP curve (as
+    :func:`geodp.release.timing_safe_plan` charges).
 
     Examples
     --------
-    >>> report = with_timing_policy(PrivacyReport("header", {"epsilon": 1.0}), 0.5)
-    >>> report.to_dict()["timing_safe"], "padded to a public deadline" in report
-    (True, True)
+    >>> report = with_timing_policy(PrivacyReport("header", {"epsilon": 1.0, "delta": 0.0}), 0.5)
+    >>> facts = report.to_dict()
+    >>> facts["timing_safe"], facts["timing_delta"], facts["delta"], "padded to a public deadline" in report
+    (True, 1e-10, 1e-10, True)
     """
     if timing_safe is False:
         return report
-    return with_assumption(report, TIMING_SAFE_POLICY, timing_safe=True)
+    data = report.to_dict()
+    delta = float(data.get("delta") or 0.0) + TIMING_SAFE_DELTA
+    report = with_assumption(
+        report,
+        TIMING_SAFE_POLICY,
+        timing_safe=True,
+        timing_delta=TIMING_SAFE_DELTA,
+        delta=delta,
+        **{key: None for key in ("gdp_mu", "zcdp_rho") if key in data},
+    )
+    return with_assumption(
+        report, f"guarantee with fixed work: (epsilon, delta + delta_t) = ({data.get('epsilon')!r}, {delta!r})"
+    )
 
 
 _BANNER = "CURATOR-ONLY — DO NOT PUBLISH: computed from the private data without noise"

@@ -331,3 +331,16 @@ def test_kng_without_a_public_acceptance_bound_is_refused_before_the_charge():
     with pytest.raises(InvalidParameterError, match="envelope route"):
         model.fit(np.tile(np.eye(51)[0], (200, 1)))
     assert accountant.total_spent == (0.0, 0.0)
+
+
+def test_kng_tangent_route_on_affine_spd_is_refused_before_the_charge():
+    """The exact tangent route of KNG on affine-invariant SPD has no public acceptance bound
+    either: the mode refuses it at plan time (it would otherwise fail after the charge)."""
+    accountant = BudgetAccountant(epsilon=1.0)
+    model = PrivateFrechetMean(
+        SPD(8), epsilon=0.5, center=np.eye(8), radius=3.0, mechanism="kng", accountant=accountant, timing_safe=DEADLINE
+    )
+    assert PrivateFrechetMean(SPD(8), epsilon=0.5, center=np.eye(8), radius=3.0, mechanism="kng").plan(20).exact
+    with pytest.raises(InvalidParameterError, match="tangent route on affine-invariant SPD"):
+        model.fit(np.tile(np.eye(8), (20, 1, 1)))
+    assert accountant.total_spent == (0.0, 0.0)

@@ -422,10 +422,12 @@ class PrivateFrechetMean(BaseEstimator):
         with np.errstate(all="ignore"):  # public computations; an underflow there is harmless
             mechanism = self._build_mechanism(sensitivity, center, radius)
         guarantee = mechanism.guarantee
-        if self.timing_safe is not False and getattr(mechanism, "_route", None) == "envelope":  # public: refuse now
+        route = getattr(mechanism, "_route", None)
+        if self.timing_safe is not False and route in _UNBOUNDED_ROUTES:  # public: refuse now
             raise InvalidParameterError(
-                "timing_safe cannot fix the work of KNG's envelope route (chosen here from the space, σ and the "
-                "ball: large n·ε), which has no public acceptance bound; use mechanism='laplace', or a smaller n·ε."
+                f"timing_safe cannot fix the work of KNG's {_UNBOUNDED_ROUTES[route]} (chosen here from the space, σ "
+                "and the ball), which has no public acceptance bound; use mechanism='laplace'"
+                + (", or a smaller n·ε." if route == "envelope" else ".")
             )
         notices = ()
         if not guarantee.exact:  # decided from public quantities: say so before the (long) sampling
@@ -671,6 +673,14 @@ class PrivateFrechetMean(BaseEstimator):
         if self.mechanism.startswith("wrapped-"):
             data |= {"lipschitz": mechanism.lipschitz, "tangent_sensitivity": mechanism.tangent_sensitivity}
         return with_timing_policy(PrivacyReport(text, data), self.timing_safe)
+
+
+# KNG routes whose rejection loops have no proven public acceptance bound: a timing-safe release
+# could not fix their number of proposals (docs/math.md §15), so the mode refuses them at plan time.
+_UNBOUNDED_ROUTES = {
+    "envelope": "envelope route (large n·ε)",
+    "spd-tangent": "tangent route on affine-invariant SPD",
+}
 
 
 def _represents_release(space, point, release) -> bool:

@@ -35,8 +35,7 @@ from geodp.audit.exact_loss import (
     supports_axial_quadrature,
 )
 from geodp.errors import AssumptionError, InvalidParameterError
-from geodp.manifolds import Euclidean, KendallShape, Manifold
-from geodp.manifolds.kendall import to_complex, to_real
+from geodp.manifolds import Euclidean, Manifold
 from geodp.mechanisms import RiemannianGaussianMechanism, TangentGaussianMechanism, WrappedGaussianMechanism
 from geodp.sensitivity import check_radius, frechet_mean_sensitivity
 from geodp.validation import as_generator, check_delta, check_epsilon, check_sample_size
@@ -322,11 +321,11 @@ def _rebuilt(mech, space, center, factor):
 
 def _most_curved_partner(space, center, axis):
     """A unit tangent orthogonal to ``axis`` spanning with it a plane of the largest sectional
-    curvature, where the stretch of ``Log`` reaches L: any such tangent on a sphere; on Kendall's
-    planar shape space (CP^(k−2)) the complex rotation ``i·axis`` (holomorphic curvature 4)."""
-    if isinstance(space, KendallShape):
-        return to_real(1j * to_complex(axis))
-    return fixed_unit_tangent(space, center, orthogonal_to=axis)
+    curvature, where the stretch of ``Log`` reaches L: the space's own choice
+    (:meth:`~geodp.manifolds.Manifold._most_curved_partner`; ``i·axis`` on Kendall shapes), or any
+    orthogonal tangent where the curvature is constant."""
+    partner = space._most_curved_partner(center, axis)
+    return fixed_unit_tangent(space, center, orthogonal_to=axis) if partner is None else partner
 
 
 def _tangential_pair(mech, space, center, radius, axis, delta, sensitivity):

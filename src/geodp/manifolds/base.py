@@ -310,6 +310,13 @@ class Manifold(FrechetFlowHooks, ABC):
         transport)."""
         return self.project(self._exp(x, v)), None
 
+    def _most_curved_partner(self, x, v):
+        """A unit tangent at ``x``, orthogonal to the unit tangent ``v``, spanning with it a plane
+        of the largest sectional curvature, or None when no plane through ``v`` stands out
+        (constant curvature: any orthogonal tangent will do). The ε audit's wrapped pair lies in
+        that plane, where ``Log`` stretches distances by nearly its Lipschitz bound."""
+        return None
+
     def _norm(self, x, v):
         return np.sqrt(np.maximum(self._inner(x, v, v), 0.0))
 

@@ -265,6 +265,11 @@ class KendallShape(Manifold):
         du = along + np.sinc(2.0 * lc / np.pi) * across + np.sinc(lc / np.pi) * rest
         return to_real(dp), to_real(du)
 
+    def _most_curved_partner(self, x, v):
+        """``i·v``: on CP^(k−2) the plane of ``v`` and its complex rotation has the holomorphic
+        curvature 4, the largest (horizontal: ``zᴴ(i v) = i zᴴv = 0``)."""
+        return to_real(1j * to_complex(v))
+
     # --------------------------------------------------------------- membership
     def _belongs(self, x, rtol):
         centred = np.linalg.norm(x.sum(axis=-2), axis=-1) <= rtol

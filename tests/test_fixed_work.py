@@ -344,3 +344,18 @@ def test_kng_tangent_route_on_affine_spd_is_refused_before_the_charge():
     with pytest.raises(InvalidParameterError, match="tangent route on affine-invariant SPD"):
         model.fit(np.tile(np.eye(8), (20, 1, 1)))
     assert accountant.total_spent == (0.0, 0.0)
+
+
+def test_kng_cap_route_without_a_public_bound_is_refused_before_the_charge():
+    """The auditor's case: H¹⁰, r = 2.5, σ ≥ 0.25 takes the cap route with a public bound of 0;
+    under fixed work its loop had no proposal count and failed after the charge."""
+    space = Hyperbolic(10)
+    center = space.reference_point()
+    X = space.exp(center, 2.25 * space.random_unit_tangent(center, size=100, rng=1))
+    plain = PrivateFrechetMean(space, epsilon=0.1, center=center, radius=2.5, mechanism="kng")
+    assert plain.plan(X).mechanism.acceptance_bound == 0.0  # the public route this test is about
+    accountant = BudgetAccountant(epsilon=10.0)
+    model = plain.set_params(accountant=accountant, timing_safe=DEADLINE)
+    with pytest.raises(InvalidParameterError, match="no public acceptance bound"):
+        model.fit(X)
+    assert accountant.total_spent == (0.0, 0.0)

@@ -220,7 +220,8 @@ def test_subsampled_total_equals_dp_accountings_pld_and_rdp_for_the_same_events(
     rdp_reference.compose(
         dp_accounting.PoissonSampledDpEvent(batch / n, dp_accounting.GaussianDpEvent(sigma / 2.0)), 2 * iterations
     )
-    by_rdp = composed_epsilon([dp_event(guarantee)], delta, "rdp")  # an accountant's total is min(this, Σε)
+    # an accountant's total is min(this, Σε)
+    by_rdp = composed_epsilon([dp_event(guarantee, neighboring="replace-one")], delta, "rdp")
     assert by_rdp == pytest.approx(rdp_reference.get_epsilon(delta), rel=1e-9)
     assert by_rdp >= ours.total_spent[0]  # the RDP route is a looser bound
     # A noise multiplier 1.5× too small overspends by dp-accounting's own count.
@@ -401,8 +402,11 @@ def test_a_plan_carrying_the_subsampled_guarantee_composes_as_its_poisson_sample
     guarantee = _subsampled_guarantee(1.0, 1e-5, 30, 20, 400)
     plan = ReleasePlan("Demo", 400, 1.0, 1e-5, 2.0, guarantee.scale, True, "exact", report="",
                        subsampled_gaussian=guarantee.subsampled_gaussian)  # fmt: skip
-    assert plan.dp_event() == dp_accounting.SelfComposedDpEvent(
+    assert plan.dp_event(neighboring="replace-one") == dp_accounting.SelfComposedDpEvent(
         dp_accounting.PoissonSampledDpEvent(0.05, dp_accounting.GaussianDpEvent(guarantee.scale)), 30
+    )
+    assert plan.dp_event() == dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(0.05, dp_accounting.GaussianDpEvent(guarantee.scale / 2.0)), 60
     )
     assert dp_event(guarantee) == plan.dp_event()
 
@@ -414,3 +418,23 @@ def test_a_setting_needing_less_noise_than_the_floor_gets_the_floor_and_spends_a
     sigma = subsampled_noise_multiplier(1.0, 1e-5, 1, 1e-6)
     assert sigma == 0.1
     assert composed_epsilon([subsampled_gaussian_event(1e-6, sigma, 1)], 1e-5, "pld") <= 1.0
+
+
+def test_exported_subsampled_event_is_sound_under_dp_accountings_default_relation():
+    """The auditor's case: a subsampled descent calibrated to ε = 1 under replace-one; its exported
+    event, composed in dp-accounting's default (add-or-remove) PLD accountant, must not report
+    less than the claim (the tight replace-one event read there gave 0.83)."""
+    from geodp.composition import subsampled_gaussian_event
+
+    rate, steps, delta = 0.01, 100, 1e-5
+    sigma = subsampled_noise_multiplier(1.0, delta, steps, rate)
+    guarantee = {"epsilon": 1.0, "delta": delta, "subsampled_gaussian": (rate, sigma, steps)}
+    default = dp_accounting.pld.PLDAccountant()
+    default.compose(dp_event(guarantee))
+    assert default.get_epsilon(delta) >= 1.0
+    tight = dp_accounting.pld.PLDAccountant(dp_accounting.NeighboringRelation.REPLACE_ONE)
+    tight.compose(dp_event(guarantee, neighboring="replace-one"))
+    assert tight.get_epsilon(delta) == pytest.approx(1.0, abs=0.01)
+    assert dp_event(guarantee, neighboring="replace-one") == subsampled_gaussian_event(rate, sigma, steps)
+    with pytest.raises(InvalidParameterError, match="neighboring"):
+        dp_event(guarantee, neighboring="replace")

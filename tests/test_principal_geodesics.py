@@ -230,3 +230,15 @@ def test_records_at_the_edge_of_a_large_ball_stay_finite_and_within_the_bound(sp
     np.testing.assert_allclose(stats_[0], stats_[1], rtol=1e-9, atol=1e-9)  # order does not matter
     assert np.linalg.norm(moved - stats_[0]) <= covariance_sensitivity(2 * radius, 8) * (1 + 1e-9)
     assert np.linalg.norm(moved - stats_[0]) > 0.3 * covariance_sensitivity(2 * radius, 8)
+
+
+def test_the_gradient_mean_takes_a_share_of_delta():
+    """The auditor's case: the δ split must give the gradient mean (an (ε, δ > 0) mechanism) its
+    share of δ, not refuse it."""
+    space = Sphere(2)
+    north = np.array([0.0, 0.0, 1.0])
+    X = space.exp(north, space.to_tangent(north, 0.1 * np.random.default_rng(0).normal(size=(200, 3))))
+    model = PrivatePrincipalGeodesics(
+        space, 1, epsilon=2.0, delta=1e-5, center=north, radius=0.5, mean_mechanism="gradient", random_state=0
+    ).fit(X)
+    assert model.privacy_report_.to_dict()["delta"] == pytest.approx(1e-5)

@@ -158,7 +158,7 @@ class BudgetAccountant:
             raise InvalidTypeError(
                 f"geodp composes GaussianDpEvent, ZCDpEvent and EpsilonDeltaDpEvent, got {type(release).__name__}."
             )
-        event = dp_event(release)
+        event = dp_event(release, neighboring="replace-one")  # geodp's relation; composed as such
         fields = guarantee_fields(release)
         return Charge(check_epsilon(fields["epsilon"]), check_delta(fields["delta"] or 0.0, allow_zero=True), event)
 

@@ -192,12 +192,18 @@ def guarantee_fields(guarantee) -> dict:
     return {name: getattr(guarantee, name, None) for name in _FIELDS}
 
 
-def dp_event(guarantee) -> dp_accounting.DpEvent:
+def dp_event(guarantee, *, neighboring="add-or-remove") -> dp_accounting.DpEvent:
     """The ``dp_accounting`` ``DpEvent`` of one release, from its guarantee.
 
-    ``subsampled_gaussian = (q, σ, T)`` set → ``SelfComposedDpEvent(PoissonSampledDpEvent(q,
-    GaussianDpEvent(σ)), T)`` (read under dp-accounting's ``REPLACE_ONE`` relation, module
-    docstring); else ``gdp_mu`` set → ``GaussianDpEvent(noise_multiplier=1/μ)``; else ``zcdp_rho`` set →
+    ``subsampled_gaussian = (q, σ, T)`` set → with ``neighboring="add-or-remove"`` (the default:
+    what dp-accounting's accountants assume unless told otherwise)
+    ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ/2)), 2T)``, the 2T
+    add-or-remove steps that dominate the T replace-one steps (docs/math.md §13, "RDP"; sound for
+    any accountant built on dp-accounting's default relation, looser than the tight form); with
+    ``neighboring="replace-one"`` the tight ``SelfComposedDpEvent(PoissonSampledDpEvent(q,
+    GaussianDpEvent(σ)), T)``, only for accountants built with ``REPLACE_ONE`` (geodp's own
+    :class:`~geodp.accountant.BudgetAccountant` composes that one). Otherwise the event is the
+    same for both relations: ``gdp_mu`` set → ``GaussianDpEvent(noise_multiplier=1/μ)``; else ``zcdp_rho`` set →
     ``ZCDpEvent(ρ)`` (secure mode's discrete Gaussian: never a Gaussian event, whose PLD would
     claim more than zCDP gives); otherwise ``EpsilonDeltaDpEvent(ε, δ)`` (pure when δ = 0). The
     Euclidean Laplace is not mapped to dp-accounting's ``LaplaceDpEvent``: that is the 1-D
@@ -227,12 +233,18 @@ def dp_event(guarantee) -> dp_accounting.DpEvent:
     GaussianDpEvent(noise_multiplier=2.0)
     >>> dp_event({"epsilon": 1.0, "delta": 1e-8, "zcdp_rho": 0.02})
     ZCDpEvent(rho=0.02, xi=0.0)
-    >>> dp_event({"epsilon": 1.0, "delta": 1e-5, "subsampled_gaussian": (0.01, 1.1, 100)}).count
-    100
+    >>> subsampled = {"epsilon": 1.0, "delta": 1e-5, "subsampled_gaussian": (0.01, 1.1, 100)}
+    >>> dp_event(subsampled).count, dp_event(subsampled, neighboring="replace-one").count
+    (200, 100)
     """
+    if neighboring not in ("add-or-remove", "replace-one"):
+        raise InvalidParameterError(f"neighboring must be 'add-or-remove' or 'replace-one', got {neighboring!r}.")
     fields = guarantee_fields(guarantee)
     if fields["subsampled_gaussian"] is not None:
-        return subsampled_gaussian_event(*fields["subsampled_gaussian"])
+        rate, sigma, steps = fields["subsampled_gaussian"]
+        if neighboring == "replace-one":
+            return subsampled_gaussian_event(rate, sigma, steps)
+        return subsampled_gaussian_event(rate, 0.5 * float(sigma), 2 * int(steps))
     if fields["gdp_mu"] is not None:
         return dp_accounting.GaussianDpEvent(noise_multiplier=1.0 / check_positive(fields["gdp_mu"], "gdp_mu"))
     if fields["zcdp_rho"] is not None:

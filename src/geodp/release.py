@@ -141,16 +141,17 @@ class ReleasePlan:
     def __post_init__(self):
         object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
 
-    def dp_event(self):
-        """The release's ``dp_accounting`` event (:func:`geodp.composition.dp_event`): what the
-        accountant composes.
+    def dp_event(self, *, neighboring="add-or-remove"):
+        """The release's ``dp_accounting`` event (:func:`geodp.composition.dp_event`, whose
+        ``neighboring`` says which dp-accounting relation it is for; the accountant composes the
+        ``"replace-one"`` one).
 
         Examples
         --------
         >>> ReleasePlan("Demo", 10, 0.5, 0.0, 0.1, 0.1, True, "exact", report="").dp_event()
         EpsilonDeltaDpEvent(epsilon=0.5, delta=0.0)
         """
-        return dp_event(self)
+        return dp_event(self, neighboring=neighboring)
 
     def __repr__(self) -> str:
         said = ", ".join(sorted({category.__name__ for category, _ in self.notices})) or "none"

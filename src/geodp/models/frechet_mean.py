@@ -59,7 +59,7 @@ _MECHANISMS = (
     "riemannian-gaussian",
     "gradient",
 )
-_GAUSSIAN = ("tangent-gaussian", "wrapped-gaussian", "riemannian-gaussian", "gradient")  # (ε, δ) with δ > 0
+NEEDS_DELTA = ("tangent-gaussian", "wrapped-gaussian", "riemannian-gaussian", "gradient")  # (ε, δ) with δ > 0
 #: mechanism="gradient": T and the step of the private descent (public; chosen by measurement, docs/guide.md).
 GRADIENT_ITERATIONS = 1
 GRADIENT_STEP = 1.0
@@ -393,7 +393,7 @@ class PrivateFrechetMean(BaseEstimator):
         if not isinstance(self.project_to_ball, (bool, np.bool_)):
             raise InvalidTypeError(f"project_to_ball must be a bool, got {type(self.project_to_ball).__name__}.")
         epsilon = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta, allow_zero=self.mechanism not in _GAUSSIAN)
+        delta = check_delta(self.delta, allow_zero=self.mechanism not in NEEDS_DELTA)
         center, radius, ball_note = resolve_ball(space, self.center, self.radius, self.ball)
         if center is None or radius is None:
             raise InvalidParameterError(
@@ -423,11 +423,12 @@ class PrivateFrechetMean(BaseEstimator):
             mechanism = self._build_mechanism(sensitivity, center, radius)
         guarantee = mechanism.guarantee
         route = getattr(mechanism, "_route", None)
-        if self.timing_safe is not False and route in _UNBOUNDED_ROUTES:  # public: refuse now
+        unbounded = route not in (None, "mcmc") and not mechanism.acceptance_bound > 0  # public (space, σ, r)
+        if self.timing_safe is not False and unbounded:  # public: refuse now, before any charge
             raise InvalidParameterError(
-                f"timing_safe cannot fix the work of KNG's {_UNBOUNDED_ROUTES[route]} (chosen here from the space, σ "
-                "and the ball), which has no public acceptance bound; use mechanism='laplace'"
-                + (", or a smaller n·ε." if route == "envelope" else ".")
+                f"timing_safe cannot fix the work of KNG's {_ROUTE_NAMES.get(route, route + ' route')} (chosen here "
+                "from the space, σ and the ball), which has no public acceptance bound; use mechanism='laplace'"
+                + (", or a smaller n·ε." if route in ("envelope", "cap") else ".")
             )
         notices = ()
         if not guarantee.exact:  # decided from public quantities: say so before the (long) sampling
@@ -640,7 +641,7 @@ class PrivateFrechetMean(BaseEstimator):
         ]
         if ball_note is not None:
             extra.append(ball_note)
-        if self.mechanism not in _GAUSSIAN and requested_delta > 0:
+        if self.mechanism not in NEEDS_DELTA and requested_delta > 0:
             extra.append(
                 f"delta={requested_delta!r} was passed, but the {self.mechanism} mechanism is pure ε-DP: delta = 0.0"
             )
@@ -675,11 +676,13 @@ class PrivateFrechetMean(BaseEstimator):
         return with_timing_policy(PrivacyReport(text, data), self.timing_safe)
 
 
-# KNG routes whose rejection loops have no proven public acceptance bound: a timing-safe release
-# could not fix their number of proposals (docs/math.md §15), so the mode refuses them at plan time.
-_UNBOUNDED_ROUTES = {
+# KNG routes whose rejection loops can have no proven public acceptance bound (a bound of 0): a
+# timing-safe release could not fix their number of proposals (docs/math.md §15), so the mode
+# refuses them at plan time.
+_ROUTE_NAMES = {
     "envelope": "envelope route (large n·ε)",
     "spd-tangent": "tangent route on affine-invariant SPD",
+    "cap": "cap route with the data's own chord (large n·ε)",
 }
 
 

@@ -22,7 +22,7 @@ from geodp.distributions.base import check_private_points
 from geodp.errors import AssumptionError, InvalidParameterError
 from geodp.manifolds.base import check_space
 from geodp.mechanisms.base import Guarantee, sampler_construction
-from geodp.models.frechet_mean import PrivateFrechetMean
+from geodp.models.frechet_mean import NEEDS_DELTA, PrivateFrechetMean
 from geodp.models.report import PrivacyReport
 from geodp.release import ReleasePlan, execute
 from geodp.sensitivity import check_radius
@@ -251,8 +251,8 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         share = self.mean_share
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 < share < 1.0:
             raise InvalidParameterError(f"mean_share must be a number in (0, 1), got {share!r}.")
-        gaussian = "gaussian" in str(self.mean_mechanism)
-        mean_delta = share * delta if gaussian else 0.0
+        needs_delta = self.mean_mechanism in NEEDS_DELTA  # the mean's mechanisms that are (ε, δ > 0)-DP
+        mean_delta = share * delta if needs_delta else 0.0
         return (share * epsilon, mean_delta), ((1.0 - share) * epsilon, delta - mean_delta)
 
     def plan(self, X, y=None) -> ReleasePlan:

@@ -44,10 +44,11 @@ class PrivacyReport(str):
         """The report's facts as a plain dict (a copy)."""
         return dict(self._data)
 
-    def dp_event(self):
+    def dp_event(self, *, neighboring="add-or-remove"):
         """The release's ``dp_accounting`` event, from the report's ``epsilon``, ``delta`` and
         ``gdp_mu`` (:func:`geodp.composition.dp_event`): ``GaussianDpEvent(1/μ)`` for a μ-GDP
-        release, else geodp's ``EpsilonDeltaDpEvent(ε, δ)``. Compose it with other releases in a
+        release, else geodp's ``EpsilonDeltaDpEvent(ε, δ)`` (a subsampled descent: see ``neighboring``
+        there). Compose it with other releases in a
         :class:`~geodp.accountant.BudgetAccountant` (``composition="pld"``) or in your own
         dp-accounting pipeline (docs/guide.md, "Composing releases").
 
@@ -58,7 +59,7 @@ class PrivacyReport(str):
         >>> PrivacyReport("...", {"epsilon": 1.0, "delta": 0.0}).dp_event()
         EpsilonDeltaDpEvent(epsilon=1.0, delta=0.0)
         """
-        return dp_event(self._data)
+        return dp_event(self._data, neighboring=neighboring)
 
 
 def with_assumption(report: PrivacyReport, line: str, **fields) -> PrivacyReport:

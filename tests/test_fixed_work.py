@@ -359,3 +359,13 @@ def test_kng_cap_route_without_a_public_bound_is_refused_before_the_charge():
     with pytest.raises(InvalidParameterError, match="no public acceptance bound"):
         model.fit(X)
     assert accountant.total_spent == (0.0, 0.0)
+
+
+def test_the_report_headline_states_what_is_charged():
+    """The cold user's case: the headline said ε-DP with δ = 0 while δ_t was charged."""
+    space = Sphere(2)
+    X = space.exp(NORTH, 0.2 * space.random_unit_tangent(NORTH, size=30, rng=0))
+    report = PrivateFrechetMean(space, epsilon=1.0, center=NORTH, radius=0.5, timing_safe=DEADLINE).fit(X)
+    text, facts = str(report.privacy_report_), report.privacy_report_.to_dict()
+    assert f"(ε, δ)-DP with fixed work: epsilon = 1.0, delta = {facts['delta']!r}" in text
+    assert facts["delta"] == TIMING_SAFE_DELTA and "ε-DP: epsilon = 1.0, delta = 0.0" not in text

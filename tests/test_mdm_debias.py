@@ -150,3 +150,14 @@ def test_default_projection_and_debias_false_keep_pyriemanns_rule():
     )
     with pytest.raises(InvalidTypeError, match="debias"):
         PrivateMDM(space, debias="yes", **kwargs).fit(X, y)
+
+
+def test_debias_says_when_it_does_nothing():
+    """The cold user's case: affine-invariant SPD with the Laplace has no closed-form second moment,
+    so debias=True left every offset at 0 silently."""
+    rng = np.random.default_rng(0)
+    X = np.stack([np.eye(2) + 0.1 * np.diag(rng.uniform(size=2)) for _ in range(40)])
+    y = np.repeat([0, 1], 20)
+    with pytest.warns(UserWarning, match="debias=True has no effect"):
+        model = PrivateMDM(SPD(2), epsilon=1.0, center=np.eye(2), radius=1.0, debias=True, random_state=0).fit(X, y)
+    assert np.all(model.noise_offsets_ == 0.0)

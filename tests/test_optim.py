@@ -170,7 +170,9 @@ def test_refusals_before_and_after_the_charge():
         gd_guarantee(space, batch=2, **settings)
     assert acc.charges == []
     with pytest.raises(NotOnManifoldError):
-        private_riemannian_gd(space, _median_gradients, np.ones((4, 3)), accountant=acc, **settings)
+        private_riemannian_gd(
+            space, lambda y, X: _median_gradients(space, y, X), np.ones((4, 3)), accountant=acc, **settings
+        )
     assert len(acc.charges) == 1  # whether it raises depends on the data: charged first
 
 
@@ -438,3 +440,19 @@ def test_exported_subsampled_event_is_sound_under_dp_accountings_default_relatio
     assert dp_event(guarantee, neighboring="replace-one") == subsampled_gaussian_event(rate, sigma, steps)
     with pytest.raises(InvalidParameterError, match="neighboring"):
         dp_event(guarantee, neighboring="replace")
+
+
+def test_a_loss_grad_returning_one_averaged_gradient_is_refused_before_the_charge():
+    """The cold user's case: ``lambda x, X: (x - X).mean(axis=0)`` broadcast to every record let
+    one record move the clipped sum n times further than the noise is calibrated for."""
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    kwargs = dict(epsilon=1.0, delta=1e-5, iterations=5, step=0.5, clip=3.0, center=np.zeros(2), radius=3.0)
+    with pytest.raises(InvalidParameterError, match="one Riemannian gradient per record"):
+        private_riemannian_gd(
+            Euclidean(2), lambda x, R: (x - R).mean(axis=0), X, accountant=accountant, random_state=0, **kwargs
+        )
+    assert accountant.total_spent == (0.0, 0.0)
+    # a loss_grad whose shape changes with the batch is refused too (inside the descent)
+    with pytest.raises(InvalidParameterError, match="one Riemannian gradient per record"):
+        private_riemannian_gd(Euclidean(2), lambda x, R: (x - R)[:2], X, random_state=0, **kwargs)

@@ -188,9 +188,15 @@ class BudgetAccountant:
                 else f"the event {charge.event!r}"
             )
             rule = "" if self.composition == "sequential" else f"; composition {self.composition!r}"
+            hint = (
+                " A release with delta > 0 (a Gaussian mechanism, or the delta_t = 1e-10 of a timing-safe release) "
+                "needs a budget with delta > 0: BudgetAccountant(epsilon, delta=...)."
+                if self.delta == 0.0 and charge.delta > 0.0
+                else ""
+            )
             raise BudgetExceededError(
                 f"spending {what} would exceed the budget (epsilon={self.epsilon!r}, delta={self.delta!r}{rule}); "
-                f"remaining: epsilon={r_eps!r}, delta={r_delta!r}."
+                f"remaining: epsilon={r_eps!r}, delta={r_delta!r}.{hint}"
             )
 
     def spend(self, release, delta: float | None = None) -> None:

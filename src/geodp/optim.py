@@ -287,6 +287,20 @@ def gd_guarantee(
     )
 
 
+def _per_record(gradients, batch):
+    """``gradients`` if it holds one gradient per record of ``batch`` (shape ``batch.shape``), else
+    a typed refusal: a single (e.g. averaged) gradient would be broadcast to every record, and one
+    record could then move the clipped sum by far more than the clip the noise is calibrated to."""
+    gradients = np.asarray(gradients, dtype=float)
+    if gradients.shape != batch.shape:
+        raise InvalidParameterError(
+            f"loss_grad(x, X) must return one Riemannian gradient per record, shape {batch.shape} here, got "
+            f"{gradients.shape}: not a mean or a sum over the records (the privacy bound clips each record's own "
+            "gradient)."
+        )
+    return gradients
+
+
 def private_riemannian_gd(
     space,
     loss_grad,
@@ -384,6 +398,10 @@ def private_riemannian_gd(
     x = space.unchecked.clip_to_ball(x[None], center, float(radius))[0][0]
     rng = as_generator(random_state)
     timing = check_timing_safe(timing_safe)
+    # Before the charge, on public stand-ins (the centre twice): a loss_grad returning one gradient
+    # for all records (a mean) is refused here rather than after the budget is spent.
+    with np.errstate(all="ignore"):
+        _per_record(loss_grad(x, np.stack([center, center])), np.stack([center, center]))
 
     def private_part(records, rng):
         records = check_private_points(space, records, "X")
@@ -458,7 +476,7 @@ def descend(
     scale = -step / (n if sampling_rate is None else sampling_rate * n)
     for _ in range(iterations):
         batch = data if sampling_rate is None else data[rng.random(n) < sampling_rate]
-        gradients = loss_grad(x, batch) if batch.shape[0] else np.zeros((0, *np.shape(x)))
+        gradients = _per_record(loss_grad(x, batch), batch) if batch.shape[0] else np.zeros((0, *np.shape(x)))
         g = noisy_gradient_sum(space, x, gradients, clip, noise_multiplier, rng)
         moved = space.unchecked.exp(x, scale * g)
         x = space.unchecked.clip_to_ball(moved[None], center, radius)[0][0]

@@ -284,6 +284,19 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         moments = [model.mechanism_.noise_second_moment(self.space.dim) for model in models]
         use = self.debias and not self.project_to_ball
         self.noise_offsets_ = np.array([m if (use and m is not None) else 0.0 for m in moments])
+        if self.debias and not (use and all(m is not None for m in moments)):  # public: say it did nothing
+            warnings.warn(
+                "debias=True has no effect here: "
+                + (
+                    "project_to_ball=True removes the additive noise it corrects for."
+                    if self.project_to_ball
+                    else f"the {self.mechanism!r} mechanism on {self.space!r} has no closed-form noise second "
+                    "moment (a Riemannian law on a curved space); the log-Euclidean Laplace or tangent Gaussian "
+                    "and the wrapped mechanisms have one."
+                ),
+                UserWarning,
+                stacklevel=2,
+            )
         # On flat spaces the release is exact in the isometric chart; a release too far out for
         # float64 matrices (small ε on log-Euclidean SPD) still classifies through its coordinates.
         self._mean_coordinates = np.stack([model.mean_coordinates_ for model in models]) if self.space.is_flat else None

@@ -10,6 +10,7 @@ on the data, released without noise.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 
 from geodp.composition import dp_event
@@ -89,6 +90,10 @@ def with_timing_policy(report: PrivacyReport, timing_safe) -> PrivacyReport:
     >>> facts = report.to_dict()
     >>> facts["timing_safe"], facts["timing_delta"], facts["delta"], "padded to a public deadline" in report
     (True, 1e-10, 1e-10, True)
+    >>> str(with_timing_policy(PrivacyReport("ε-DP: epsilon = 1.0, delta = 0.0; adjacency: replace-one", {}), True))
+    ... # doctest: +ELLIPSIS
+    '(ε, δ)-DP with fixed work: epsilon = None, delta = 1e-10 (δ_t included); adjacency: replace-one...'
+
     """
     if timing_safe is False:
         return report
@@ -102,9 +107,13 @@ def with_timing_policy(report: PrivacyReport, timing_safe) -> PrivacyReport:
         delta=delta,
         **{key: None for key in ("gdp_mu", "zcdp_rho") if key in data},
     )
-    return with_assumption(
+    report = with_assumption(
         report, f"guarantee with fixed work: (epsilon, delta + delta_t) = ({data.get('epsilon')!r}, {delta!r})"
     )
+    # The headline states what is charged: (ε, δ + δ_t)-DP, not the exact mechanism's ε-DP.
+    headline = re.compile(r"^(?:ε-DP|\(ε, δ\)-DP): epsilon = [^,]+, delta = [^;]+;", re.MULTILINE)
+    fixed = f"(ε, δ)-DP with fixed work: epsilon = {data.get('epsilon')!r}, delta = {delta!r} (δ_t included);"
+    return PrivacyReport(headline.sub(lambda _: fixed, str(report), count=1), report.to_dict())
 
 
 _BANNER = "CURATOR-ONLY — DO NOT PUBLISH: computed from the private data without noise"

@@ -456,3 +456,19 @@ def test_a_loss_grad_returning_one_averaged_gradient_is_refused_before_the_charg
     # a loss_grad whose shape changes with the batch is refused too (inside the descent)
     with pytest.raises(InvalidParameterError, match="one Riemannian gradient per record"):
         private_riemannian_gd(Euclidean(2), lambda x, R: (x - R)[:2], X, random_state=0, **kwargs)
+
+
+def test_an_invalid_record_gets_one_fixed_message_whatever_its_fault():
+    """The cold user's case: after the charge, a NaN record and an off-sphere record must be refused
+    alike (the message is observable)."""
+    space, north = Sphere(2), np.array([0.0, 0.0, 1.0])
+    settings = dict(epsilon=1.0, delta=1e-5, iterations=2, step=0.1, clip=1.0, center=north, radius=0.5)
+    X = np.tile(north, (5, 1))
+    messages = []
+    for bad in (np.array([np.nan, 0.0, 1.0]), np.array([0.0, 0.0, 2.0])):
+        data = X.copy()
+        data[2] = bad
+        with pytest.raises(NotOnManifoldError) as info:
+            private_riemannian_gd(space, lambda x, R: -space.log(x, R), data, random_state=0, **settings)
+        messages.append((type(info.value), str(info.value)))
+    assert messages[0] == messages[1]

@@ -39,7 +39,7 @@ from scipy import optimize
 from geodp.calibration import gaussian_sigma
 from geodp.composition import composed_epsilon, subsampled_gaussian_event
 from geodp.distributions.base import check_private_points
-from geodp.errors import InvalidParameterError
+from geodp.errors import InvalidDataError, InvalidParameterError, NotOnManifoldError
 from geodp.manifolds.base import check_space
 from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.release import (
@@ -404,7 +404,13 @@ def private_riemannian_gd(
         _per_record(loss_grad(x, np.stack([center, center])), np.stack([center, center]))
 
     def private_part(records, rng):
-        records = check_private_points(space, records, "X")
+        try:
+            records = check_private_points(space, records, "X")
+        except InvalidDataError:  # raised after the charge: one fixed text, whatever the record's fault
+            raise NotOnManifoldError(
+                f"X holds records that are not points of {space!r} (non-finite values, or off the manifold); "
+                "find them with space.invalid_records(X)."
+            ) from None
         return descend(
             space,
             loss_grad,

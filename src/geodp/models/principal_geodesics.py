@@ -340,7 +340,11 @@ class PrivatePrincipalGeodesics(BaseEstimator):
             f"records     : n = {n}; clipped into the public ball of radius {radius!r}; {k} component(s)",
             f"total       : epsilon = {eps!r}, delta = {delta!r} (sequential composition of the two releases)",
         ]
-        text = guarantee.render(details)
+        text = (
+            "geodp privacy report: PrivatePrincipalGeodesics (publishable: nothing in it is computed from the "
+            f"private data)\nin total (ε, δ)-DP: epsilon = {eps!r}, delta = {delta!r} (both releases); the "
+            "covariance release:\n" + guarantee.render(details)
+        )
         if mean_plan is None:
             text += "\nfootpoint   : public (given), no release"
         else:

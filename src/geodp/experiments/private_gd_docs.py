@@ -120,6 +120,8 @@ def _plot(results, path) -> None:
 
 
 def main(argv=None) -> int:
+    """``python -m geodp.experiments.private_gd_docs [--quick] [--reps R] [--seed S]``: run the study
+    and rewrite docs/private_gd.md, its JSON and its plot (0 on success)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--reps", type=int, default=None)

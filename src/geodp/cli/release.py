@@ -31,19 +31,11 @@ from geodp.cli.ledger import open_ledger
 from geodp.cli.records import FORMATS, check_records, read_point, read_records
 from geodp.cli.specs import NAMED_POINTS, SPACE_GRAMMAR, parse_space, space_spec
 from geodp.models import PrivateFrechetMean
+from geodp.models.frechet_mean import MECHANISMS
 
 __all__ = ["GUARANTEE_FORMAT", "add_parser", "guarantee_record", "guarantee_schema"]
 
 GUARANTEE_FORMAT = ("geodp-guarantee", 1)
-_MECHANISMS = (
-    "laplace",
-    "tangent-gaussian",
-    "kng",
-    "wrapped-laplace",
-    "wrapped-gaussian",
-    "riemannian-gaussian",
-    "gradient",
-)
 _ESTIMATOR = "geodp.models.PrivateFrechetMean"
 
 
@@ -282,7 +274,7 @@ def add_parser(sub) -> None:
     )
     release.add_argument(
         "--mechanism",
-        choices=_MECHANISMS,
+        choices=MECHANISMS,
         default="laplace",
         help="noise mechanism; tangent-gaussian needs a flat space (euclidean, "
         "spd:K:log-euclidean); wrapped-laplace and wrapped-gaussian add the noise in the tangent space "

@@ -48,9 +48,9 @@ from geodp.sensitivity import check_radius, frechet_mean_sensitivity, max_radius
 from geodp.validation import CLIP_MARGIN, as_generator, check_delta, check_epsilon, check_real_dtype, check_sample_size
 from geodp.work import count
 
-__all__ = ["PrivateFrechetMean"]
+__all__ = ["PrivateFrechetMean", "MECHANISMS"]
 
-_MECHANISMS = (
+MECHANISMS = (
     "laplace",
     "tangent-gaussian",
     "kng",
@@ -386,8 +386,8 @@ class PrivateFrechetMean(BaseEstimator):
     def _plan(self, n: int, *, dask: bool) -> ReleasePlan:
         space = self.space
         self._check_space()
-        if self.mechanism not in _MECHANISMS:
-            raise InvalidParameterError(f"mechanism must be one of {_MECHANISMS}, got {self.mechanism!r}.")
+        if self.mechanism not in MECHANISMS:
+            raise InvalidParameterError(f"mechanism must be one of {MECHANISMS}, got {self.mechanism!r}.")
         if self.on_invalid not in _ON_INVALID:
             raise InvalidParameterError(f"on_invalid must be one of {_ON_INVALID}, got {self.on_invalid!r}.")
         if not isinstance(self.project_to_ball, (bool, np.bool_)):

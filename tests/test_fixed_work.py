@@ -260,16 +260,92 @@ def test_without_a_fallback_the_refusal_is_a_fixed_message():
         execute(plan, None, private_part, deadline=DEADLINE)
 
 
-def test_the_fixed_flow_returns_the_default_flows_mean():
-    """Converged iterations compute and keep the mean: the statistic does not change."""
+def test_the_fixed_flow_meets_the_tolerance_and_lands_on_the_default_flows_mean():
+    """Converged iterations compute and keep the mean; both flows end within ``tol`` of the
+    exact mean (μ = 1), so within ``2·tol`` of each other, as the sensitivity margin assumes."""
     space, origin = Hyperbolic(2), Hyperbolic(2).reference_point()
     X = space.exp(origin, space.random_tangent(origin, size=40, rng=0))
-    default, info = frechet_mean(space, X, max_iter=300, return_info=True)
+    tol = 1e-10
+    default, info = frechet_mean(space, X, tol=tol, max_iter=300, return_info=True)
     with fixed_work_section(1e-10), counting() as work:
-        fixed, fixed_info = frechet_mean(space, X, max_iter=300, return_info=True)
-    np.testing.assert_array_equal(fixed, default)
+        fixed, fixed_info = frechet_mean(space, X, tol=tol, max_iter=300, return_info=True)
+    assert fixed_info.converged and info.converged
+    assert float(space.dist(fixed, default)) <= 2 * tol
+    # first-order optimality, measured through the validated public geometry
+    assert float(space.norm(fixed, np.mean(space.log(fixed, X), axis=0))) < 2 * tol
     assert work["iterations"] == fixed_info.n_iter == 300 > info.n_iter
     assert fixed_info.n_passes >= 2 * 300 + 1 and work["records"] == 40 * fixed_info.n_passes
+
+
+def test_the_hyperbolic_pass_takes_the_exact_forms_for_every_record_under_fixed_work():
+    """The default pass takes the exact (slower) distance forms only for records near the
+    current point far from the origin, where the cross form cancels: a data-dependent amount of
+    work. Under fixed work every record takes them, on either neighbour, and the mean agrees."""
+    space, origin = Hyperbolic(2), Hyperbolic(2).reference_point()
+    direction = space.random_unit_tangent(origin, rng=4)
+    far_out = space.exp(origin, 6.0 * direction)
+    cluster = space.exp(far_out, 0.05 * space.random_tangent(far_out, size=20, rng=5))
+    near = space.exp(origin, 0.3 * space.random_tangent(origin, size=20, rng=6))
+    counts = []
+    for X in (near, cluster):
+        with counting() as default_work:
+            default = frechet_mean(space, X, init=origin, max_iter=50)
+        with fixed_work_section(1e-10), counting() as fixed:
+            mean = frechet_mean(space, X, init=origin, max_iter=50)
+        assert float(space.dist(mean, default)) < 1e-9
+        counts.append((default_work["exact distances"], fixed["exact distances"], fixed["records"]))
+    assert counts[0][0] == 0 < counts[1][0]  # the control: the default work differs
+    # every record of every pass (all but the validation's read)
+    assert counts[0][1] == counts[1][1] == counts[0][2] - 20 == counts[1][2] - 20 > 0
+
+
+def _objective_and_gradient(space, x, X):
+    logs = space.log(x, X)
+    grad = np.mean(logs, axis=0)
+    return 0.5 * float(np.mean(space.dist(x, X) ** 2)), grad, float(space.norm(x, grad))
+
+
+@pytest.mark.parametrize(
+    ("space", "radius"), [(Hyperbolic(2), 10.0), (Hyperbolic(3, curvature=-4.0), 3.0), (SPD(2), 4.0)]
+)
+def test_the_safe_step_alone_meets_the_budget_on_adversarial_data(space, radius):
+    """docs/math.md §15, "Iterations": on non-positively curved spaces every fixed-work iteration
+    does at least as well as the safe step, whose length is at least ``1/L_B``
+    (``L_B = 1 + 2r√−κ``); then the gap contracts by ``1 − 1/L_B`` and ``‖∇F‖² ≤ 2 L_B·gap``.
+    The lemma's steps are checked one by one along the safe-step flow alone (the worst case the
+    budget counts on), written here from the public geometry, on records that make the Hessian
+    large: all on the boundary, in opposite clusters, or one record far from the rest."""
+    center = space.reference_point() if hasattr(space, "reference_point") else np.eye(2)
+    a = math.sqrt(-space.curvature_bounds[0])
+    big_l = 1.0 + 2.0 * radius * a
+    rng = np.random.default_rng(11)
+    tol = 1e-9
+    budget = karcher_iteration_budget(space, radius, tol)
+    unit = space.random_unit_tangent(center, size=2, rng=rng)
+    datasets = [
+        space.exp(center, radius * space.random_unit_tangent(center, size=30, rng=rng)),  # all on the boundary
+        space.exp(center, radius * np.concatenate([np.repeat(unit[:1], 20, 0), -np.repeat(unit[:1], 10, 0)])),
+        np.concatenate([np.repeat(space.exp(center, radius * unit[:1]), 29, 0), space.exp(center, -radius * unit[:1])]),
+    ]
+    for X in datasets:
+        exact = frechet_mean(space, X, tol=1e-13, max_iter=10_000)
+        f_star = _objective_and_gradient(space, exact, X)[0]
+        x = center
+        f, grad, g = _objective_and_gradient(space, x, X)
+        assert f - f_star <= 0.5 * radius**2 * (1 + 1e-9)
+        for _ in range(budget):
+            if g < tol:
+                break
+            step = 1.0 / (1.0 + a * (math.sqrt(2 * f) + g))  # the safe step's mean-distance bound
+            assert step >= 1.0 / big_l * (1 - 1e-12)
+            x = space.exp(x, step * grad)
+            f_next, grad, g_next = _objective_and_gradient(space, x, X)
+            resolved = f_next - f_star > 1e-9 * max(1.0, f_star)  # a gap that F's rounding can tell
+            assert f_next <= f - 0.5 * step * g**2 + 1e-12 * max(1.0, f)  # descent lemma
+            assert f_next - f_star <= (1 - 1 / big_l) * (f - f_star) + 1e-12 * max(1.0, f)  # contraction
+            assert not resolved or g_next**2 <= 2 * big_l * (f_next - f_star)  # gradient from the gap
+            f, g = f_next, g_next
+        assert g < tol, g
 
 
 def test_a_fallback_that_fails_too_is_the_fixed_refusal():

@@ -92,19 +92,33 @@ def convexity_bound(space: Manifold, distance) -> float:
 
 
 def karcher_iteration_budget(space: Manifold, radius: float, tol: float) -> int:
-    """A public number of Karcher-flow iterations that suffices for data in a ball of ``radius``.
+    """A public number of Karcher-flow iterations that suffices for data in a ball of ``radius``
+    around the flow's start.
 
-    With steps no shorter than ``1/L`` the flow contracts the objective gap by at least
-    ``1 − μ/L`` per step, ``L = hessian_bound(4r)`` and ``μ = convexity_bound(2r)``; the budget
-    is four times the number of such steps needed to bring the gradient from ``2r`` below
-    ``tol``, plus 100. It depends only on public quantities.
+    On spaces of non-positive curvature (docs/math.md §15, "Iterations") ``F`` is 1-strongly
+    convex, and under fixed work each iteration does at least as well as the safe step ``1/L``,
+    ``L ≤ 1 + √−κ (√(2F) + ‖∇F‖) ≤ L_B = 1 + 2r√−κ``: the objective gap, at most ``r²/2`` at the
+    start, contracts by ``1 − 1/L_B`` per iteration, and ``‖∇F‖² ≤ 2 L_B·gap``. The budget is
+    ``⌈L_B log(2 r² L_B / tol²)⌉``, enough to bring the gradient below ``tol`` (with a factor 2
+    to spare on the starting gap). On positively curved spaces it is four times the number of
+    ``1 − μ/L`` contractions needed to bring the gradient from ``2r`` below ``tol``
+    (``L = hessian_bound(4r)``, ``μ = convexity_bound(2r)``), plus 100. Both depend only on
+    public quantities.
 
     Examples
     --------
-    >>> from geodp.manifolds import Hyperbolic
-    >>> karcher_iteration_budget(Hyperbolic(2), 10.0, 1e-10) > 1000
+    >>> from geodp.manifolds import Hyperbolic, Sphere
+    >>> big_l = 1 + 2 * 10.0  # H², r = 10
+    >>> karcher_iteration_budget(Hyperbolic(2), 10.0, 1e-9) == math.ceil(big_l * math.log(2 * 100 * big_l / 1e-18))
+    True
+    >>> karcher_iteration_budget(Sphere(2), 0.5, 1e-10) < 250
     True
     """
+    kappa_min, kappa_max = space.curvature_bounds
+    radius = float(radius)
+    if kappa_max <= 0:
+        big_l = 1.0 + 2.0 * radius * math.sqrt(max(-kappa_min, 0.0))
+        return int(math.ceil(big_l * math.log(max(2.0 * radius**2 * big_l / tol**2, math.e))))
     big_l = hessian_bound(space, 4.0 * radius)
     mu = max(convexity_bound(space, 2.0 * radius), 1e-3)
     return int(math.ceil(4.0 * big_l / mu * math.log(max(2.0 * radius * big_l, 1.0) / tol))) + 100
@@ -151,6 +165,19 @@ def _barzilai_borwein(space, previous, mean, direction) -> float | None:
 
 _ARMIJO = 1e-4
 _MEMORY = 10
+
+
+def _safe_step(space, grad_norm, objective, max_dist) -> float:
+    """``1/L``, ``L`` a bound on F's Hessian over the gradient step from the current point
+    (distances to the records grow by at most the step's length, at most ``‖∇F‖``): the Hessian
+    bound of ``½ρ²`` at the largest distance, and, with ``κ_min < 0``, its mean over the records,
+    ``1 + √−κ (Σ w_i ρ_i + ‖∇F‖) ≤ 1 + √−κ (√(2F) + ‖∇F‖)`` (``a coth a ≤ 1 + a``, and the mean
+    distance is at most the root mean square), which does not grow with one far record."""
+    bound = hessian_bound(space, max_dist + grad_norm)
+    kappa_min = space.curvature_bounds[0]
+    if kappa_min < 0:
+        bound = min(bound, 1.0 + math.sqrt(-kappa_min) * (math.sqrt(2.0 * max(objective, 0.0)) + grad_norm))
+    return 1.0 / bound
 
 
 def frechet_mean(
@@ -311,45 +338,58 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
     flow converges on every space. Each evaluation of the direction is one pass over the records.
 
     Under fixed work (:func:`geodp.work.fixed_work`, a timing-safe release) the flow runs all
-    ``max_iter`` iterations and each makes two passes (the Armijo fallback's pass is made, and
-    discarded, when the trial step passes); once converged an iteration still computes its
-    passes but keeps the mean, so the result is the one the default flow returns.
+    ``max_iter`` iterations and each makes the same work: two passes (the trial step's and the
+    safe step's, both made) and one Barzilai–Borwein evaluation after the first (on the last
+    displacement, or a stand-in one, when none is usable); it keeps whichever of the two points
+    has the smaller F, so F never increases and every iteration does at least as well as the
+    safe step, which is what :func:`karcher_iteration_budget` counts on. Once converged an
+    iteration still computes its passes but keeps the mean.
     """
     fixed = fixed_work() is not None
     direction, grad_norm, objective, max_dist, state = _direction(space, records, mean)
     recent = [objective]
     previous = None
+    velocity = None
     n_iter = 0
     while n_iter < max_iter and (fixed or (grad_norm >= tol and math.isfinite(grad_norm))):
         n_iter += 1
         count("iterations")
         active = bool(grad_norm >= tol and np.isfinite(grad_norm))
-        safe = 1.0 / hessian_bound(space, max_dist + grad_norm)
+        safe = _safe_step(space, grad_norm, objective, max_dist)
         norm = grad_norm if active else max(grad_norm, tol)  # past convergence the same work, without a 1/0
         newton = space._newton_direction(mean, direction, state, norm, tol) if adaptive and state is not None else None
-        if newton is not None and newton[1] > 0 and np.all(np.isfinite(newton[0])):
+        usable_newton = newton is not None and newton[1] > 0 and np.all(np.isfinite(newton[0]))
+        bb = None
+        if adaptive and (previous is not None and not usable_newton):
+            bb = _barzilai_borwein(space, previous, mean, direction)
+        elif adaptive and fixed and n_iter > 1:  # the same work when there is no usable displacement
+            stand_in = (mean, direction, 1.0, None if velocity is None else direction, max(norm, tol) ** 2)
+            bb = _barzilai_borwein(space, previous or stand_in, mean, direction)
+        if usable_newton:
             move, length, decrease, checked = newton[0], None, newton[1], True
         else:
-            if adaptive and previous is not None:
-                trial = max(_barzilai_borwein(space, previous, mean, direction) or safe, safe)
-            else:
-                trial = step
+            trial = max(bb or safe, safe) if adaptive and previous is not None else step
             move, length, decrease, checked = trial * direction, trial, trial * grad_norm**2, adaptive and trial > safe
         candidate, velocity = space._exp_with_velocity(mean, move)
         new = _direction(space, records, candidate)
-        if checked and not new[2] <= max(recent) - _ARMIJO * decrease:
+        if fixed:  # both points, the smaller F kept: monotone, and never worse than the safe step
+            fallback, fallback_velocity = space._exp_with_velocity(mean, safe * direction)
+            other = _direction(space, records, fallback)
+            if not new[2] <= other[2]:
+                move, length, candidate, velocity, new = safe * direction, safe, fallback, fallback_velocity, other
+                usable_newton = False
+        elif checked and not new[2] <= max(recent) - _ARMIJO * decrease:
             move, length = safe * direction, safe
             candidate, velocity = space._exp_with_velocity(mean, move)
             new = _direction(space, records, candidate)
-        elif fixed:  # the same work as the fallback, discarded
-            _direction(space, records, space.project(space.unchecked.exp(mean, safe * direction)))
+            usable_newton = False
         if not active:  # fixed work past convergence: the passes are made, the mean is kept
             continue
         # Barzilai–Borwein needs a gradient step (the displacement along the old direction).
-        previous = (mean, direction, length, velocity, grad_norm**2) if newton is None else None
+        previous = (mean, direction, length, velocity, grad_norm**2) if not usable_newton else None
         mean = candidate
         recent = (recent + [new[2]])[-_MEMORY:]
-        direction, grad_norm, _, max_dist, state = new
+        direction, grad_norm, objective, max_dist, state = new
     limit = uniqueness_radius(space)
     # On positively curved spaces measure the distances afresh (a log at the cut locus is 0),
     # unless the passes measure them exactly.

@@ -18,6 +18,7 @@ from geodp.manifolds.base import Manifold
 from geodp.manifolds.jacobi import constant_curvature_adjoints, sinhc
 from geodp.manifolds.pass_products import pass_dot, pass_matvec
 from geodp.validation import as_generator, check_finite_array, check_positive_integer
+from geodp.work import count, fixed_work
 
 __all__ = ["Hyperbolic"]
 
@@ -572,6 +573,8 @@ class Hyperbolic(Manifold):
         or products that overflow) take the exact forms of :meth:`_separation`, in sub-blocks.
         No ``n × (dim+1)`` temporary for the first kind."""
         x = np.asarray(x, dtype=float)
+        if fixed_work() is not None:  # timing-safe: the exact forms for every record, whatever they are
+            return self._exact_karcher_direction(x, X, weights)
         r2 = self.radius**2
         with np.errstate(all="ignore"):
             reflected = -x  # x with its time coordinate negated, over R²: −⟨x, x_i⟩_L/R² = X·reflected
@@ -595,8 +598,23 @@ class Hyperbolic(Manifold):
         for start in range(0, slow.size, rows):
             chunk = slow[start : start + rows]
             _, _, theta[chunk], _, u = self._separation(x, X[chunk])
+            count("exact distances", chunk.size)
             direction = direction + (weights[chunk] * self.radius * theta[chunk]) @ u
         dists = theta if self.radius == 1.0 else self.radius * theta
+        return direction, 0.5 * pass_dot(weights, dists * dists), float(dists.max())
+
+    def _exact_karcher_direction(self, x, X, weights):
+        """:meth:`_karcher_direction` from the exact forms of :meth:`_separation` for every
+        record (in sub-blocks): the same work whatever the records' positions, for fixed work."""
+        direction = np.zeros_like(x)
+        dists = np.empty(len(X))
+        rows = max(1, self._EXACT_VALUES // X.shape[1])
+        for start in range(0, len(X), rows):
+            block = slice(start, start + rows)
+            _, _, theta, _, u = self._separation(x, X[block])
+            count("exact distances", len(theta))
+            dists[block] = self.radius * theta
+            direction = direction + (weights[block] * dists[block]) @ u
         return direction, 0.5 * pass_dot(weights, dists * dists), float(dists.max())
 
     # --------------------------------------------------------------- randomness

@@ -294,6 +294,10 @@ def test_the_hyperbolic_pass_takes_the_exact_forms_for_every_record_under_fixed_
             mean = frechet_mean(space, X, init=origin, max_iter=50)
         assert float(space.dist(mean, default)) < 1e-9
         counts.append((default_work["exact distances"], fixed["exact distances"], fixed["records"]))
+    # the distance forms are all evaluated under fixed work, and the same one chosen per pair
+    with fixed_work_section(1e-10):
+        fixed_dist = space.dist(cluster[0], cluster)
+    np.testing.assert_array_equal(fixed_dist, space.dist(cluster[0], cluster))
     assert counts[0][0] == 0 < counts[1][0]  # the control: the default work differs
     # every record of every pass (all but the validation's read)
     assert counts[0][1] == counts[1][1] == counts[0][2] - 20 == counts[1][2] - 20 > 0

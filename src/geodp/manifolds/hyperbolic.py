@@ -141,7 +141,9 @@ def _cosh_minus_one_scaled(a_s, b_s, d, a0, b0, a2, b2, im2, chord_ok):
     c = a0 * b0 - dot - im2  # −⟨a, b⟩_L/m² − 1/m²
     err = (a0 * b0 + np.abs(dot) + im2) / c  # relative, in units of eps
     err = np.where(err >= 0, err, np.inf)
-    todo = np.flatnonzero((err > 16.0) & chord_ok)
+    fixed = fixed_work() is not None  # timing-safe: every form for every pair, the same choice
+    needed = (err > 16.0) & chord_ok
+    todo = np.flatnonzero(chord_ok if fixed else needed)
     if todo.size:
         # chord: c = (4|d|² + |d ∧ s|²)/(2(2 + 2a_0 b_0 + 2a_s·b_s)), s = a_s + b_s
         at, bt, dt = a_s[todo], b_s[todo], d[todo]
@@ -155,10 +157,12 @@ def _cosh_minus_one_scaled(a_s, b_s, d, a0, b0, a2, b2, im2, chord_ok):
         num = 4.0 * i2 * d2 + s2 * p2
         err_d = s2 * (2.0 * np.sqrt(p2 * d2) + eps * d2) / num + den_err
         err_d = np.where(d2 == 0, 0.0, np.where(err_d >= 0, err_d, np.inf))  # d = 0: exactly 0
-        better = err_d < err[todo]
+        better = (err_d < err[todo]) & needed[todo]
         c[todo] = np.where(better, num / (2.0 * den), c[todo])
         err[todo] = np.where(better, err_d, err[todo])
-        again = err[todo] > 16.0
+        again = (err[todo] > 16.0) & needed[todo]
+        if fixed:
+            again = np.ones_like(again)
         if again.any():
             # |d ∧ s| = 2|a_s ∧ b_s| = 2|L|·|S ⊥ L|, L the longer of a_s, b_s
             sel = todo[again]
@@ -170,7 +174,7 @@ def _cosh_minus_one_scaled(a_s, b_s, d, a0, b0, a2, b2, im2, chord_ok):
             num_ab = 4.0 * im2[sel] * d2[again] + 4.0 * l2 * r2
             err_ab = 4.0 * l2 * (2.0 * np.sqrt(r2 * q2) + eps * q2) / num_ab + den_err[again]
             err_ab = np.where(err_ab >= 0, err_ab, np.inf)
-            better = err_ab < err[sel]
+            better = (err_ab < err[sel]) & (err[sel] > 16.0) & needed[sel]
             c[sel] = np.where(better, num_ab / (2.0 * den[again]), c[sel])
     return np.maximum(c, 0.0).reshape(shape)
 

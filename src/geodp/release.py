@@ -108,6 +108,11 @@ class ReleasePlan:
     subsampled_gaussian : tuple (q, σ, T) or None
         ``Guarantee.subsampled_gaussian`` of a Poisson-subsampled descent (:mod:`geodp.optim`),
         else None; the accountant then composes dp-accounting's Poisson-sampled Gaussian event.
+    composed_of : tuple or None
+        The guarantees (plans, reports, guarantee records) of the releases a plan makes one after
+        the other on the same data (``PrivatePrincipalGeodesics``: its footpoint, then its
+        covariance), else None; ``epsilon`` and ``delta`` are then their sums, and the event is
+        their ``ComposedDpEvent``, which the accountant composes part by part.
 
     Examples
     --------
@@ -137,6 +142,7 @@ class ReleasePlan:
     gdp_mu: float | None = None
     zcdp_rho: float | None = None
     subsampled_gaussian: tuple | None = None
+    composed_of: tuple | None = field(default=None, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))

@@ -218,3 +218,17 @@ def test_a_calibrated_deadline_is_public_and_pads_the_fit():
     deadline = model.fit(X).timing_deadline_
     assert deadline >= 0.010
     assert model.fit(X[::-1]).timing_deadline_ == deadline  # the same public key: the cached deadline
+
+
+def test_a_composed_plan_or_report_made_timing_safe_charges_delta_t_not_its_parts():
+    """The guard for later users of composed_of: the parts' events do not carry δ_t, so the
+    timing-safe plan and report fall back to the summed (ε, δ + δ_t) event."""
+    from geodp.models.report import PrivacyReport, with_timing_policy
+    from geodp.release import ReleasePlan, timing_safe_plan
+
+    parts = ({"epsilon": 0.5, "delta": 0.0}, {"epsilon": 0.5, "delta": 1e-6, "gdp_mu": 0.3})
+    plan = ReleasePlan("Demo", 10, 1.0, 1e-6, 0.1, 0.1, True, "exact", report="", composed_of=parts)
+    assert isinstance(plan.dp_event(), dp_accounting.ComposedDpEvent)
+    assert timing_safe_plan(plan, True).dp_event() == EpsilonDeltaDpEvent(1.0, 1e-6 + TIMING_SAFE_DELTA)
+    report = with_timing_policy(PrivacyReport("", {"epsilon": 1.0, "delta": 1e-6, "composed_of": parts}), True)
+    assert report.dp_event() == EpsilonDeltaDpEvent(1.0, 1e-6 + TIMING_SAFE_DELTA)

@@ -273,8 +273,9 @@ def timing_deadline(
 
 def timing_safe_plan(plan: ReleasePlan, timing_safe) -> ReleasePlan:
     """``plan`` as a timing-safe release charges it: δ + δ_t (:data:`TIMING_SAFE_DELTA`), and no
-    μ-GDP or zCDP curve (the fixed-work release is proven (ε, δ + δ_t)-DP, docs/math.md "Fixed
-    work"); unchanged when ``timing_safe`` is False. The report says the same
+    μ-GDP or zCDP curve, nor parts (``composed_of``: their events would not carry δ_t) — the
+    fixed-work release is proven (ε, δ + δ_t)-DP, docs/math.md "Fixed work"; unchanged when
+    ``timing_safe`` is False. The report says the same
     (:func:`geodp.models.report.with_timing_policy`).
 
     Examples
@@ -285,7 +286,7 @@ def timing_safe_plan(plan: ReleasePlan, timing_safe) -> ReleasePlan:
     """
     if check_timing_safe(timing_safe) is False:
         return plan
-    return replace(plan, delta=plan.delta + TIMING_SAFE_DELTA, gdp_mu=None, zcdp_rho=None)
+    return replace(plan, delta=plan.delta + TIMING_SAFE_DELTA, gdp_mu=None, zcdp_rho=None, composed_of=None)
 
 
 def ball_stand_ins(space, center, radius: float, n: int) -> list:

@@ -88,8 +88,8 @@ def with_timing_policy(report: PrivacyReport, timing_safe) -> PrivacyReport:
     """``report`` with the timing-safe policy added when ``timing_safe`` is not False: the line of
     :data:`geodp.release.TIMING_SAFE_POLICY` and the guarantee of fixed work, (ε, δ + δ_t) with
     δ_t = :data:`geodp.release.TIMING_SAFE_DELTA`; in the dict ``timing_safe: True``,
-    ``timing_delta: δ_t``, ``delta`` raised by δ_t and no μ-GDP or zCDP curve (as
-    :func:`geodp.release.timing_safe_plan` charges).
+    ``timing_delta: δ_t``, ``delta`` raised by δ_t and no μ-GDP or zCDP curve nor parts
+    (``composed_of``), as :func:`geodp.release.timing_safe_plan` charges.
 
     Examples
     --------
@@ -112,7 +112,7 @@ def with_timing_policy(report: PrivacyReport, timing_safe) -> PrivacyReport:
         timing_safe=True,
         timing_delta=TIMING_SAFE_DELTA,
         delta=delta,
-        **{key: None for key in ("gdp_mu", "zcdp_rho") if key in data},
+        **{key: None for key in ("gdp_mu", "zcdp_rho", "composed_of") if key in data},
     )
     report = with_assumption(
         report, f"guarantee with fixed work: (epsilon, delta + delta_t) = ({data.get('epsilon')!r}, {delta!r})"

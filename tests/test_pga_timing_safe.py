@@ -16,26 +16,10 @@ from geodp.mechanisms import LaplaceMechanism
 from geodp.models import PrivatePrincipalGeodesics
 from geodp.release import TIMING_SAFE_DELTA
 from geodp.work import NoAcceptance, counting
+from test_fixed_work import _boundary_vs_centre, _opposite_vs_together
 
 NORTH = np.array([0.0, 0.0, 1.0])
 DEADLINE = 1e-3  # a given deadline: no calibration (the counts, not the clock, are tested here)
-
-
-def _boundary_vs_centre(space, center, radius, n, seed):
-    """Neighbours: one record at the centre vs on the boundary (the rest shared)."""
-    inner = space.exp(center, 0.3 * radius * space.random_unit_tangent(center, size=n, rng=seed))
-    far = inner.copy()
-    inner[0] = center
-    far[0] = space.exp(center, radius * space.random_unit_tangent(center, rng=seed + 1))
-    return inner, far
-
-
-def _opposite_vs_together(space, center, radius, n, seed):
-    """Neighbours: two boundary records opposite each other vs together (the KNG audit's pair)."""
-    inner = space.exp(center, 0.2 * radius * space.random_unit_tangent(center, size=n - 2, rng=seed))
-    v = radius * space.random_unit_tangent(center, rng=seed + 1)
-    east, west = space.exp(center, v), space.exp(center, -v)
-    return np.concatenate([inner, [east, west]]), np.concatenate([inner, [east, east]])
 
 
 def _outlier_vs_inside(space, center, radius, n, seed):

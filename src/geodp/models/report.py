@@ -126,6 +126,11 @@ def with_timing_policy(report: PrivacyReport, timing_safe) -> PrivacyReport:
 _BANNER = "CURATOR-ONLY — DO NOT PUBLISH: computed from the private data without noise"
 
 
+def _nested(diagnostics) -> list:
+    """The lines of another release's diagnostics inside these: indented, without its banner."""
+    return [f"  {line}" for line in str(diagnostics).splitlines()[1:]]
+
+
 class _CuratorFacts:
     """What every curator-only record offers besides its text."""
 
@@ -302,7 +307,7 @@ class PerClassDiagnostics(_CuratorFacts):
         lines = [_BANNER]
         for label, diagnostics in zip(self.classes, self.per_class):
             lines.append(f"class {label!r}:")
-            lines += [f"  {line}" for line in str(diagnostics).splitlines()[1:]]  # without its banner
+            lines += _nested(diagnostics)
         return "\n".join(lines)
 
 
@@ -352,7 +357,7 @@ class PrincipalGeodesicsDiagnostics(_CuratorFacts):
             lines.append("footpoint: its sampler accepted none of its fixed proposals; the public centre was used")
         elif self.mean is not None:
             lines.append("footpoint release (PrivateFrechetMean):")
-            lines += [f"  {line}" for line in str(self.mean).splitlines()[1:]]  # without its banner
+            lines += _nested(self.mean)
         lines += [f"warning withheld from the caller: {w}" for w in self.warnings]
         return "\n".join(lines)
 

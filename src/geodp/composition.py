@@ -28,7 +28,10 @@ Soundness, in one place (docs/math.md, "Composition"). Every geodp release is ei
 
 Adaptive composition of mechanisms each dominated by a pair is dominated by the product of the
 pairs (Zhu, Dong & Wang 2022, Thm 10; KOV Thm 3.3), so the rules below bound the ε of the whole
-sequence at a target δ, under the adjacency of the releases (geodp's replace-one):
+sequence at a target δ, under the adjacency of the releases (geodp's replace-one). A release made
+of several adaptive ones (``PrivatePrincipalGeodesics``: a footpoint, then a covariance at it) is
+such a sequence itself: its event is the ``ComposedDpEvent`` of its parts', and the rules compose
+its parts as if each had been charged alone:
 
 ``"sequential"``
     ``(Σε, Σδ)`` (Dwork & Roth 2014, Thm 3.16), using each release's declared (ε, δ).

@@ -81,7 +81,9 @@ def test_pga_work_with_a_public_footpoint_is_the_same_on_neighbours():
     model = PrivatePrincipalGeodesics(
         space, 1, epsilon=1.0, delta=1e-5, center=NORTH, radius=0.5, footpoint=NORTH, timing_safe=DEADLINE
     )
-    assert _work(model, near) == _work(model, far) == {"records": 60}
+    assert _work(model, near) == _work(model, far) == {"records": 60, "clip": 30}  # validated, clipped, read
+    default = model.set_params(timing_safe=False)  # the control: the default clips the records outside only
+    assert (_work(default, near)["clip"], _work(default, far)["clip"]) == (0, 1)
 
 
 def test_without_the_mode_the_pga_work_differs_on_those_neighbours():

@@ -1,10 +1,11 @@
-"""Cost of timing-safe mode: the wall time of PrivateFrechetMean.fit with timing_safe=True (fixed
+"""Cost of timing-safe mode: the wall time of PrivateFrechetMean.fit (or, with ``--estimator pga``,
+PrivatePrincipalGeodesics.fit: footpoint and covariance, one component) with timing_safe=True (fixed
 public work — the Karcher flow's whole iteration budget, fixed proposal counts — the deadline
 calibrated on public stand-ins once per setting, then the padded release) against the default,
 per space.
 
 Interleaved in one process, medians of per-round ratios; prints the load. Run:
-``python benchmarks/bench_timing_safe.py [--rounds R]``.
+``python benchmarks/bench_timing_safe.py [--rounds R] [--estimator {mean,pga}] [--spaces NAME ...]``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 import numpy as np
 
 from geodp.manifolds import SPD, Euclidean, Hyperbolic, KendallShape, Sphere
-from geodp.models import PrivateFrechetMean
+from geodp.models import PrivateFrechetMean, PrivatePrincipalGeodesics
 
 ROUNDS = 7
 N = 100
@@ -40,21 +41,37 @@ def cases():
     return out
 
 
-def _fit_time(space, center, radius, X, timing_safe):
+ESTIMATORS = {
+    "mean": lambda space, center, radius, timing_safe: PrivateFrechetMean(
+        space, epsilon=1.0, center=center, radius=radius, timing_safe=timing_safe
+    ),
+    "pga": lambda space, center, radius, timing_safe: PrivatePrincipalGeodesics(
+        space, 1, epsilon=1.0, delta=1e-5, center=center, radius=radius, timing_safe=timing_safe
+    ),
+}
+
+
+def _fit_time(estimator, space, center, radius, X, timing_safe):
     start = time.perf_counter()
-    PrivateFrechetMean(space, epsilon=1.0, center=center, radius=radius, timing_safe=timing_safe).fit(X)
+    ESTIMATORS[estimator](space, center, radius, timing_safe).fit(X)
     return time.perf_counter() - start
 
 
-def main(rounds=ROUNDS):
-    print(f"load average (1 min): {os.getloadavg()[0]:.2f}; n = {N}, epsilon = 1, default random_state (secure)")
+def main(rounds=ROUNDS, estimator="mean", spaces=None):
+    """Print the table (every space of :func:`cases`, or those named in ``spaces``)."""
+    print(
+        f"load average (1 min): {os.getloadavg()[0]:.2f}; {estimator}, n = {N}, epsilon = 1, "
+        "default random_state (secure)"
+    )
     print(f"{'space':24s} {'default (ms)':>13s} {'timing-safe (ms)':>17s} {'ratio (median)':>15s}")
     for name, (space, center, radius, X) in cases().items():
-        _fit_time(space, center, radius, X, False)  # warm up
+        if spaces and name not in spaces:
+            continue
+        _fit_time(estimator, space, center, radius, X, False)  # warm up
         plain, safe = [], []
         for _ in range(rounds):
-            plain.append(_fit_time(space, center, radius, X, False))
-            safe.append(_fit_time(space, center, radius, X, True))
+            plain.append(_fit_time(estimator, space, center, radius, X, False))
+            safe.append(_fit_time(estimator, space, center, radius, X, True))
         ratio = np.median(np.array(safe) / np.array(plain))
         print(f"{name:24s} {1e3 * np.median(plain):13.2f} {1e3 * np.median(safe):17.2f} {ratio:15.1f}")
 
@@ -62,4 +79,7 @@ def main(rounds=ROUNDS):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="interleaved rounds (default: %(default)s)")
-    main(parser.parse_args().rounds)
+    parser.add_argument("--estimator", choices=tuple(ESTIMATORS), default="mean")
+    parser.add_argument("--spaces", nargs="*", help="names of cases() to run (default: all)")
+    args = parser.parse_args()
+    main(args.rounds, args.estimator, args.spaces)

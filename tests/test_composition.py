@@ -182,6 +182,39 @@ def test_pure_and_gaussian_releases_compose_soundly_against_the_exact_profile(ru
     assert _gaussian_hockey_stick(mu, 1.0) == pytest.approx(analytic_gaussian_delta(1.0 / mu, 1.0, 1.0), rel=1e-9)
 
 
+@pytest.mark.parametrize("rule", ["rdp", "pld"])
+def test_a_composed_event_composes_as_its_parts_soundly(rule):
+    """A ComposedDpEvent (a release made of several, as PrivatePrincipalGeodesics' footpoint and
+    covariance), nested too, is composed part by part: sound against the exact profile, and as
+    tight as the parts charged one by one."""
+    mu, pure = 0.8, EpsilonDeltaDpEvent(0.3)
+    gaussian = dp_accounting.GaussianDpEvent(1.0 / mu)
+    nested = dp_accounting.ComposedDpEvent([pure, dp_accounting.ComposedDpEvent([gaussian, pure])])
+    budget = BudgetAccountant(10.0, TARGET, composition=rule)
+    budget.spend(nested)
+    assert budget.charges[0][:2] == (math.inf, 0.0)  # a Gaussian part: a curve, no declared pair
+    assert _mixed_delta(budget.total_spent[0], mu, 0.3, 2) <= TARGET
+    one_by_one = BudgetAccountant(10.0, TARGET, composition=rule)
+    for event in (pure, gaussian, pure):
+        one_by_one.spend(event)
+    assert budget.total_spent == one_by_one.total_spent
+    guarantee = {"epsilon": 0.8, "delta": 1e-6, "composed_of": [{"epsilon": 0.3}, {"epsilon": 0.5, "gdp_mu": mu}]}
+    assert dp_event(guarantee) == dp_accounting.ComposedDpEvent([pure, gaussian])
+
+
+def test_sequential_composition_adds_a_composed_events_declared_pairs_and_refuses_a_curve():
+    budget = BudgetAccountant(1.0, TARGET)
+    budget.spend(dp_accounting.ComposedDpEvent([EpsilonDeltaDpEvent(0.3), EpsilonDeltaDpEvent(0.2, 1e-7)]))
+    assert budget.total_spent == (0.5, 1e-7)
+    budget.spend({"epsilon": 0.25, "delta": 1e-6, "composed_of": [{"epsilon": 0.05}, {"epsilon": 0.2, "gdp_mu": 0.5}]})
+    assert budget.total_spent == (0.75, 1e-7 + 1e-6)  # a guarantee's declared total
+    with pytest.raises(InvalidParameterError, match="sequential"):
+        budget.spend(dp_accounting.ComposedDpEvent([dp_accounting.GaussianDpEvent(2.0)]))
+    with pytest.raises(InvalidTypeError, match="ComposedDpEvent"):
+        budget.spend(dp_accounting.ComposedDpEvent([dp_accounting.LaplaceDpEvent(1.0)]))
+    assert len(budget.charges) == 2
+
+
 @pytest.mark.parametrize("rule", ["sequential", "rdp", "pld"])
 def test_an_approximate_release_with_gaussians_composes_soundly(rule):
     mu, approximate = 0.8, (0.5, 2e-6)

@@ -117,3 +117,31 @@ def test_public_refusals_charge_nothing_and_invalid_records_are_charged():
     with pytest.raises(NotOnManifoldError):
         model.fit(np.ones((5, 3)))
     assert len(acc.charges) == 1
+
+
+def test_an_invalid_record_is_refused_with_one_message_whatever_its_fault_or_replaced_by_the_centre():
+    """NaN and off-sphere records were told apart by the refusal (InvalidDataError "NaN or
+    infinite" vs NotOnManifoldError): one type and one text now; on_invalid="center" releases
+    what the records replaced by the centre by hand give (same seed)."""
+    space = Sphere(2)
+    X = space.exp(NORTH, 0.2 * space.random_unit_tangent(NORTH, size=20, rng=0))
+    settings = dict(epsilon=1.0, delta=1e-5, center=NORTH, radius=0.5, iterations=5)
+    messages = set()
+    for bad in (np.array([np.nan, 0.0, 1.0]), np.array([np.inf, 0.0, 0.0]), np.array([0.0, 0.0, 2.0])):
+        acc = BudgetAccountant(epsilon=5.0, delta=1e-4)
+        Y = X.copy()
+        Y[3] = bad
+        with pytest.raises(NotOnManifoldError) as caught:
+            PrivateGeometricMedian(space, accountant=acc, **settings).fit(Y)
+        messages.add(str(caught.value))
+        assert len(acc.charges) == 1
+    assert len(messages) == 1
+    Y, replaced = X.copy(), X.copy()
+    Y[[3, 9]], replaced[[3, 9]] = np.array([[np.nan, 0.0, 1.0], [0.0, 0.0, 2.0]]), NORTH
+    center = PrivateGeometricMedian(space, on_invalid="center", random_state=3, **settings).fit(Y).median_
+    by_hand = PrivateGeometricMedian(space, on_invalid="center", random_state=3, **settings).fit(replaced).median_
+    np.testing.assert_array_equal(center, by_hand)
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-4)
+    with pytest.raises(InvalidParameterError, match="on_invalid"):
+        PrivateGeometricMedian(space, on_invalid="drop", accountant=acc, **settings).fit(X)
+    assert acc.charges == []

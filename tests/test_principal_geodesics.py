@@ -162,14 +162,22 @@ def test_principal_directions_are_recovered_at_large_epsilon_on_the_sphere_and_s
     assert abs(spd.inner(np.eye(2), direction, A)) > 0.95
 
 
-def test_both_releases_are_charged_and_the_covariance_charge_equals_dp_accountings():
+def test_both_releases_are_charged_once_as_their_composition_and_the_covariance_equals_dp_accountings():
     space, pole, delta = Sphere(2), _pole(2), 1e-5
     X = space.unchecked.exp(pole, 0.2 * space.random_tangent(pole, size=200, rng=0))
     acc = BudgetAccountant(epsilon=1.0, delta=delta)
     model = PrivatePrincipalGeodesics(space, 1, epsilon=1.0, delta=delta, center=pole, radius=0.5, accountant=acc,
                                       random_state=0).fit(X)  # fmt: skip
-    assert [(c.epsilon, c.delta) for c in acc.charges] == [(0.5, 0.0), (0.5, delta)]
+    [charge] = acc.charges  # one charge: both releases or neither
+    assert (charge.epsilon, charge.delta) == (1.0, delta)
+    assert isinstance(charge.event, dp_accounting.ComposedDpEvent)
+    mean_event, cov_event = charge.event.events
+    assert mean_event.epsilon == 0.5 and mean_event.delta == 0.0
     report = model.privacy_report_.to_dict()
+    assert cov_event.noise_multiplier == pytest.approx(
+        report["covariance"]["scale"] / report["covariance"]["sensitivity"]
+    )
+    assert model.privacy_report_.dp_event() == charge.event
     assert (report["epsilon"], report["delta"]) == (1.0, delta)
     assert (report["mean"]["epsilon"], report["mean"]["delta"]) == (0.5, 0.0)  # the Laplace mean: pure ε-DP
     cov = report["covariance"]
@@ -177,6 +185,18 @@ def test_both_releases_are_charged_and_the_covariance_charge_equals_dp_accountin
     reference.compose(dp_accounting.GaussianDpEvent(cov["scale"] / cov["sensitivity"]))
     assert reference.get_epsilon(delta) == pytest.approx(0.5, rel=2e-3)
     assert cov["sensitivity"] == pytest.approx(np.sqrt(2) * 1.0**2 / 200)  # R = 2r = 1
+    # PLD composes the parts by their own curves: dp-accounting's PLD of (pure 0.5) ⊗ (the Gaussian),
+    # below the 1.0 that one merged (ε, δ) event would cost.
+    pld = BudgetAccountant(epsilon=1.0, delta=delta, composition="pld")
+    pld.spend(model.privacy_report_)
+    pure = dp_accounting.pld.privacy_loss_distribution.from_privacy_parameters(
+        dp_accounting.pld.common.DifferentialPrivacyParameters(0.5, 0.0), value_discretization_interval=1e-4
+    )
+    gaussian = dp_accounting.pld.privacy_loss_distribution.from_gaussian_mechanism(
+        cov["scale"] / cov["sensitivity"], value_discretization_interval=1e-4
+    )
+    independent = pure.compose(gaussian).get_epsilon_for_delta(delta)
+    assert pld.total_spent[0] == pytest.approx(independent, abs=2e-3) and pld.total_spent[0] < 0.99
 
 
 def test_public_refusals_and_a_short_budget_charge_nothing():
@@ -203,7 +223,7 @@ def test_public_refusals_and_a_short_budget_charge_nothing():
         _ = PrivatePrincipalGeodesics(space, 1, **settings).components_
     with pytest.raises(NotOnManifoldError):  # whether the records are valid depends on the data: after the charge
         PrivatePrincipalGeodesics(space, 1, **settings).fit(np.ones((20, 3)))
-    assert len(acc.charges) == 1
+    assert [(c.epsilon, c.delta) for c in acc.charges] == [(1.0, 1e-5)]  # both releases, charged once
 
 
 @pytest.mark.parametrize(

@@ -131,7 +131,8 @@ class BudgetAccountant:
         """The :class:`Charge` of ``release``: a number ε (with ``delta``, default 0.0), a
         guarantee (a :class:`~geodp.mechanisms.base.Guarantee`, its dict, a privacy report or a
         release plan: anything :func:`~geodp.composition.dp_event` reads) or a DpEvent
-        (``GaussianDpEvent``, ``ZCDpEvent`` or :class:`~geodp.composition.EpsilonDeltaDpEvent`).
+        (``GaussianDpEvent``, ``ZCDpEvent``, :class:`~geodp.composition.EpsilonDeltaDpEvent`, or a
+        ``ComposedDpEvent`` of these, declared as the sum of its parts' pairs).
 
         Examples
         --------
@@ -154,9 +155,13 @@ class BudgetAccountant:
                     "not one pair: charge the release's guarantee, or use composition='pld' or 'rdp'."
                 )
             return Charge(math.inf, 0.0, release)
+        if isinstance(release, dp_accounting.ComposedDpEvent):  # declared: the sum of its parts' pairs
+            parts = [self.charge_of(part) for part in release.events]
+            return Charge(math.fsum(c.epsilon for c in parts), math.fsum(c.delta for c in parts), release)
         if isinstance(release, dp_accounting.DpEvent):
             raise InvalidTypeError(
-                f"geodp composes GaussianDpEvent, ZCDpEvent and EpsilonDeltaDpEvent, got {type(release).__name__}."
+                "geodp composes GaussianDpEvent, ZCDpEvent, EpsilonDeltaDpEvent and their ComposedDpEvent, got "
+                f"{type(release).__name__}."
             )
         event = dp_event(release, neighboring="replace-one")  # geodp's relation; composed as such
         fields = guarantee_fields(release)

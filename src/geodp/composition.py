@@ -28,7 +28,10 @@ Soundness, in one place (docs/math.md, "Composition"). Every geodp release is ei
 
 Adaptive composition of mechanisms each dominated by a pair is dominated by the product of the
 pairs (Zhu, Dong & Wang 2022, Thm 10; KOV Thm 3.3), so the rules below bound the ε of the whole
-sequence at a target δ, under the adjacency of the releases (geodp's replace-one):
+sequence at a target δ, under the adjacency of the releases (geodp's replace-one). A release made
+of several adaptive ones (``PrivatePrincipalGeodesics``: a footpoint, then a covariance at it) is
+such a sequence itself: its event is the ``ComposedDpEvent`` of its parts', and the rules compose
+its parts as if each had been charged alone:
 
 ``"sequential"``
     ``(Σε, Σδ)`` (Dwork & Roth 2014, Thm 3.16), using each release's declared (ε, δ).
@@ -111,7 +114,7 @@ COMPOSITIONS = ("sequential", "rdp", "pld")
 PLD_DISCRETIZATION = 1e-3
 
 #: The guarantee fields an event is built from.
-_FIELDS = ("epsilon", "delta", "gdp_mu", "zcdp_rho", "subsampled_gaussian")
+_FIELDS = ("epsilon", "delta", "gdp_mu", "zcdp_rho", "subsampled_gaussian", "composed_of")
 
 #: Shares t of δ given to the zCDP part under "pld" (basic composition with the PLD part).
 _ZCDP_SHARES = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98)
@@ -177,13 +180,14 @@ class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
 
 
 def guarantee_fields(guarantee) -> dict:
-    """``{"epsilon", "delta", "gdp_mu", "zcdp_rho", "subsampled_gaussian"}`` of a guarantee-like object
-    (None where absent): read through ``to_dict()`` if it has one, else as a mapping or through attributes.
+    """``{"epsilon", "delta", "gdp_mu", "zcdp_rho", "subsampled_gaussian", "composed_of"}`` of a
+    guarantee-like object (None where absent): read through ``to_dict()`` if it has one, else as a
+    mapping or through attributes.
 
     Examples
     --------
-    >>> guarantee_fields({"epsilon": 1.0})
-    {'epsilon': 1.0, 'delta': None, 'gdp_mu': None, 'zcdp_rho': None, 'subsampled_gaussian': None}
+    >>> guarantee_fields({"epsilon": 1.0})["epsilon"], guarantee_fields({"epsilon": 1.0})["composed_of"]
+    (1.0, None)
     """
     if not isinstance(guarantee, Mapping) and callable(getattr(guarantee, "to_dict", None)):
         guarantee = guarantee.to_dict()
@@ -195,7 +199,11 @@ def guarantee_fields(guarantee) -> dict:
 def dp_event(guarantee, *, neighboring="add-or-remove") -> dp_accounting.DpEvent:
     """The ``dp_accounting`` ``DpEvent`` of one release, from its guarantee.
 
-    ``subsampled_gaussian = (q, σ, T)`` set → with ``neighboring="add-or-remove"`` (the default:
+    ``composed_of`` set (a sequence of the guarantees of several releases on the same data, made
+    one after the other, as ``PrivatePrincipalGeodesics``' footpoint and covariance) →
+    ``ComposedDpEvent`` of their events, so that the accountants compose each part by its own
+    curve (a μ-GDP part stays Gaussian under ``"pld"``). Otherwise ``subsampled_gaussian = (q, σ, T)``
+    set → with ``neighboring="add-or-remove"`` (the default:
     what dp-accounting's accountants assume unless told otherwise)
     ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ/2)), 2T)``, the 2T
     add-or-remove steps that dominate the T replace-one steps (docs/math.md §13, "RDP"; sound for
@@ -236,10 +244,16 @@ def dp_event(guarantee, *, neighboring="add-or-remove") -> dp_accounting.DpEvent
     >>> subsampled = {"epsilon": 1.0, "delta": 1e-5, "subsampled_gaussian": (0.01, 1.1, 100)}
     >>> dp_event(subsampled).count, dp_event(subsampled, neighboring="replace-one").count
     (200, 100)
+    >>> dp_event({"composed_of": [{"epsilon": 0.5}, {"epsilon": 1.0, "delta": 1e-6, "gdp_mu": 0.5}]}).events
+    [EpsilonDeltaDpEvent(epsilon=0.5, delta=0.0), GaussianDpEvent(noise_multiplier=2.0)]
     """
     if neighboring not in ("add-or-remove", "replace-one"):
         raise InvalidParameterError(f"neighboring must be 'add-or-remove' or 'replace-one', got {neighboring!r}.")
     fields = guarantee_fields(guarantee)
+    if fields["composed_of"] is not None:
+        return dp_accounting.ComposedDpEvent(
+            [dp_event(part, neighboring=neighboring) for part in fields["composed_of"]]
+        )
     if fields["subsampled_gaussian"] is not None:
         rate, sigma, steps = fields["subsampled_gaussian"]
         if neighboring == "replace-one":
@@ -302,11 +316,21 @@ def check_composition(composition) -> str:
     return composition
 
 
+def _leaves(events: Sequence):
+    """The events with every ``ComposedDpEvent`` replaced by its parts (recursively): composing a
+    composition is composing its parts."""
+    for event in events:
+        if isinstance(event, dp_accounting.ComposedDpEvent):
+            yield from _leaves(event.events)
+        else:
+            yield event
+
+
 def _parts(events: Sequence) -> tuple[float, float, tuple, tuple]:
     """``(Σμ², Σρ, ((ε, δ, count), …), ((q, σ, T), …))``: the Gaussian and the zCDP events merged,
     the others counted (sorted, so the result does not depend on their order)."""
     mu_squared, rhos, others, sampled = [], [], Counter(), Counter()
-    for event in events:
+    for event in _leaves(events):
         subsampled = _subsampled(event)
         if subsampled is not None:
             sampled[subsampled[0]] += subsampled[1]

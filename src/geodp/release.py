@@ -108,6 +108,11 @@ class ReleasePlan:
     subsampled_gaussian : tuple (q, σ, T) or None
         ``Guarantee.subsampled_gaussian`` of a Poisson-subsampled descent (:mod:`geodp.optim`),
         else None; the accountant then composes dp-accounting's Poisson-sampled Gaussian event.
+    composed_of : tuple or None
+        The guarantees (plans, reports, guarantee records) of the releases a plan makes one after
+        the other on the same data (``PrivatePrincipalGeodesics``: its footpoint, then its
+        covariance), else None; ``epsilon`` and ``delta`` are then their sums, and the event is
+        their ``ComposedDpEvent``, which the accountant composes part by part.
 
     Examples
     --------
@@ -137,6 +142,7 @@ class ReleasePlan:
     gdp_mu: float | None = None
     zcdp_rho: float | None = None
     subsampled_gaussian: tuple | None = None
+    composed_of: tuple | None = field(default=None, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
@@ -267,8 +273,9 @@ def timing_deadline(
 
 def timing_safe_plan(plan: ReleasePlan, timing_safe) -> ReleasePlan:
     """``plan`` as a timing-safe release charges it: δ + δ_t (:data:`TIMING_SAFE_DELTA`), and no
-    μ-GDP or zCDP curve (the fixed-work release is proven (ε, δ + δ_t)-DP, docs/math.md "Fixed
-    work"); unchanged when ``timing_safe`` is False. The report says the same
+    μ-GDP or zCDP curve, nor parts (``composed_of``: their events would not carry δ_t) — the
+    fixed-work release is proven (ε, δ + δ_t)-DP, docs/math.md "Fixed work"; unchanged when
+    ``timing_safe`` is False. The report says the same
     (:func:`geodp.models.report.with_timing_policy`).
 
     Examples
@@ -279,7 +286,7 @@ def timing_safe_plan(plan: ReleasePlan, timing_safe) -> ReleasePlan:
     """
     if check_timing_safe(timing_safe) is False:
         return plan
-    return replace(plan, delta=plan.delta + TIMING_SAFE_DELTA, gdp_mu=None, zcdp_rho=None)
+    return replace(plan, delta=plan.delta + TIMING_SAFE_DELTA, gdp_mu=None, zcdp_rho=None, composed_of=None)
 
 
 def ball_stand_ins(space, center, radius: float, n: int) -> list:

@@ -15,6 +15,7 @@ from geodp.manifolds.frechet_hooks import FrechetFlowHooks
 from geodp.manifolds.inheritance import check_inherited_declarations
 from geodp.manifolds.unchecked import UncheckedGeometry
 from geodp.validation import as_real_array, check_finite_array, check_positive, check_size
+from geodp.work import count, fixed_work
 
 __all__ = ["TANGENT_RTOL", "Manifold", "check_space"]
 
@@ -667,13 +668,20 @@ class Manifold(FrechetFlowHooks, ABC):
         ``"center"`` replaces it by the centre, a per-record map that ignores the other records
         (right for records: adjacency is preserved); ``"keep"`` keeps the last, innermost
         candidate (right for a statistic, which must not jump).
+
+        Under fixed work (:func:`geodp.work.fixed_work`: a timing-safe release) every record goes
+        through every step, inside the ball or not, and only the records outside take the result:
+        the work does not depend on how many are outside (counted as ``"clip"``: the rows computed).
         """
         X = np.array(X, dtype=np.float64)
         d = np.asarray(self._dist(center, X))
         was_clipped = ~(d <= radius)  # a distance that is not a number counts as outside
-        if not np.any(was_clipped):
+        fixed = fixed_work() is not None
+        rows = np.ones_like(was_clipped) if fixed else was_clipped
+        count("clip", np.count_nonzero(rows))
+        if not np.any(rows):
             return X, was_clipped
-        v = self._log(center, X[was_clipped])
+        v = self._log(center, X[rows])
         # Scale the tangent vector that is exponentiated to length r, measured on that very
         # vector: for records at the edge of float64 (badly conditioned SPD) ρ from _dist and
         # |log| come from different rounding and can differ by several per cent.
@@ -686,18 +694,19 @@ class Manifold(FrechetFlowHooks, ABC):
         pending = ok.copy()
         # Shrink by a hair, and by more only where rounding still leaves the point outside.
         for shrink in (1e-12, 1e-9, 1e-6):
-            if not np.any(pending):
+            if not (fixed or np.any(pending)):
                 break
-            trial = self._exp(center, unit[pending] * (radius * (1.0 - shrink)))
+            index = np.arange(len(pending)) if fixed else np.flatnonzero(pending)
+            trial = self._exp(center, unit[index] * (radius * (1.0 - shrink)))
             finite = np.all(np.isfinite(trial), axis=tuple(range(-len(self.point_shape), 0)))
             safe = np.where(finite.reshape(finite.shape + (1,) * len(self.point_shape)), trial, center)
             inside = finite & self._belongs(safe, RTOL) & (np.asarray(self._dist(center, safe)) <= radius)
             if last_resort == "keep":
                 inside = inside | (shrink == 1e-6)
-            index = np.flatnonzero(pending)
+            inside = inside & pending[index]  # a point placed by an earlier shrink keeps its place
             moved[index[inside]] = trial[inside]
             pending[index[inside]] = False
-        X[was_clipped] = moved  # points still pending stay at the centre
+        X[was_clipped] = moved[was_clipped[rows]]  # points still pending stay at the centre
         return X, was_clipped
 
     def _batch_size(self, x: np.ndarray, size) -> tuple[int, ...]:

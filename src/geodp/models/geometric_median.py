@@ -7,9 +7,9 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from geodp.accountant import check_accountant
-from geodp.distributions.base import check_private_points
-from geodp.errors import InvalidParameterError
+from geodp.errors import InvalidParameterError, NotOnManifoldError
 from geodp.manifolds.base import check_space
+from geodp.models.frechet_mean import invalid_message, prepared_records
 from geodp.models.report import PrivacyReport, with_timing_policy
 from geodp.optim import descend, gd_guarantee
 from geodp.release import (
@@ -27,7 +27,8 @@ from geodp.validation import as_generator, check_positive, check_positive_intege
 
 __all__ = ["PrivateGeometricMedian", "median_gradients"]
 
-_FITTED = ("median_", "n_samples_", "privacy_report_", "withheld_warnings_")
+_FITTED = ("median_", "n_samples_", "privacy_report_", "withheld_warnings_", "timing_deadline_")
+_ON_INVALID = ("raise", "center")
 
 
 def median_gradients(space, x, X) -> np.ndarray:
@@ -70,6 +71,11 @@ class PrivateGeometricMedian(BaseEstimator):
         T (public).
     step : float, optional
         Step size (public): ``x ← Exp_x(−step·G/n)``; default ``radius / 5``.
+    on_invalid : {"raise", "center"}, default "raise"
+        A record that is not a point of the space: ``"raise"`` refuses the fit with
+        :class:`~geodp.errors.NotOnManifoldError` after the charge, with one fixed message
+        whatever the fault (NaN, off the manifold); ``"center"`` replaces it by the public centre
+        (a per-record map: replace-one adjacency is kept).
     accountant : BudgetAccountant, optional
     random_state : None, int or numpy.random.Generator
     timing_safe : bool or float, default False
@@ -109,6 +115,7 @@ class PrivateGeometricMedian(BaseEstimator):
         radius,
         iterations=50,
         step=None,
+        on_invalid="raise",
         accountant=None,
         random_state=None,
         timing_safe=False,
@@ -120,6 +127,7 @@ class PrivateGeometricMedian(BaseEstimator):
         self.radius = radius
         self.iterations = iterations
         self.step = step
+        self.on_invalid = on_invalid
         self.accountant = accountant
         self.random_state = random_state
         self.timing_safe = timing_safe
@@ -148,6 +156,8 @@ class PrivateGeometricMedian(BaseEstimator):
         radius = check_radius(space, self.radius)
         iterations = check_positive_integer(self.iterations, "iterations")
         step = radius / 5.0 if self.step is None else check_positive(self.step, "step")
+        if self.on_invalid not in _ON_INVALID:
+            raise InvalidParameterError(f"on_invalid must be one of {_ON_INVALID}, got {self.on_invalid!r}.")
         check_accountant(self.accountant)
         as_generator(self.random_state)
         check_timing_safe(self.timing_safe)
@@ -165,7 +175,8 @@ class PrivateGeometricMedian(BaseEstimator):
         center = space.check_points(self.center, "center", batch_ndim=0)
         details = [
             "estimator   : PrivateGeometricMedian (argmin of the sum of geodesic distances)",
-            f"records     : n = {n}; each clipped into the public ball of radius {radius!r}",
+            f"records     : n = {n}; each clipped into the public ball of radius {radius!r}"
+            + ("; invalid records replaced by the centre" if self.on_invalid == "center" else ""),
             f"composition : {guarantee.gdp_mu:.6g}-GDP over the {iterations} steps",
         ]
         text = guarantee.render(
@@ -179,6 +190,7 @@ class PrivateGeometricMedian(BaseEstimator):
             "iterations": iterations,
             "step": step,
             "clip": 1.0,
+            "on_invalid": self.on_invalid,
         }
         plan = ReleasePlan(
             estimator="PrivateGeometricMedian",
@@ -205,7 +217,8 @@ class PrivateGeometricMedian(BaseEstimator):
         BudgetExceededError
             The accountant cannot pay (nothing charged).
         NotOnManifoldError
-            A record is not a point of the space (after the charge: it depends on the data).
+            With ``on_invalid="raise"``, a record is not a point of the space (after the charge:
+            it depends on the data; one message whatever the fault).
         """
         plan = self.plan(X)
         if y is not None:
@@ -215,8 +228,10 @@ class PrivateGeometricMedian(BaseEstimator):
         rng = as_generator(self.random_state)
 
         def private_part(data, rng):
-            records = check_private_points(space, data, "X")
-            records = space.unchecked.clip_to_ball(records, facts["center"], facts["radius"])[0]
+            # every record validated and clipped (no early exit); the invalid ones replaced by the centre
+            records, (n_invalid, _) = prepared_records(space, facts["center"], facts["radius"], data, coordinates=False)
+            if n_invalid and self.on_invalid == "raise":
+                raise NotOnManifoldError(invalid_message(space))
             return descend(
                 space,
                 lambda x, R: median_gradients(space, x, R),

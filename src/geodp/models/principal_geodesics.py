@@ -18,15 +18,25 @@ from sklearn.exceptions import NotFittedError
 
 from geodp.accountant import check_accountant
 from geodp.calibration import gaussian_sigma
-from geodp.distributions.base import check_private_points
-from geodp.errors import AssumptionError, InvalidParameterError
+from geodp.errors import AssumptionError, InvalidParameterError, NotOnManifoldError
 from geodp.manifolds.base import check_space
 from geodp.mechanisms.base import Guarantee, sampler_construction
-from geodp.models.frechet_mean import NEEDS_DELTA, PrivateFrechetMean
-from geodp.models.report import PrivacyReport
-from geodp.release import ReleasePlan, execute
+from geodp.models.frechet_mean import NEEDS_DELTA, PrivateFrechetMean, invalid_message, prepared_records
+from geodp.models.report import PrincipalGeodesicsDiagnostics, PrivacyReport
+from geodp.release import (
+    TIMING_SAFE_DELTA,
+    TIMING_SAFE_POLICY,
+    ReleasePlan,
+    ball_stand_ins,
+    check_timing_safe,
+    deadline_key,
+    execute,
+    timing_deadline,
+)
+from geodp.secure import is_secure
 from geodp.sensitivity import check_radius
 from geodp.validation import as_generator, check_delta, check_epsilon, check_positive_integer
+from geodp.work import NoAcceptance, count
 
 __all__ = ["PrivatePrincipalGeodesics", "covariance_sensitivity", "tangent_covariance", "tangent_frame"]
 
@@ -38,8 +48,10 @@ _FITTED = (
     "explained_variance_",
     "n_samples_",
     "privacy_report_",
-    "withheld_warnings_",
+    "curator_diagnostics_",
+    "timing_deadline_",
 )
+_ON_INVALID = ("raise", "center")
 
 
 def tangent_frame(space, point) -> np.ndarray:
@@ -96,6 +108,7 @@ def tangent_covariance(space, point, frame, records, bound) -> np.ndarray:
     array([[2. , 0. ],
            [0. , 0.5]])
     """
+    count("records", len(records))
     logs = space.unchecked.log(point, records)
     coords = np.asarray(space.unchecked.inner(point, frame[None, :], logs[:, None]), dtype=float)
     with np.errstate(all="ignore"):
@@ -135,7 +148,8 @@ class PrivatePrincipalGeodesics(BaseEstimator):
     ball, each ``Log`` shrunk to norm ``R`` (``R = 2·radius`` at a private mean, ``radius + ρ(footpoint,
     center)`` at a public one: by the triangle inequality nothing is shrunk when ``R`` is below the
     injectivity radius), with symmetric Gaussian noise of replace-one sensitivity ``√2·R²/n``.
-    The principal directions are its eigenvectors (post-processing). Both releases are charged.
+    The principal directions are its eigenvectors (post-processing). The accountant is charged
+    once, before any record is read, with the composition of the two releases.
 
     Parameters
     ----------
@@ -145,7 +159,7 @@ class PrivatePrincipalGeodesics(BaseEstimator):
     epsilon : float
         Total budget of the two releases (sequential composition).
     delta : float
-        In (0, 1), total.
+        In (0, 1), total (the timing-safe δ_t comes on top).
     center, radius
         The public ball (radius below the space's convexity radius, ``check_radius``).
     mean_share : float, default 0.5
@@ -154,9 +168,21 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         ``PrivateFrechetMean``'s ``mechanism``.
     footpoint : point, optional
         A public footpoint instead of the private mean (all the budget goes to the covariance).
+    on_invalid : {"raise", "center"}, default "raise"
+        A record that is not a point of the space: ``"raise"`` refuses the fit with
+        :class:`~geodp.errors.NotOnManifoldError` after the charge, with one fixed message
+        whatever the fault (NaN, off the manifold, degenerate); ``"center"`` replaces it by the
+        public centre in both releases (a per-record map: replace-one adjacency is kept), the
+        count in ``curator_diagnostics_``.
     accountant : BudgetAccountant, optional
-        Checked for both releases before the first is charged.
+        Charged once for both releases (their ``ComposedDpEvent``); a short budget charges nothing.
     random_state : None, int or numpy.random.Generator
+    timing_safe : bool or float, default False
+        As in :class:`~geodp.models.PrivateFrechetMean`: both releases run with fixed public
+        work (the footpoint's Karcher flow its whole budget, its sampler a fixed number of
+        proposals; every record validated, clipped and read by the covariance pass), padded to
+        one public deadline (given in seconds, or calibrated on public stand-in records), in
+        ``timing_deadline_``. The footpoint's δ_t is charged and reported (``timing_delta``).
 
     Attributes
     ----------
@@ -171,16 +197,22 @@ class PrivatePrincipalGeodesics(BaseEstimator):
     frame_ : ndarray, shape (space.dim, *point_shape)
         The orthonormal frame of ``T_{mean_}M`` (:func:`tangent_frame`, public).
     n_samples_ : int
+    timing_deadline_ : float or None
+        The public deadline the private part was padded to (None without ``timing_safe``).
     privacy_report_ : PrivacyReport
-    withheld_warnings_ : tuple of str
-        Curator only.
+        **Publishable**: the total (ε, δ) (δ_t included) and both releases' guarantees.
+    curator_diagnostics_ : PrincipalGeodesicsDiagnostics
+        **Curator-only** (records clipped or replaced, the footpoint's diagnostics, withheld
+        warnings). Never publish them.
 
     Notes
     -----
     **Privacy.** Replace-one adjacency, n public. The mean release is ``PrivateFrechetMean``'s
-    guarantee; the covariance release is the Gaussian mechanism (μ-GDP with μ = Δ/σ, σ the
-    analytic calibration of ``(1 − mean_share)·ε``); the pair is charged as two releases and
-    reported as their sum (ε₁ + ε₂, δ₁ + δ₂). docs/math.md §14.
+    guarantee (with δ_t in the timing-safe mode); the covariance release is the Gaussian mechanism
+    (μ-GDP with μ = Δ/σ, σ the analytic calibration of ``(1 − mean_share)·ε``; it has no
+    rejection loop, so fixed work leaves it unchanged). The pair is charged as one release whose
+    event is the ``ComposedDpEvent`` of the two (PLD keeps the covariance Gaussian) and reported
+    as their sum (ε₁ + ε₂, δ₁ + δ₂ [+ δ_t]). docs/math.md §14.
 
     Examples
     --------
@@ -194,6 +226,8 @@ class PrivatePrincipalGeodesics(BaseEstimator):
     ...                                   random_state=0).fit(X)
     >>> bool(abs(model.components_[0][0]) > 0.95), model.privacy_report_.to_dict()["epsilon"]
     (True, 2.0)
+    >>> str(model.curator_diagnostics_).startswith("CURATOR-ONLY")  # never publish
+    True
     """
 
     def __init__(
@@ -208,8 +242,10 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         mean_share=0.5,
         mean_mechanism="laplace",
         footpoint=None,
+        on_invalid="raise",
         accountant=None,
         random_state=None,
+        timing_safe=False,
     ):
         self.space = space
         self.n_components = n_components
@@ -220,8 +256,10 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         self.mean_share = mean_share
         self.mean_mechanism = mean_mechanism
         self.footpoint = footpoint
+        self.on_invalid = on_invalid
         self.accountant = accountant
         self.random_state = random_state
+        self.timing_safe = timing_safe
 
     def __getattr__(self, name):
         if name in _FITTED:
@@ -230,7 +268,7 @@ class PrivatePrincipalGeodesics(BaseEstimator):
             )
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def _mean_model(self, epsilon, delta):
+    def _mean_model(self, epsilon, delta, timing_safe, random_state=None):
         return PrivateFrechetMean(
             self.space,
             epsilon=epsilon,
@@ -238,9 +276,11 @@ class PrivatePrincipalGeodesics(BaseEstimator):
             center=self.center,
             radius=self.radius,
             mechanism=self.mean_mechanism,
+            on_invalid=self.on_invalid,
             project_to_ball=True,
             accountant=None,
-            random_state=self.random_state,
+            random_state=random_state,
+            timing_safe=timing_safe,
         )
 
     def _split(self):
@@ -256,8 +296,10 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         return (share * epsilon, mean_delta), ((1.0 - share) * epsilon, delta - mean_delta)
 
     def plan(self, X, y=None) -> ReleasePlan:
-        """The covariance release's plan, from public quantities only (``facts["mean_plan"]`` holds
-        the mean's plan, None with a public footpoint; the report covers both).
+        """The plan of both releases, from public quantities only: ``epsilon``/``delta`` their
+        totals (δ_t included in the timing-safe mode), ``composed_of`` the footpoint's plan (none
+        with a public footpoint) and the covariance's guarantee, ``sensitivity``/``scale`` the
+        covariance's; ``facts["mean_plan"]`` holds the footpoint's plan.
 
         Examples
         --------
@@ -265,8 +307,10 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         >>> from geodp.manifolds import Euclidean
         >>> plan = PrivatePrincipalGeodesics(Euclidean(3), 2, epsilon=1.0, delta=1e-5, center=np.zeros(3),
         ...                                  radius=1.0).plan(np.zeros((100, 3)))
-        >>> round(plan.sensitivity, 6), plan.exact, plan.facts["bound"]
-        (0.056569, True, 2.0)
+        >>> round(plan.sensitivity, 6), plan.exact, plan.facts["bound"], plan.epsilon
+        (0.056569, True, 2.0, 1.0)
+        >>> type(plan.dp_event()).__name__
+        'ComposedDpEvent'
         """
         space = check_space(self.space)
         n = int(space.unchecked.dataset_array(X, "X").shape[0])
@@ -275,6 +319,9 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         k = check_positive_integer(self.n_components, "n_components")
         if k > space.dim:
             raise InvalidParameterError(f"n_components must be <= space.dim = {space.dim}, got {k}.")
+        if self.on_invalid not in _ON_INVALID:
+            raise InvalidParameterError(f"on_invalid must be one of {_ON_INVALID}, got {self.on_invalid!r}.")
+        timing = check_timing_safe(self.timing_safe)
         check_accountant(self.accountant)
         tangent_frame(space, center)  # a space without a full frame is refused before any charge
         rng = as_generator(self.random_state)
@@ -285,7 +332,7 @@ class PrivatePrincipalGeodesics(BaseEstimator):
             mean_plan = None
         else:
             footpoint, bound = None, 2.0 * radius
-            mean_plan = self._mean_model(*mean_budget).plan(X)
+            mean_plan = self._mean_model(*mean_budget, timing, self.random_state).plan(X)  # refusals come now
         sensitivity = covariance_sensitivity(bound, n)
         sigma = gaussian_sigma(epsilon, delta, sensitivity)
         guarantee = Guarantee(
@@ -307,43 +354,75 @@ class PrivatePrincipalGeodesics(BaseEstimator):
             gdp_mu=sensitivity / sigma,
             **sampler_construction(rng, "Gaussian noise in floating point"),
         )
+        parts = (guarantee,) if mean_plan is None else (mean_plan, guarantee)
+        mus = [part.gdp_mu for part in parts]
         report = self._report(space, guarantee, mean_plan, n, k, radius, bound)
         return ReleasePlan(
             estimator="PrivatePrincipalGeodesics",
             n_samples=n,
-            epsilon=epsilon,
-            delta=delta,
+            epsilon=math.fsum(part.epsilon for part in parts),
+            delta=math.fsum(part.delta for part in parts),
             sensitivity=sensitivity,
             scale=sigma,
             exact=True if mean_plan is None else mean_plan.exact,
             sampler=guarantee.sampler,
             report=report,
+            notices=() if mean_plan is None else mean_plan.notices,
             facts={
                 "center": center,
                 "radius": radius,
                 "bound": bound,
                 "footpoint": footpoint,
                 "mean_plan": mean_plan,
+                "mean_budget": mean_budget,
                 "guarantee": guarantee,
                 "n_components": k,
             },
-            gdp_mu=guarantee.gdp_mu,
+            # μ-GDP parts compose exactly: μ = √(Σμ²) (Dong, Roth & Su 2022, Cor 3.3)
+            gdp_mu=None if None in mus else math.sqrt(math.fsum(mu * mu for mu in mus)),
+            composed_of=parts,
         )
 
     def _report(self, space, guarantee, mean_plan, n, k, radius, bound) -> PrivacyReport:
+        timing = self.timing_safe is not False
         mean_data = None if mean_plan is None else mean_plan.report.to_dict()
-        eps = guarantee.epsilon + (0.0 if mean_data is None else mean_data["epsilon"])
-        delta = guarantee.delta + (0.0 if mean_data is None else mean_data["delta"])
+        parts = [guarantee.to_dict()] if mean_data is None else [mean_data, guarantee.to_dict()]
+        eps = math.fsum(part["epsilon"] for part in parts)
+        delta = math.fsum(part["delta"] for part in parts)
+        mus = [part.get("gdp_mu") for part in parts]
+        # Only the footpoint runs rejection loops; the covariance's Gaussian noise has none.
+        timing_delta = TIMING_SAFE_DELTA if timing and mean_data is not None else 0.0
+        kind = "(ε, δ)-DP with fixed work" if timing else "(ε, δ)-DP"
         details = [
             "estimator   : PrivatePrincipalGeodesics (tangent PCA at the released footpoint; eigenvectors are "
             "post-processing)",
-            f"records     : n = {n}; clipped into the public ball of radius {radius!r}; {k} component(s)",
+            f"records     : n = {n}; clipped into the public ball of radius {radius!r}; {k} component(s); "
+            + (
+                "invalid records replaced by the centre"
+                if self.on_invalid == "center"
+                else "an invalid record refuses the fit after the charge (one fixed message)"
+            ),
             f"total       : epsilon = {eps!r}, delta = {delta!r} (sequential composition of the two releases)",
+            "accountant  : charged once, the ComposedDpEvent of the releases' events (PLD and RDP compose each "
+            "by its own curve)",
         ]
+        if timing:
+            details.append(f"timing      : {TIMING_SAFE_POLICY}")
+            details.append(
+                f"fixed work  : delta_t = {timing_delta!r} "
+                + (
+                    "(the footpoint's samplers; the covariance's Gaussian noise has no rejection loop), "
+                    "included in the total; if the footpoint falls back, the public centre is the footpoint"
+                    if timing_delta
+                    else "(a public footpoint: no rejection loop runs, so nothing falls back)"
+                )
+            )
         text = (
             "geodp privacy report: PrivatePrincipalGeodesics (publishable: nothing in it is computed from the "
-            f"private data)\nin total (ε, δ)-DP: epsilon = {eps!r}, delta = {delta!r} (both releases); the "
-            "covariance release:\n" + guarantee.render(details)
+            f"private data)\nin total {kind}: epsilon = {eps!r}, delta = {delta!r} (both releases"
+            + (f"; delta_t = {timing_delta!r} included" if timing else "")
+            + "); the covariance release:\n"
+            + guarantee.render(details)
         )
         if mean_plan is None:
             text += "\nfootpoint   : public (given), no release"
@@ -353,13 +432,18 @@ class PrivatePrincipalGeodesics(BaseEstimator):
             "estimator": "PrivatePrincipalGeodesics",
             "epsilon": eps,
             "delta": delta,
+            "gdp_mu": None if None in mus else math.sqrt(math.fsum(mu * mu for mu in mus)),
             "n_samples": n,
             "n_components": k,
             "radius": radius,
             "tangent_bound": bound,
             "space": repr(space),
+            "on_invalid": self.on_invalid,
+            "timing_safe": timing,
+            "timing_delta": timing_delta,
             "covariance": guarantee.to_dict(),
             "mean": mean_data,
+            "composed_of": parts,
         }
         return PrivacyReport(text, data)
 
@@ -373,43 +457,56 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         BudgetExceededError
             The accountant cannot pay both releases (nothing charged).
         NotOnManifoldError
-            A record is not a point of the space (after the charge: it depends on the data).
+            With ``on_invalid="raise"``, a record is not a point of the space (after the charge:
+            it depends on the data; one message whatever the fault).
         """
-        plan = self.plan(X)
         if y is not None:
             raise InvalidParameterError("y must be None: principal geodesic analysis is unsupervised.")
+        plan = self.plan(X)
         space, facts = self.space, plan.facts
-        mean_plan = facts["mean_plan"]
-        if self.accountant is not None:  # both releases or neither: a trial ledger pays first
-            acc = self.accountant
-            trial = type(acc)(epsilon=acc.epsilon, delta=acc.delta, composition=acc.composition)
-            trial.charges = list(acc.charges)
-            if mean_plan is not None:
-                trial.spend(mean_plan)
-            trial.spend(facts["guarantee"])
-        rng = as_generator(self.random_state)
-        if mean_plan is None:
-            footpoint = facts["footpoint"]
-        else:
-            mean_model = self._mean_model(mean_plan.epsilon, mean_plan.delta).set_params(
-                accountant=self.accountant, random_state=rng
-            )
-            footpoint = mean_model.fit(X).mean_
-        frame = tangent_frame(space, footpoint)
         data = space.unchecked.dataset_array(X, "X")
-
-        def private_part():
-            records = check_private_points(space, data, "X")
-            records = space.unchecked.clip_to_ball(records, facts["center"], facts["radius"])[0]
-            covariance = tangent_covariance(space, footpoint, frame, records, facts["bound"])
-            return covariance + _symmetric_noise(space.dim, plan.scale, rng)
-
-        noisy, self.withheld_warnings_ = execute(plan, self.accountant, private_part)
-        values, vectors = np.linalg.eigh(noisy)
+        rng = as_generator(self.random_state)
+        stand_in_rng = as_generator(None if is_secure(rng) else 0)  # the same construction as the release
+        deadline = timing_deadline(
+            self.timing_safe,
+            lambda records: self._private_release(records, facts, plan.scale, stand_in_rng),
+            lambda: ball_stand_ins(space, facts["center"], facts["radius"], plan.n_samples),
+            key=deadline_key(plan, is_secure(rng), np.shape(data)) if self.timing_safe is True else None,
+        )
+        (footpoint, frame, noisy, diagnostics), withheld = execute(
+            plan, self.accountant, lambda: self._private_release(data, facts, plan.scale, rng), deadline=deadline
+        )
+        values, vectors = np.linalg.eigh(noisy)  # post-processing of the release
         order = np.argsort(values)[::-1][: facts["n_components"]]
         self.mean_, self.covariance_, self.frame_ = footpoint, noisy, frame
         self.components_ = np.tensordot(vectors[:, order].T, frame, axes=1)
         self.explained_variance_ = np.maximum(values[order], 0.0)
         self.n_samples_ = plan.n_samples
+        self.timing_deadline_ = deadline
         self.privacy_report_ = plan.report
+        self.curator_diagnostics_ = PrincipalGeodesicsDiagnostics(**diagnostics, warnings=withheld)
         return self
+
+    def _private_release(self, records, facts, scale, rng):
+        """Everything that reads the records (run by :func:`geodp.release.execute`, with fixed work
+        in the timing-safe mode): the footpoint's release, then the covariance's. Returns
+        ``(footpoint, frame, noisy covariance, diagnostics)``; raises only the invalid-record error."""
+        space, center, radius = self.space, facts["center"], facts["radius"]
+        mean_diagnostics, fell_back = None, False
+        if facts["mean_plan"] is None:
+            footpoint = facts["footpoint"]
+        else:  # the fixed work, if any, comes from the section this runs in
+            model = self._mean_model(*facts["mean_budget"], False, rng)
+            try:
+                footpoint = model.fit(records).mean_
+                mean_diagnostics = model.curator_diagnostics_
+            except NoAcceptance:  # fixed work only, probability at most δ_t (charged): the public centre
+                footpoint, fell_back = np.array(center, dtype=float), True
+        frame = tangent_frame(space, footpoint)  # a function of the released footpoint
+        clipped, (n_invalid, n_clipped) = prepared_records(space, center, radius, records, coordinates=False)
+        if n_invalid and self.on_invalid == "raise":
+            raise NotOnManifoldError(invalid_message(space))
+        covariance = tangent_covariance(space, footpoint, frame, clipped, facts["bound"])
+        noisy = covariance + _symmetric_noise(space.dim, scale, rng)
+        diagnostics = dict(n_clipped=n_clipped, n_invalid=n_invalid, mean=mean_diagnostics, mean_fell_back=fell_back)
+        return footpoint, frame, noisy, diagnostics

@@ -16,7 +16,14 @@ from dataclasses import asdict, dataclass
 from geodp.composition import dp_event
 from geodp.release import TIMING_SAFE_DELTA, TIMING_SAFE_POLICY
 
-__all__ = ["BallDiagnostics", "PrivacyReport", "CuratorDiagnostics", "RegressionDiagnostics", "PerClassDiagnostics"]
+__all__ = [
+    "BallDiagnostics",
+    "PrivacyReport",
+    "CuratorDiagnostics",
+    "RegressionDiagnostics",
+    "PerClassDiagnostics",
+    "PrincipalGeodesicsDiagnostics",
+]
 
 
 class PrivacyReport(str):
@@ -81,8 +88,8 @@ def with_timing_policy(report: PrivacyReport, timing_safe) -> PrivacyReport:
     """``report`` with the timing-safe policy added when ``timing_safe`` is not False: the line of
     :data:`geodp.release.TIMING_SAFE_POLICY` and the guarantee of fixed work, (ε, δ + δ_t) with
     δ_t = :data:`geodp.release.TIMING_SAFE_DELTA`; in the dict ``timing_safe: True``,
-    ``timing_delta: δ_t``, ``delta`` raised by δ_t and no μ-GDP or zCDP curve (as
-    :func:`geodp.release.timing_safe_plan` charges).
+    ``timing_delta: δ_t``, ``delta`` raised by δ_t and no μ-GDP or zCDP curve nor parts
+    (``composed_of``), as :func:`geodp.release.timing_safe_plan` charges.
 
     Examples
     --------
@@ -105,7 +112,7 @@ def with_timing_policy(report: PrivacyReport, timing_safe) -> PrivacyReport:
         timing_safe=True,
         timing_delta=TIMING_SAFE_DELTA,
         delta=delta,
-        **{key: None for key in ("gdp_mu", "zcdp_rho") if key in data},
+        **{key: None for key in ("gdp_mu", "zcdp_rho", "composed_of") if key in data},
     )
     report = with_assumption(
         report, f"guarantee with fixed work: (epsilon, delta + delta_t) = ({data.get('epsilon')!r}, {delta!r})"
@@ -117,6 +124,11 @@ def with_timing_policy(report: PrivacyReport, timing_safe) -> PrivacyReport:
 
 
 _BANNER = "CURATOR-ONLY — DO NOT PUBLISH: computed from the private data without noise"
+
+
+def _nested(diagnostics) -> list:
+    """The lines of another release's diagnostics inside these: indented, without its banner."""
+    return [f"  {line}" for line in str(diagnostics).splitlines()[1:]]
 
 
 class _CuratorFacts:
@@ -295,7 +307,58 @@ class PerClassDiagnostics(_CuratorFacts):
         lines = [_BANNER]
         for label, diagnostics in zip(self.classes, self.per_class):
             lines.append(f"class {label!r}:")
-            lines += [f"  {line}" for line in str(diagnostics).splitlines()[1:]]  # without its banner
+            lines += _nested(diagnostics)
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class PrincipalGeodesicsDiagnostics(_CuratorFacts):
+    """Curator-only facts about the records behind a ``PrivatePrincipalGeodesics`` fit.
+
+    Every field is computed from the private records without noise: never publish any of them.
+
+    Attributes
+    ----------
+    n_clipped : int
+        Records outside the public ball, clipped onto its boundary before the covariance.
+    n_invalid : int
+        Records that were not points of the space, replaced by the public centre
+        (``on_invalid="center"``).
+    mean : CuratorDiagnostics or None
+        The footpoint release's diagnostics (None with a public footpoint, or when it fell back).
+    mean_fell_back : bool
+        Timing-safe mode: the footpoint's sampler accepted none of its fixed public number of
+        proposals (probability at most δ_t), so the public centre was the footpoint.
+    warnings : tuple of str
+        Warnings raised while the private data were processed (withheld from the caller).
+
+    Examples
+    --------
+    >>> d = PrincipalGeodesicsDiagnostics(n_clipped=2, n_invalid=0, mean=None, mean_fell_back=False)
+    >>> str(d).splitlines()[0]
+    'CURATOR-ONLY — DO NOT PUBLISH: computed from the private data without noise'
+    >>> d.to_dict()["n_clipped"]
+    2
+    """
+
+    n_clipped: int
+    n_invalid: int
+    mean: CuratorDiagnostics | None
+    mean_fell_back: bool
+    warnings: tuple = ()
+
+    def __str__(self) -> str:
+        lines = [
+            _BANNER,
+            f"records clipped onto the ball's boundary : {self.n_clipped}",
+            f"invalid records replaced by the centre   : {self.n_invalid}",
+        ]
+        if self.mean_fell_back:
+            lines.append("footpoint: its sampler accepted none of its fixed proposals; the public centre was used")
+        elif self.mean is not None:
+            lines.append("footpoint release (PrivateFrechetMean):")
+            lines += _nested(self.mean)
+        lines += [f"warning withheld from the caller: {w}" for w in self.warnings]
         return "\n".join(lines)
 
 

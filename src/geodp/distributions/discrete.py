@@ -7,17 +7,22 @@ releases of :mod:`geodp.mechanisms.grid` floating-point safe (Mironov 2012; docs
 Scales are :class:`fractions.Fraction` (any positive rational).
 
 The running time depends on the noise drawn (rejection loops), never on the value the noise is
-added to.
+added to. Under :func:`geodp.work.fixed_work` (timing-safe mode) both samplers run
+:mod:`geodp.distributions.discrete_fixed` instead: a fixed public number of iterations of every
+loop, the same law except with probability below a share of δ_t.
 """
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from math import isqrt
 
 import numpy as np
 
+from geodp.distributions.discrete_fixed import fixed_discrete_gaussian, fixed_discrete_laplace
 from geodp.errors import InvalidParameterError
+from geodp.work import fixed_work
 
 __all__ = ["bernoulli_exp", "discrete_gaussian", "discrete_laplace"]
 
@@ -79,12 +84,26 @@ def _as_positive_fraction(value, name: str) -> Fraction:
     return q
 
 
+def _shape(size) -> tuple:
+    return () if size is None else ((int(size),) if np.isscalar(size) else tuple(int(s) for s in size))
+
+
 def _draws(one, size) -> np.ndarray:
     """``size`` independent draws of ``one()`` as an object array of Python ints."""
-    shape = () if size is None else ((int(size),) if np.isscalar(size) else tuple(int(s) for s in size))
+    shape = _shape(size)
     out = np.empty(shape, dtype=object)
     for index in np.ndindex(shape):
         out[index] = one()
+    return out
+
+
+def _fixed_draws(fixed, parameter: Fraction, rng, size, epsilon) -> np.ndarray:
+    """``size`` draws by a fixed-work sampler (one δ_t share for the whole call)."""
+    shape = _shape(size)
+    n = math.prod(shape)
+    out = np.empty(shape, dtype=object)
+    if n:
+        out.reshape(-1)[:] = fixed(parameter, n, rng, epsilon)
     return out
 
 
@@ -125,7 +144,7 @@ def _discrete_laplace_one(scale: Fraction, rng) -> int:
             return -magnitude if negative else magnitude
 
 
-def discrete_laplace(scale, rng, size=None):
+def discrete_laplace(scale, rng, size=None, *, epsilon=0.0):
     """Exact discrete Laplace on the integers: ``P(x) ∝ exp(−|x|/scale)`` (CKS20 Alg. 2).
 
     Parameters
@@ -134,6 +153,11 @@ def discrete_laplace(scale, rng, size=None):
         Positive; read exactly as a rational.
     rng : numpy.random.Generator
     size : int or tuple, optional
+    epsilon : float, optional
+        Under :func:`geodp.work.fixed_work` only: the ε of the release this noise serves. The
+        fixed-work sampler fails (:class:`~geodp.work.NoAcceptance`) with probability at most
+        e^−ε times its δ_t share, since a truncated tail costs e^ε times its probability
+        (docs/math.md §15); 0 leaves the share as it is.
 
     Returns
     -------
@@ -147,7 +171,10 @@ def discrete_laplace(scale, rng, size=None):
     True
     """
     s = _as_positive_fraction(scale, "scale")
-    draws = _draws(lambda: _discrete_laplace_one(s, rng), size)
+    if fixed_work() is not None:
+        draws = _fixed_draws(fixed_discrete_laplace, s, rng, size, epsilon)
+    else:
+        draws = _draws(lambda: _discrete_laplace_one(s, rng), size)
     return draws[()] if size is None else draws
 
 
@@ -161,7 +188,7 @@ def _discrete_gaussian_one(sigma2: Fraction, rng) -> int:
             return y
 
 
-def discrete_gaussian(sigma2, rng, size=None):
+def discrete_gaussian(sigma2, rng, size=None, *, epsilon=0.0):
     """Exact discrete Gaussian on the integers: ``P(x) ∝ exp(−x²/(2σ²))`` (CKS20 Alg. 3).
 
     Parameters
@@ -170,6 +197,11 @@ def discrete_gaussian(sigma2, rng, size=None):
         The parameter σ² (positive, read exactly as a rational; the variance is slightly below).
     rng : numpy.random.Generator
     size : int or tuple, optional
+    epsilon : float, optional
+        Under :func:`geodp.work.fixed_work` only: the ε of the release this noise serves. The
+        fixed-work sampler fails (:class:`~geodp.work.NoAcceptance`) with probability at most
+        e^−ε times its δ_t share, since a truncated tail costs e^ε times its probability
+        (docs/math.md §15); 0 leaves the share as it is.
 
     Returns
     -------
@@ -183,5 +215,8 @@ def discrete_gaussian(sigma2, rng, size=None):
     True
     """
     s2 = _as_positive_fraction(sigma2, "sigma2")
-    draws = _draws(lambda: _discrete_gaussian_one(s2, rng), size)
+    if fixed_work() is not None:
+        draws = _fixed_draws(fixed_discrete_gaussian, s2, rng, size, epsilon)
+    else:
+        draws = _draws(lambda: _discrete_gaussian_one(s2, rng), size)
     return draws[()] if size is None else draws

@@ -176,7 +176,7 @@ class GridLaplace(_GridNoise):
         return float(self.scale_units * Fraction(self.grid))
 
     def _integer_noise(self, rng, shape):
-        return discrete_laplace(self.scale_units, rng, size=shape)
+        return discrete_laplace(self.scale_units, rng, size=shape, epsilon=self.epsilon)
 
     def describe(self) -> dict:
         """The :class:`~geodp.mechanisms.base.Guarantee` fields of this construction."""
@@ -277,7 +277,7 @@ class GridGaussian(_GridNoise):
         return math.sqrt(self.sigma2_units) * self.grid
 
     def _integer_noise(self, rng, shape):
-        return discrete_gaussian(self.sigma2_units, rng, size=shape)
+        return discrete_gaussian(self.sigma2_units, rng, size=shape, epsilon=self.epsilon)
 
     def describe(self) -> dict:
         """The :class:`~geodp.mechanisms.base.Guarantee` fields of this construction."""

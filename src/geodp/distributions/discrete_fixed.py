@@ -22,9 +22,9 @@ lemma of §15), and splits it equally over every capped event of every sample (a
 union bound). Any cap exceeded in a loop the default algorithm would have run raises
 :class:`~geodp.work.NoAcceptance` after the call's whole fixed work.
 
-Bernoulli(num/(den·k)) is drawn as Bernoulli(num/den) ∧ Bernoulli(1/k), the latter as
-``w mod k == 0`` for ``w`` uniform below lcm(1, …, C): same law as the default's single coin, with
-moduli that do not depend on the noise.
+Bernoulli(num/(den·k)) is the default's coin (a uniform below den·k, compared with num) while
+den·C fits in 63 bits, else Bernoulli(num/den) ∧ Bernoulli(1/k) (same law); Bernoulli(1/k) alone
+is ``w mod k == 0`` for ``w`` uniform below lcm(1, …, C). The moduli never depend on the noise.
 """
 
 from __future__ import annotations
@@ -84,13 +84,14 @@ def _events(caps: _Caps, gaussian: bool, big: tuple[bool, bool]) -> int:
 @lru_cache(maxsize=256)
 def _caps(share: float, rate: float, gaussian: bool, big: tuple[bool, bool]) -> _Caps:
     """The caps whose events, each failing with probability ``eta``, fail below ``share`` in all."""
-    eta = share
+    budgeted = 1  # the number of events η was divided among (integers: no rounding in the test)
     while True:
+        eta = share / budgeted * (1.0 - 1e-12)
         caps = _caps_at(eta, rate)
         events = _events(caps, gaussian, big)
-        if events * eta <= share:
+        if events <= budgeted:
             return caps
-        eta = share / events
+        budgeted = events
 
 
 def _uniforms(m: int, shape: tuple, rng, caps: _Caps):
@@ -114,9 +115,12 @@ def _bernoulli_exp(num, den: int, shape: tuple, rng, caps: _Caps):
     """Bernoulli(exp(−num/den)) for num ≤ den (``num=None``: γ = 1), C coins each:
     (success, cap exceeded or a uniform rejected)."""
     k = np.arange(1, caps.coins + 1)
-    coin = rng.integers(0, caps.lcm, size=shape + (caps.coins,)) % k == 0  # Bernoulli(1/k)
     failed = np.zeros(shape + (caps.coins,), dtype=bool)
-    if num is not None:  # ∧ Bernoulli(num/den)
+    if num is not None and den * caps.coins <= _INT64_BOUND:  # the default's coin: uniform below den·k
+        coin = (rng.integers(0, den * k, size=shape + (caps.coins,)) < np.asarray(num)[..., None]).astype(bool)
+    else:
+        coin = rng.integers(0, caps.lcm, size=shape + (caps.coins,)) % k == 0  # Bernoulli(1/k)
+    if num is not None and den * caps.coins > _INT64_BOUND:  # ∧ Bernoulli(num/den)
         v, failed = _uniforms(den, shape + (caps.coins,), rng, caps)
         coin &= (v < np.asarray(num)[..., None]).astype(bool)
     first_false = np.argmin(coin, axis=-1)  # K − 1 (0 when every coin is 1: the cap)

@@ -14,6 +14,7 @@ from scipy import stats
 from geodp.accountant import BudgetAccountant
 from geodp.distributions import discrete_fixed
 from geodp.distributions.discrete import discrete_gaussian, discrete_laplace
+from geodp.errors import InvalidParameterError
 from geodp.manifolds import SPD, Euclidean
 from geodp.models import PrivateFrechetMean
 from geodp.release import TIMING_SAFE_DELTA
@@ -175,6 +176,11 @@ def test_a_failed_sampler_makes_the_frechet_mean_release_its_public_fallback(mon
     model.set_params(timing_safe=DEADLINE).fit(np.full((10, 2), 1.5))
     np.testing.assert_array_equal(model.mean_, np.ones(2))
     assert accountant.total_spent == (1.0, TIMING_SAFE_DELTA)
+
+
+def test_an_epsilon_past_600_is_refused_under_fixed_work():
+    with fixed_work_section(TIMING_SAFE_DELTA), pytest.raises(InvalidParameterError, match="epsilon"):
+        discrete_laplace(Fraction(1, 1000), np.random.default_rng(0), epsilon=1000.0)
 
 
 def _records(space, center, radius, n, seed):

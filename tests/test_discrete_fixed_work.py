@@ -59,6 +59,7 @@ SAMPLERS = {
     "gaussian": lambda rng: discrete_gaussian(Fraction(400), rng, epsilon=1.0),
     # a float ε makes the scale's numerator pass 2^63: the byte path of the uniforms
     "laplace-big-modulus": lambda rng: discrete_laplace(Fraction(1450) / Fraction(0.3), rng, epsilon=0.3),
+    "gaussian-big-modulus": lambda rng: discrete_gaussian(Fraction(400.1), rng, epsilon=1.0),
 }
 
 
@@ -109,24 +110,27 @@ def _chi_square_p(samples, pmf):
     return stats.chisquare(observed, expected).pvalue
 
 
-LAWS = [
-    ("laplace", discrete_laplace, 3, _laplace_pmf(3.0)),
-    ("gaussian", discrete_gaussian, 16, _gaussian_pmf(16.0)),
+TINY = Fraction(1, 2**70)  # moves the moduli past 2^63 (the byte path), the law by ~1e-21
+LAWS = [  # (name, sampler, parameter, pmf, draws): the byte path costs ~20 ms a sample, so fewer
+    ("laplace", discrete_laplace, Fraction(3), _laplace_pmf(3.0), 1500),
+    ("gaussian", discrete_gaussian, Fraction(16), _gaussian_pmf(16.0), 1500),
+    ("laplace-big-modulus", discrete_laplace, 3 + TINY, _laplace_pmf(3.0), 400),
+    ("gaussian-big-modulus", discrete_gaussian, 16 + TINY, _gaussian_pmf(16.0), 400),
 ]
 
 
-@pytest.mark.parametrize(("name", "sampler", "parameter", "pmf"), LAWS, ids=[law[0] for law in LAWS])
-def test_fixed_work_law_is_the_exact_pmf(name, sampler, parameter, pmf):
+@pytest.mark.parametrize(("name", "sampler", "parameter", "pmf", "draws"), LAWS, ids=[law[0] for law in LAWS])
+def test_fixed_work_law_is_the_exact_pmf(name, sampler, parameter, pmf, draws):
     with fixed_work_section(1e-6):
-        x = sampler(parameter, np.random.default_rng(1), size=1500)
+        x = sampler(parameter, np.random.default_rng(1), size=draws)
     assert _chi_square_p(x, pmf) > 1e-3
 
 
-@pytest.mark.parametrize(("name", "sampler", "parameter", "pmf"), LAWS, ids=[law[0] for law in LAWS])
-def test_a_wrong_scale_fails_the_same_test(name, sampler, parameter, pmf):
+@pytest.mark.parametrize(("name", "sampler", "parameter", "pmf", "draws"), LAWS, ids=[law[0] for law in LAWS])
+def test_a_wrong_scale_fails_the_same_test(name, sampler, parameter, pmf, draws):
     """The mutant: the same number of draws at 1.5× the scale (2.25× the Gaussian's σ²)."""
-    wrong = Fraction(3 * parameter, 2) if name == "laplace" else Fraction(9 * parameter, 4)
-    x = sampler(wrong, np.random.default_rng(1), size=1500)
+    wrong = parameter * (Fraction(3, 2) if name.startswith("laplace") else Fraction(9, 4))
+    x = sampler(wrong, np.random.default_rng(1), size=draws)
     assert _chi_square_p(x, pmf) < 1e-6
 
 

@@ -154,13 +154,26 @@ def _geometric(num: int, den: int, shape: tuple, rng, caps: _Caps):
 
 
 def _first_accepted(values, accepted, failed, caps: _Caps):
-    """The first accepted proposal of each sample; NoAcceptance (after all the work) if any sample
-    accepted none or failed in a proposal the default would have run."""
+    """The first accepted proposal of each sample, and whether any sample accepted none or failed
+    in a proposal the default would have run."""
     first = np.argmax(accepted, axis=-1)
     used = np.arange(caps.proposals) <= first[..., None]
-    if (~accepted.any(axis=-1) | (failed & used).any(axis=-1)).any():
+    failed = (~accepted.any(axis=-1) | (failed & used).any(axis=-1)).any()
+    return np.take_along_axis(values, first[..., None], axis=-1)[..., 0], bool(failed)
+
+
+_CHUNK_COINS = 2**20  # coins drawn at once: bounds the arrays (object ints on the byte path)
+
+
+def _in_chunks(one_chunk, n: int, caps: _Caps) -> np.ndarray:
+    """``one_chunk(m)`` over chunks of samples (a public split); NoAcceptance after all the work
+    if any failed."""
+    count("discrete samples", n)
+    size = max(1, _CHUNK_COINS // (caps.proposals * (caps.trials + 2 * caps.run) * caps.coins))
+    parts = [one_chunk(min(size, n - start)) for start in range(0, n, size)]
+    if any(failed for _, failed in parts):
         raise NoAcceptance
-    return np.take_along_axis(values, first[..., None], axis=-1)[..., 0]
+    return np.concatenate([values for values, _ in parts])
 
 
 def _signed(n: int, scale: Fraction, rng, caps: _Caps):
@@ -199,9 +212,11 @@ def fixed_discrete_laplace(scale: Fraction, n: int, rng, epsilon: float = 0.0) -
     """
     big = (scale.numerator > _INT64_BOUND, False)
     caps = _caps(_share(epsilon) / n, 0.5, False, big)
-    count("discrete samples", n)
-    values, valid, failed = _signed(n, scale, rng, caps)
-    return _first_accepted(values, valid, failed, caps)
+
+    def one_chunk(m):
+        return _first_accepted(*_signed(m, scale, rng, caps), caps)
+
+    return _in_chunks(one_chunk, n, caps)
 
 
 def gaussian_acceptance_floor(sigma2: Fraction) -> float:
@@ -239,10 +254,14 @@ def fixed_discrete_gaussian(sigma2: Fraction, n: int, rng, epsilon: float = 0.0)
     t = math.isqrt(a // b) + 1
     den = 2 * a * b * t * t
     caps = _caps(_share(epsilon) / n, gaussian_acceptance_floor(sigma2), True, (False, den > _INT64_BOUND))
-    count("discrete samples", n)
+    return _in_chunks(lambda m: _gaussian_chunk(m, a, b, t, rng, caps), n, caps)
+
+
+def _gaussian_chunk(n: int, a: int, b: int, t: int, rng, caps: _Caps):
     y, valid, failed = _signed(n, Fraction(t), rng, caps)
     # accept with exp(−γ), γ = (|y|·b·t − a)²/(2abt²): ⌈γ⌉ − 1 unit coins (the default's "while
     # num > den"), then Bernoulli(exp(−(γ − units)))
+    den = 2 * a * b * t * t
     num = (np.abs(y) * (b * t) - a) ** 2
     units = np.where((num > den).astype(bool), (num - 1) // den, 0)
     _, run_reached, run_failed = _run(y.shape, rng, caps, np.minimum(units, caps.run + 1).astype(np.int64))

@@ -16,7 +16,7 @@ from geodp.distributions import discrete_fixed
 from geodp.distributions.discrete import discrete_gaussian, discrete_laplace
 from geodp.errors import InvalidParameterError
 from geodp.manifolds import SPD, Euclidean
-from geodp.models import PrivateFrechetMean
+from geodp.models import PrivateFrechetMean, PrivateMDM
 from geodp.release import TIMING_SAFE_DELTA
 from geodp.secure import SecureGenerator
 from geodp.work import NoAcceptance, fixed_work_section
@@ -166,8 +166,8 @@ def test_the_gaussian_acceptance_floor_is_below_the_exact_rate():
 
 
 def test_a_failed_sampler_makes_the_frechet_mean_release_its_public_fallback(monkeypatch):
-    """The caller's side of NoAcceptance: after the fixed work, the grid release fails and the
-    timing-safe Fréchet mean releases the public centre, charged (ε, δ_t)."""
+    """The callers' side of NoAcceptance: after the fixed work, the grid release fails and the
+    timing-safe Fréchet mean (and MDM's class means) release the public centre, charged (ε, δ_t)."""
     original = discrete_fixed._first_accepted
 
     def failing(*args):
@@ -180,6 +180,10 @@ def test_a_failed_sampler_makes_the_frechet_mean_release_its_public_fallback(mon
     model.set_params(timing_safe=DEADLINE).fit(np.full((10, 2), 1.5))
     np.testing.assert_array_equal(model.mean_, np.ones(2))
     assert accountant.total_spent == (1.0, TIMING_SAFE_DELTA)
+    # PrivateMDM releases each class mean so: every class falls back to the centre
+    mdm = PrivateMDM(Euclidean(2), epsilon=1.0, center=np.ones(2), radius=1.0, timing_safe=DEADLINE)
+    mdm.fit(np.full((10, 2), 1.5), np.repeat([0, 1], 5))
+    np.testing.assert_array_equal(np.asarray(mdm.covmeans_, dtype=float), np.ones((2, 2)))
 
 
 def test_an_epsilon_past_600_is_refused_under_fixed_work():

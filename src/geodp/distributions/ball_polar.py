@@ -184,7 +184,6 @@ def log_direction_share(t, s, radius, kappa, dim):
     True
     """
     t, s = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(s, dtype=float))
-    count("direction-shares", t.size)
     log_q = _cap_log_threshold(t, s, radius, kappa)
     if dim == 1:  # u = ±(direction of m0)
         with np.errstate(divide="ignore"):
@@ -301,12 +300,17 @@ class CapProposal:
         if self.axis is None:
             with np.errstate(divide="ignore"):
                 return np.log((np.asarray(t) <= self.radius + self.delta).astype(float))
-        return log_direction_share(t, self.delta, self.radius, self.kappa, self.space.dim)
+        return self._shares(t, self.delta)
+
+    def _shares(self, t, s):
+        """:func:`log_direction_share` at radii ``t`` for an anchor ``s`` from the centre (counted)."""
+        count("direction-shares", np.size(t))
+        return log_direction_share(t, s, self.radius, self.kappa, self.space.dim)
 
     def _off_centre_draws(self, t, rng):
         """Under fixed work, an anchor at the centre computes (and drops) the direction weights
         and the cap's truncated Beta of an anchor on the boundary at the radii ``t``."""
-        log_direction_share(t, self.radius, self.radius, self.kappa, self.space.dim)
+        self._shares(t, self.radius)
         log_q = _cap_log_threshold(np.minimum(t, self.radius), self.radius, self.radius, self.kappa)
         _truncated_sym_beta(self.a, log_q, rng.random(len(t)))
 
@@ -322,7 +326,7 @@ class CapProposal:
     def _off_centre_bounds(self, t, level):
         """Under fixed work, an anchor at the centre computes (and drops) the bounds of an
         anchor on the boundary at the nodes ``t``: the same work as an off-centre one."""
-        log_direction_share(t, self.radius, self.radius, self.kappa, self.space.dim)
+        self._shares(t, self.radius)
 
     def _direction_weight(self, t, rng):
         """``(log w, state)`` for radii ``t`` drawn from the hat: a radius is kept with probability

@@ -373,7 +373,8 @@ class RiemannianLaplace(Distribution):
     @functools.cached_property
     def _ball_polar(self):
         """The polar proposal at η restricted to the ball, built once per law (its nodes depend on
-        ρ(η, m0), hence on the data: this costs time, not privacy; see SECURITY.md)."""
+        ρ(η, m0), hence on the data: this costs time, not privacy; under fixed work the build does
+        the same work for every η: docs/math.md §15)."""
         return exact_ball_proposal(self.space, self.footpoint, self.center, 1.0 / self.scale, self.radius)
 
     def _propose_in_ball(self, k, rng):

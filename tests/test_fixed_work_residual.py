@@ -12,6 +12,7 @@ from scipy import stats
 
 from geodp.distributions import ball_polar
 from geodp.distributions.ball_polar import exact_ball_proposal
+from geodp.distributions.laplace import RiemannianLaplace
 from geodp.frechet import _direction, frechet_mean
 from geodp.manifolds import SPD, Hyperbolic, KendallShape, Sphere
 from geodp.models import PrivateFrechetMean
@@ -63,6 +64,23 @@ def test_polar_proposal_construction_work_is_the_same_for_every_anchor(three_lev
     assert fixed[0]["polar-nodes"] == sum((256 << k) + 1 for k in range(3))  # every level, whatever the anchor
     default = [_build_work(space, center, radius, rate, a, False) for a in anchors]
     assert default[0] != default[2]  # the control: the counters see the default path's channel
+
+
+def test_truncated_laplace_polar_draws_do_the_same_work_for_every_footpoint(three_levels):
+    """The truncated Laplace on H¹⁰⁰ (r = 3, σ = 1) draws by the polar proposal; under fixed work
+    its build and its draws (directions and in-ball checks on every candidate) are counted equal
+    for footpoints at the centre, halfway and on the boundary."""
+    space = Hyperbolic(100)
+    center = space.reference_point()
+    work = []
+    for anchor in _anchors(space, center, 3.0, seed=1):
+        law = RiemannianLaplace(space, anchor, 1.0, center=center, radius=3.0)
+        assert law.sampler.startswith("exact: polar coordinates at the footpoint")
+        with counting() as counts, fixed_work_section(1e-10):
+            law.sample(rng=1)
+        work.append(dict(counts))
+    assert work[0] == work[1] == work[2]
+    assert work[0]["polar-directions"] == work[0]["proposals"] > 0
 
 
 def _cap_cdf_by_quadrature(anchor, radius, rate, grid=1500):

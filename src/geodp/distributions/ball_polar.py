@@ -197,7 +197,8 @@ def log_direction_share(t, s, radius, kappa, dim):
         if fixed_work() is not None:  # both branches on every element (dummies elsewhere), then kept
             dummy = math.log(0.25)
             low = _log_sym_betainc(a, np.where(lower, log_q, dummy))
-            high = np.log1p(-special.betainc(a, a, -np.expm1(np.where(upper, log_q, dummy))))
+            with np.errstate(divide="ignore"):  # a dummy's I may round to 1
+                high = np.log1p(-special.betainc(a, a, -np.expm1(np.where(upper, log_q, dummy))))
             log_share = np.where(lower, low, np.where(upper, high, log_share))
         else:
             log_share[lower] = _log_sym_betainc(a, log_q[lower])
@@ -359,21 +360,33 @@ class CapProposal:
         return u / np.asarray(self.space.unchecked.norm(self.anchor, u))[self._expand]
 
     def propose(self, m, rng):
-        """``m`` candidates and a mask of those that passed the radius and direction steps
-        (under fixed work the directions and points of all ``m`` are computed, those that
-        failed at the public radius ``r/2``, and the kept ones returned)."""
+        """``m`` candidates and a mask of those that passed the radius and direction steps."""
+        if fixed_work() is not None:
+            x, keep = self.propose_every(m, rng)
+            return x[keep], keep
+        t, state, keep = self._radii(m, rng)
+        u = self._directions(t[keep], None if state is None else state[keep], rng)
+        return self.space.unchecked.polar_exp(self.anchor, u, t[keep]), keep
+
+    def propose_every(self, m, rng):
+        """The fixed-work :meth:`propose`: a point for each of the ``m`` candidates (those that
+        failed the radius and direction steps at the public radius ``r/2``; each candidate draws
+        its own direction, so the kept ones keep their law) and the mask of those that passed."""
+        count("polar-directions", m)
+        t, state, keep = self._radii(m, rng)
+        t = np.where(keep, t, 0.5 * self.radius)
+        u = self._directions(t, None if state is None else np.where(keep, state, 0.0), rng)
+        return self.space.unchecked.polar_exp(self.anchor, u, t), keep
+
+    def _radii(self, m, rng):
+        """``(t, state, keep)``: ``m`` radii from the hat, their direction state, and the mask
+        of those kept by the radius and direction-weight steps."""
         t, log_hat = self.hat.propose(m, rng)
         log_weight, state = self._direction_weight(t, rng)
         with np.errstate(invalid="ignore"):
             keep = np.log(rng.random(m)) < self._g(t) - self.shift + log_weight - log_hat
         keep &= (t > 0) & (t <= self.length) & np.isfinite(log_weight)
-        if fixed_work() is not None:
-            count("polar-directions", m)
-            t = np.where(keep, t, 0.5 * self.radius)
-            u = self._directions(t, None if state is None else np.where(keep, state, 0.0), rng)
-            return self.space.unchecked.polar_exp(self.anchor, u, t)[keep], keep
-        u = self._directions(t[keep], None if state is None else state[keep], rng)
-        return self.space.unchecked.polar_exp(self.anchor, u, t[keep]), keep
+        return t, state, keep
 
 
 _LEVELS = 9  # refinements of the radial grid, 256 to 65,536 intervals
@@ -452,9 +465,8 @@ class KendallProposal(CapProposal):
         first four (tables of rows × cells) None unless ``keep``."""
         cells = _PHI_CELLS << (level // 2)  # the radial nodes double at every level, the cells every other
         count("kendall-cells", len(t) * cells)
-        blocks = [self._row_block(t[i : i + _ROW_BLOCK], cells, delta) for i in range(0, len(t), _ROW_BLOCK)]
-        if not keep:
-            blocks = [block[4:] for block in blocks]
+        first = 0 if keep else 4  # without keep, each block's tables are dropped as it is made
+        blocks = [self._row_block(t[i : i + _ROW_BLOCK], cells, delta)[first:] for i in range(0, len(t), _ROW_BLOCK)]
         parts = [np.concatenate(part) for part in zip(*blocks, strict=True)]
         log_upper, log_lower = parts[-2:]
         if not keep:

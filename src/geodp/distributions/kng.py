@@ -723,12 +723,11 @@ class KNGDistribution(Distribution):
             return x, out
 
         def propose_cap(batch, rng):
-            x, passed = self._cap.propose(batch, rng)
-            if fixed_work() is not None:  # every proposal is measured (the failed ones at the centre)
-                out = np.repeat(self.center[None], batch, axis=0)
-                out[passed] = x
+            if fixed_work() is not None:  # every proposal is measured (those that failed where they fell)
+                out, passed = self._cap.propose_every(batch, rng)
                 inside = passed & (np.asarray(self.space.unchecked.dist(self.center, out)) <= self.radius)
                 return out, np.where(inside, kng_log_acceptance(out), -np.inf)
+            x, passed = self._cap.propose(batch, rng)
             inside = np.asarray(self.space.unchecked.dist(self.center, x)) <= self.radius
             log_acc = np.full(batch, -np.inf)
             idx = np.flatnonzero(passed)[inside]

@@ -24,6 +24,7 @@ from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
 from geodp.validation import as_generator, check_positive
+from geodp.work import fixed_work
 
 __all__ = [
     "l2_laplace_noise",
@@ -380,6 +381,10 @@ class RiemannianLaplace(Distribution):
     def _propose_in_ball(self, k, rng):
         """``k`` polar proposals; those kept by the construction and inside the ball (all of them
         but rounding-level strays at the boundary) are accepted."""
+        if fixed_work() is not None:  # every candidate is checked (fixed work: docs/math.md §15)
+            x, kept = self._ball_polar.propose_every(k, rng)
+            inside = kept & (np.asarray(self.space.unchecked.dist(self.center, x)) <= self.radius)
+            return x, np.where(inside, 0.0, -np.inf)
         x, kept = self._ball_polar.propose(k, rng)
         inside = np.asarray(self.space.unchecked.dist(self.center, x)) <= self.radius
         out, log_acc = np.empty((k,) + self.space.point_shape), np.full(k, -np.inf)

@@ -73,7 +73,8 @@ def _log_sym_betainc(a, log_x):
     every = fixed_work() is not None  # the series on every element (dummies off the tail), kept on the tail
     if every or np.any(tail):
         lx = np.where(np.isfinite(log_x), log_x, math.log(0.25)) if every else log_x[tail]
-        series = a * lx + a * np.log1p(-np.exp(lx)) - math.log(a) - special.betaln(a, a) + _log_series(a, lx)
+        with np.errstate(divide="ignore", invalid="ignore"):  # stand-ins off the tail may sit at x = 1
+            series = a * lx + a * np.log1p(-np.exp(lx)) - math.log(a) - special.betaln(a, a) + _log_series(a, lx)
         out[tail] = series[tail] if every else series
     return out
 
@@ -371,7 +372,18 @@ class CapProposal:
     def propose_every(self, m, rng):
         """The fixed-work :meth:`propose`: a point for each of the ``m`` candidates (those that
         failed the radius and direction steps at the public radius ``r/2``; each candidate draws
-        its own direction, so the kept ones keep their law) and the mask of those that passed."""
+        its own direction, so the kept ones keep their law) and the mask of those that passed.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from geodp.manifolds import Sphere
+        >>> north = np.array([0.0, 0.0, 1.0])
+        >>> law = exact_ball_proposal(Sphere(2), north, north, rate=3.0, radius=0.7)
+        >>> x, kept = law.propose_every(100, np.random.default_rng(0))
+        >>> x.shape, kept.shape, bool(kept.mean() > 0.5)
+        ((100, 3), (100,), True)
+        """
         count("polar-directions", m)
         t, state, keep = self._radii(m, rng)
         t = np.where(keep, t, 0.5 * self.radius)

@@ -10,6 +10,13 @@ cap (law of cosines), on Kendall's shape space the exact set is drawn through tw
 outside the ball are rejected by the caller. The draws are exact, and at most half of the
 proposals are lost to the construction (checked by quadrature when the proposal is built).
 
+Under fixed work (:func:`geodp.work.fixed_work`, a timing-safe release) the construction does a
+public amount of work (docs/math.md §15): its radial grid spans the public ``[0, 2r]`` (not
+``[0, r + ρ(a, m0)]``), it builds every refinement level and keeps the first that reaches
+acceptance 1/2 (the one the default build stops at on the same grid), the direction shares are
+computed on every node by every branch of their formula, and an anchor at the centre computes,
+and discards, the shares of an anchor on the boundary.
+
 Used by KNG (its proposal at the Fréchet mean) and by the truncated Riemannian Laplace.
 """
 
@@ -24,6 +31,7 @@ from scipy.special import logsumexp
 from geodp.distributions.piecewise_hat import PiecewiseExponentialHat
 from geodp.distributions.radial import SecantHat, is_isotropic
 from geodp.errors import AssumptionError
+from geodp.work import count, fixed_work
 
 __all__ = ["direction_share", "log_direction_share", "exact_ball_proposal", "has_exact_ball_proposal"]
 
@@ -62,19 +70,25 @@ def _log_sym_betainc(a, log_x):
     with np.errstate(divide="ignore"):
         out = np.log(special.betainc(a, a, x))
     tail = ~(out > _TAIL) & np.isfinite(log_x)
-    if np.any(tail):
-        lx = log_x[tail]
-        n = np.arange(_SERIES_TERMS - 1)
-        log_ratio = np.log((2 * a + n) / (a + 1 + n))[None, :] + lx[:, None]
-        log_terms = np.concatenate([np.zeros((len(lx), 1)), np.cumsum(log_ratio, axis=1)], axis=1)
-        out[tail] = (
-            a * lx
-            + a * np.log1p(-np.exp(lx))
-            - math.log(a)
-            - special.betaln(a, a)
-            + special.logsumexp(log_terms, axis=1)
-        )
+    every = fixed_work() is not None  # the series on every element (dummies off the tail), kept on the tail
+    if every or np.any(tail):
+        lx = np.where(np.isfinite(log_x), log_x, math.log(0.25)) if every else log_x[tail]
+        with np.errstate(divide="ignore", invalid="ignore"):  # stand-ins off the tail may sit at x = 1
+            series = a * lx + a * np.log1p(-np.exp(lx)) - math.log(a) - special.betaln(a, a) + _log_series(a, lx)
+        out[tail] = series[tail] if every else series
     return out
+
+
+def _log_series(a, log_x):
+    """``log Σ_n c_n`` (``c_0 = 1``, ``c_{n+1} = c_n (2a + n) x / (a + 1 + n)``, ``x ≤ 1/2``: the
+    terms are at most ``(2x)^n ≤ 1``, summed as they are) over ``_SERIES_TERMS`` terms."""
+    count("share-series", log_x.size)
+    x = np.exp(log_x)
+    term, total = np.ones_like(x), np.ones_like(x)
+    for n in range(_SERIES_TERMS - 1):
+        term *= (2 * a + n) / (a + 1 + n) * x
+        total += term
+    return np.log(total)
 
 
 def _truncated_sym_beta(a, log_q, u):
@@ -85,6 +99,8 @@ def _truncated_sym_beta(a, log_q, u):
     log_mass = _log_sym_betainc(a, log_q)
     z = np.empty_like(log_q)
     plain = log_mass > _TAIL
+    if fixed_work() is not None:
+        return _truncated_sym_beta_fixed(a, log_q, u, log_mass, plain)
     z[plain] = special.betaincinv(a, a, u[plain] * np.exp(log_mass[plain]))
     if np.any(~plain):
         lq, target = log_q[~plain], np.log(u[~plain]) + log_mass[~plain]
@@ -99,6 +115,29 @@ def _truncated_sym_beta(a, log_q, u):
                 break
         z[~plain] = np.exp(y)
     return z
+
+
+def _truncated_sym_beta_fixed(a, log_q, u, log_mass, plain):
+    """:func:`_truncated_sym_beta` with fixed work: ``betaincinv`` and all 50 Newton steps on
+    every element (finite stand-ins where the other branch applies), each element frozen once
+    its own step is below the tolerance; the branch of each element is then kept."""
+    finite = np.isfinite(log_q) & np.isfinite(log_mass)
+    lq = np.where(finite, log_q, math.log(0.25))
+    mass = np.where(finite, log_mass, _log_sym_betainc(a, lq))
+    with np.errstate(under="ignore"):
+        z = special.betaincinv(a, a, u * np.exp(mass))
+    target = np.log(u) + mass
+    y = lq + np.log(u) / a
+    moving = np.ones(len(y), dtype=bool)
+    for _ in range(50):
+        count("beta-newton-steps", len(y))
+        level = _log_sym_betainc(a, y)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            slope = np.exp(a * y + (a - 1) * np.log1p(-np.exp(y)) - special.betaln(a, a) - level)
+            step = (level - target) / slope
+        y = np.where(moving, np.minimum(y - step, lq), y)
+        moving &= ~(np.abs(step) < 1e-13 * np.maximum(1.0, np.abs(y)))
+    return np.where(plain, z, np.exp(y))
 
 
 def direction_share(t, s, radius, kappa, dim):
@@ -155,9 +194,16 @@ def log_direction_share(t, s, radius, kappa, dim):
         log_share = np.where(log_q >= 0.0, 0.0, -np.inf)  # I_0 = 0 and I_1 = 1
         between = np.isfinite(log_q) & (log_q < 0.0)
         lower = between & (log_q <= math.log(0.5))  # I_Q = 1 − I_{1−Q} by symmetry above 1/2
-        log_share[lower] = _log_sym_betainc(a, log_q[lower])
         upper = between & ~lower
-        log_share[upper] = np.log1p(-special.betainc(a, a, -np.expm1(log_q[upper])))
+        if fixed_work() is not None:  # both branches on every element (dummies elsewhere), then kept
+            dummy = math.log(0.25)
+            low = _log_sym_betainc(a, np.where(lower, log_q, dummy))
+            with np.errstate(divide="ignore"):  # a dummy's I may round to 1
+                high = np.log1p(-special.betainc(a, a, -np.expm1(np.where(upper, log_q, dummy))))
+            log_share = np.where(lower, low, np.where(upper, high, log_share))
+        else:
+            log_share[lower] = _log_sym_betainc(a, log_q[lower])
+            log_share[upper] = np.log1p(-special.betainc(a, a, -np.expm1(log_q[upper])))
     with np.errstate(divide="ignore"):
         log_share = np.where(s == 0, np.log((t <= radius).astype(float)), log_share)
     return np.where(t == 0, 0.0, log_share)
@@ -188,21 +234,28 @@ class CapProposal:
     def __init__(self, space, anchor, center, rate, radius, kappa):
         self.space, self.anchor, self.rate, self.radius, self.kappa = space, anchor, rate, radius, kappa
         self.a = (space.dim - 1) / 2.0
+        fixed = fixed_work() is not None
         self.delta = float(space.unchecked.dist(center, anchor))
-        if self.delta > 1e-6 * radius:
-            log_c = space.unchecked.log(anchor, center)
+        self.axis = None  # the anchor (nearly) at the centre: the ball lies in B_{r+δ}(a), so all
+        # directions up to r + δ are proposed and the caller's in-ball check decides
+        if self.delta > 1e-6 * radius or fixed:  # (under fixed work computed, and dropped, at the centre too)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                log_c = space.unchecked.log(anchor, center)
             # Close to the anchor a log map can leave the tangent space by rounding (on the sphere
             # ⟨a, log⟩ ≈ −δ/2·eps-level terms grow relative to δ): project before normalising, so
             # that every draw lies on the manifold to rounding whatever δ is.
-            log_c = space.to_tangent(anchor, log_c)
-            self.axis = log_c / float(space.unchecked.norm(anchor, log_c))
-        else:  # the anchor (nearly) at the centre: the ball lies in B_{r+δ}(a), so all directions
-            self.axis = None  # up to r + δ are proposed and the caller's in-ball check decides
-        self.length = min(radius + self.delta, float(space.cut_radius))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                log_c = space.to_tangent(anchor, log_c)
+                axis = log_c / float(space.unchecked.norm(anchor, log_c))
+            self.axis = axis if self.delta > 1e-6 * radius else None
+        # The law vanishes beyond r + δ; under fixed work the grid spans the public worst case 2r.
+        self.length = min(2.0 * radius if fixed else radius + self.delta, float(space.cut_radius))
         # Where e^{−λt}t^{d−1} (the flat radial law, Gamma(d, 1/λ)) has all but e^−40 of its mass:
         # with a large rate λ the law sits near 0, and nodes spread over [0, r + δ] would miss it.
         window = min(self.length, (space.dim + 10.0 * math.sqrt(space.dim) + 60.0) / rate)
-        for level, intervals in enumerate(256 << k for k in range(9)):  # 256 to 65,536 intervals
+        chosen = None  # the first level whose hat accepts ≥ 1/2; fixed work builds the others too
+        for level, intervals in enumerate(256 << k for k in range(_LEVELS)):  # 256 to 65,536 intervals
+            self._keep_rows = chosen is None  # a later level's direction tables are never used
             nodes = np.linspace(0.0, self.length, intervals + 1)[1:]
             if window < self.length:
                 nodes = np.union1d(nodes, np.linspace(0.0, window, intervals + 1)[1:])
@@ -226,13 +279,20 @@ class CapProposal:
                 hat = SecantHat(nodes, g - shift, self.length)  # its own masses may overflow: unused
                 capped = _SecantHatShifted(hat, np.repeat(log_upper, 2))
                 efficiency = float(np.nansum(hat.piece_integrals(lower_density)) / capped.mass.sum())
-            if efficiency >= 0.5:
-                break
-        else:
+            count("polar-nodes", len(t_all))
+            if efficiency >= 0.5 and chosen is None:
+                chosen = (capped, shift, t_all, {name: getattr(self, name) for name in self._LEVEL_STATE})
+                if not fixed:
+                    break
+        if chosen is None:
             raise AssumptionError(
                 "the cap proposal's radial hat did not reach acceptance 1/2 with 65,536 nodes: please report this bug."
             )
-        self.hat, self.shift, self.t_nodes = capped, shift, np.concatenate([[0.0], nodes])
+        self.hat, self.shift, self.t_nodes, state = chosen
+        for name, value in state.items():
+            setattr(self, name, value)
+
+    _LEVEL_STATE: tuple[str, ...] = ()  # attributes a level's share bounds set for the draws
 
     def _g(self, t):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -242,19 +302,40 @@ class CapProposal:
         if self.axis is None:
             with np.errstate(divide="ignore"):
                 return np.log((np.asarray(t) <= self.radius + self.delta).astype(float))
-        return log_direction_share(t, self.delta, self.radius, self.kappa, self.space.dim)
+        return self._shares(t, self.delta)
+
+    def _shares(self, t, s):
+        """:func:`log_direction_share` at radii ``t`` for an anchor ``s`` from the centre (counted)."""
+        count("direction-shares", np.size(t))
+        return log_direction_share(t, s, self.radius, self.kappa, self.space.dim)
+
+    def _off_centre_draws(self, t, rng):
+        """Under fixed work, an anchor at the centre computes (and drops) the direction weights
+        and the cap's truncated Beta of an anchor on the boundary at the radii ``t``."""
+        self._shares(t, self.radius)
+        log_q = _cap_log_threshold(np.minimum(t, self.radius), self.radius, self.radius, self.kappa)
+        _truncated_sym_beta(self.a, log_q, rng.random(len(t)))
 
     def _log_share_bounds(self, t, level):
         """``(log S̄_i, log S_i)`` at the nodes ``t``: ``S̄_i ≥ S`` on ``[t_i, t_{i+1}]`` and
         ``S_i ≤ S(t_i)`` (``S`` falls with t, so here both are ``S(t_i)``; ``level`` counts the
         refinements)."""
         log_share = self._log_share(t)
+        if self.axis is None and fixed_work() is not None:
+            self._off_centre_bounds(t, level)  # the work of an anchor on the boundary, discarded
         return log_share, log_share
+
+    def _off_centre_bounds(self, t, level):
+        """Under fixed work, an anchor at the centre computes (and drops) the bounds of an
+        anchor on the boundary at the nodes ``t``: the same work as an off-centre one."""
+        self._shares(t, self.radius)
 
     def _direction_weight(self, t, rng):
         """``(log w, state)`` for radii ``t`` drawn from the hat: a radius is kept with probability
         ``e^{g(t) − ĝ(t)}·w/S̄_i`` (``ĝ·S̄_i`` the hat); ``state`` is passed on to :meth:`_directions`
         for the kept ones. Here ``w = S(t)``, the exact share."""
+        if self.axis is None and fixed_work() is not None:
+            self._off_centre_draws(t, rng)  # the work of an anchor on the boundary, discarded
         return self._log_share(t), None
 
     def _directions(self, t, state, rng):
@@ -281,15 +362,47 @@ class CapProposal:
 
     def propose(self, m, rng):
         """``m`` candidates and a mask of those that passed the radius and direction steps."""
+        if fixed_work() is not None:
+            x, keep = self.propose_every(m, rng)
+            return x[keep], keep
+        t, state, keep = self._radii(m, rng)
+        u = self._directions(t[keep], None if state is None else state[keep], rng)
+        return self.space.unchecked.polar_exp(self.anchor, u, t[keep]), keep
+
+    def propose_every(self, m, rng):
+        """The fixed-work :meth:`propose`: a point for each of the ``m`` candidates (those that
+        failed the radius and direction steps at the public radius ``r/2``; each candidate draws
+        its own direction, so the kept ones keep their law) and the mask of those that passed.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from geodp.manifolds import Sphere
+        >>> north = np.array([0.0, 0.0, 1.0])
+        >>> law = exact_ball_proposal(Sphere(2), north, north, rate=3.0, radius=0.7)
+        >>> x, kept = law.propose_every(100, np.random.default_rng(0))
+        >>> x.shape, kept.shape, bool(kept.mean() > 0.5)
+        ((100, 3), (100,), True)
+        """
+        count("polar-directions", m)
+        t, state, keep = self._radii(m, rng)
+        t = np.where(keep, t, 0.5 * self.radius)
+        u = self._directions(t, None if state is None else np.where(keep, state, 0.0), rng)
+        return self.space.unchecked.polar_exp(self.anchor, u, t), keep
+
+    def _radii(self, m, rng):
+        """``(t, state, keep)``: ``m`` radii from the hat, their direction state, and the mask
+        of those kept by the radius and direction-weight steps."""
         t, log_hat = self.hat.propose(m, rng)
         log_weight, state = self._direction_weight(t, rng)
         with np.errstate(invalid="ignore"):
             keep = np.log(rng.random(m)) < self._g(t) - self.shift + log_weight - log_hat
         keep &= (t > 0) & (t <= self.length) & np.isfinite(log_weight)
-        u = self._directions(t[keep], None if state is None else state[keep], rng)
-        return self.space.unchecked.polar_exp(self.anchor, u, t[keep]), keep
+        return t, state, keep
 
 
+_LEVELS = 9  # refinements of the radial grid, 256 to 65,536 intervals
+_ROW_BLOCK = 2048  # rows of the Kendall direction tables computed at once (bounds the memory)
 _PHI_CELLS = 32  # angle cells of the Kendall direction hat at the first refinement (doubled every other)
 
 
@@ -335,9 +448,12 @@ class KendallProposal(CapProposal):
         if self.axis is not None:  # i·v0 in the k × 2 real layout (x + iy per landmark)
             self.turned = np.stack([-self.axis[..., 1], self.axis[..., 0]], axis=-1)
 
-    def _log_q(self, t, phi):
-        """``log q_t(φ)``: Beta(1, b) mass outside the excluded ``[x1, x2]``, ``1 − (1 − x1)^b + (1 − x2)^b``."""
-        x1, x2 = _kendall_excluded(t, phi, self.delta, self.radius)
+    _LEVEL_STATE = ("phi", "width", "log_step", "log_upper", "cdf")
+
+    def _log_q(self, t, phi, delta=None):
+        """``log q_t(φ)``: Beta(1, b) mass outside the excluded ``[x1, x2]``, ``1 − (1 − x1)^b + (1 − x2)^b``
+        (``delta`` the anchor's distance to the centre, by default this proposal's)."""
+        x1, x2 = _kendall_excluded(t, phi, self.delta if delta is None else delta, self.radius)
         with np.errstate(divide="ignore"):
             return np.logaddexp(np.log(-np.expm1(self.b * np.log1p(-x1))), self.b * np.log1p(-x2))
 
@@ -345,32 +461,66 @@ class KendallProposal(CapProposal):
         """As :meth:`CapProposal._log_share_bounds`, from the angle step hat of each row, which
         is kept (``phi``, ``width``, ``log_step``, ``cdf``) for :meth:`_direction_weight`."""
         if self.axis is None:
+            self.phi = self.width = self.log_step = self.log_upper = self.cdf = None
             return super()._log_share_bounds(t, level)
+        rows = self._rows(t, level, self.delta, keep=self._keep_rows)
+        self.phi, self.width, self.log_step, self.cdf, log_upper, log_lower = rows
+        self.log_upper = log_upper
+        return log_upper, log_lower
+
+    def _off_centre_bounds(self, t, level):
+        self._rows(t, level, self.radius, keep=False)
+
+    def _rows(self, t, level, delta, keep=True):
+        """The angle step hats of the rows at the nodes ``t`` for an anchor ``delta`` from the
+        centre, by blocks of rows: ``(phi, width, log_step, cdf, log_upper, log_lower)``, the
+        first four (tables of rows × cells) None unless ``keep``."""
+        cells = _PHI_CELLS << (level // 2)  # the radial nodes double at every level, the cells every other
+        count("kendall-cells", len(t) * cells)
+        first = 0 if keep else 4  # without keep, each block's tables are dropped as it is made
+        blocks = [self._row_block(t[i : i + _ROW_BLOCK], cells, delta)[first:] for i in range(0, len(t), _ROW_BLOCK)]
+        parts = [np.concatenate(part) for part in zip(*blocks, strict=True)]
+        log_upper, log_lower = parts[-2:]
+        if not keep:
+            return None, None, None, None, log_upper, log_lower
+        phi, width, log_step, cdf = parts[:4]
+        cdf = (cdf + np.arange(len(t))[:, None]).ravel()  # row i in [i, i + 1]: one sorted array
+        return phi, width, log_step, cdf, log_upper, log_lower
+
+    def _row_block(self, t, cells, delta):
+        """One block of :meth:`_rows`: ``(phi, width, log_step, cdf, log_upper, log_lower)``, the
+        cdf of each row in ``[0, 1]``."""
         # Row i (radius t_i): equal cells on [0, φ*_i], where q_{t_i} has fallen below e^−30 of
         # its value at 0 (a 33-point scan), and one last cell [φ*_i, π].
         scan = np.linspace(0.0, math.pi, 33)
-        log_scan = self._log_q(t[:, None], scan)
+        log_scan = self._log_q(t[:, None], scan, delta)
         faded = log_scan < log_scan[:, :1] - 30.0
         reach = np.where(faded.any(axis=1), scan[np.argmax(faded, axis=1)], math.pi)
-        cells = _PHI_CELLS << (level // 2)  # the radial nodes double at every level, the cells every other
-        self.phi = np.concatenate(
+        phi = np.concatenate(
             [reach[:, None] * np.linspace(0.0, 1.0, cells)[None], np.full((len(t), 1), math.pi)], axis=1
         )
-        self.width = np.diff(self.phi, axis=1)
-        log_q = self._log_q(t[:, None], self.phi)
+        width = np.diff(phi, axis=1)
+        log_q = self._log_q(t[:, None], phi, delta)
         # q falls with |φ|: a cell's left node bounds it from above, its right node from below.
         with np.errstate(divide="ignore"):
-            self.log_step = log_q[:, :-1]
-            log_mass = self.log_step + np.log(self.width)
-        self.log_upper = logsumexp(log_mass, axis=1) - math.log(math.pi)
+            log_step = log_q[:, :-1]
+            log_mass = log_step + np.log(width)
+        log_upper = logsumexp(log_mass, axis=1) - math.log(math.pi)
         with np.errstate(divide="ignore"):
-            log_lower = logsumexp(log_q[:, 1:] + np.log(self.width), axis=1) - math.log(math.pi)
+            log_lower = logsumexp(log_q[:, 1:] + np.log(width), axis=1) - math.log(math.pi)
         with np.errstate(invalid="ignore"):  # rows without mass (beyond the ball) are never drawn
             step = np.exp(log_mass - np.max(log_mass, axis=1, keepdims=True))
             cdf = np.nan_to_num(np.cumsum(step, axis=1) / np.sum(step, axis=1, keepdims=True), nan=1.0)
         cdf[:, -1] = 1.0
-        self.cdf = (cdf + np.arange(len(t))[:, None]).ravel()  # row i in [i, i + 1]: one sorted array
-        return self.log_upper, log_lower
+        return phi, width, log_step, cdf, log_upper, log_lower
+
+    def _off_centre_draws(self, t, rng):
+        phi = math.pi * rng.random(len(t))
+        self._log_q(t, phi, self.radius)
+        x1, x2 = _kendall_excluded(np.minimum(t, self.radius), phi, self.radius, self.radius)
+        rng.random((3, len(t)))
+        with np.errstate(divide="ignore"):
+            np.log1p(-x1), np.log1p(-x2)
 
     def _direction_weight(self, t, rng):
         if self.axis is None:

@@ -67,7 +67,7 @@ from geodp.manifolds.base import check_space
 from geodp.records import InMemoryRecords
 from geodp.sensitivity import check_radius, curvature_factor
 from geodp.validation import CHECK_SLACK, as_generator, check_positive
-from geodp.work import fixed_work
+from geodp.work import count, fixed_work
 
 __all__ = [
     "KNGDistribution",
@@ -521,7 +521,11 @@ class KNGDistribution(Distribution):
             self._envelope = EnvelopeProposal(space, self.frechet_mean, self.scale, *self._data_envelope())
         self.acceptance_rate, self.diagnostics = None, None
         self._cap = None
-        if self.route == "cap":
+        if self.route == "cap" and fixed_work() is not None:
+            # Fixed work: the public rate h. The data's chord (below) would make the proposal's
+            # grid, hence its work, private; the fixed proposal count rests on the public bound anyway.
+            self._cap = self._cap_proposal()
+        elif self.route == "cap":
             try:
                 self._rate_h = max(self.h, self._data_chord())
                 self._cap = self._cap_proposal()
@@ -641,6 +645,7 @@ class KNGDistribution(Distribution):
         flat = x.reshape((-1,) + self.space.point_shape)
         chunk = max(1, 2_000_000 // (len(self.data) * int(np.prod(self.space.point_shape))))
         out = np.empty(len(flat))
+        count("gradient-norms", len(flat))
         for i in range(0, len(flat), chunk):
             out[i : i + chunk] = self.space.unchecked.mean_log_norms(flat[i : i + chunk], self.data)
         return out.reshape(shape)
@@ -718,6 +723,10 @@ class KNGDistribution(Distribution):
             return x, out
 
         def propose_cap(batch, rng):
+            if fixed_work() is not None:  # every proposal is measured (those that failed where they fell)
+                out, passed = self._cap.propose_every(batch, rng)
+                inside = passed & (np.asarray(self.space.unchecked.dist(self.center, out)) <= self.radius)
+                return out, np.where(inside, kng_log_acceptance(out), -np.inf)
             x, passed = self._cap.propose(batch, rng)
             inside = np.asarray(self.space.unchecked.dist(self.center, x)) <= self.radius
             log_acc = np.full(batch, -np.inf)

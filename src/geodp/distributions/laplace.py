@@ -24,6 +24,7 @@ from geodp.manifolds import matrix_functions as mf
 from geodp.manifolds.base import check_space
 from geodp.manifolds.euclidean import Euclidean
 from geodp.validation import as_generator, check_positive
+from geodp.work import fixed_work
 
 __all__ = [
     "l2_laplace_noise",
@@ -373,12 +374,17 @@ class RiemannianLaplace(Distribution):
     @functools.cached_property
     def _ball_polar(self):
         """The polar proposal at η restricted to the ball, built once per law (its nodes depend on
-        ρ(η, m0), hence on the data: this costs time, not privacy; see SECURITY.md)."""
+        ρ(η, m0), hence on the data: this costs time, not privacy; under fixed work the build does
+        the same work for every η: docs/math.md §15)."""
         return exact_ball_proposal(self.space, self.footpoint, self.center, 1.0 / self.scale, self.radius)
 
     def _propose_in_ball(self, k, rng):
         """``k`` polar proposals; those kept by the construction and inside the ball (all of them
         but rounding-level strays at the boundary) are accepted."""
+        if fixed_work() is not None:  # every candidate is checked (fixed work: docs/math.md §15)
+            x, kept = self._ball_polar.propose_every(k, rng)
+            inside = kept & (np.asarray(self.space.unchecked.dist(self.center, x)) <= self.radius)
+            return x, np.where(inside, 0.0, -np.inf)
         x, kept = self._ball_polar.propose(k, rng)
         inside = np.asarray(self.space.unchecked.dist(self.center, x)) <= self.radius
         out, log_acc = np.empty((k,) + self.space.point_shape), np.full(k, -np.inf)

@@ -23,6 +23,7 @@ from geodp.manifolds.spd_numerics import (
     weighted_eig_sum,
 )
 from geodp.validation import as_generator, check_positive_integer, check_size
+from geodp.work import count, fixed_work
 
 __all__ = ["SPD", "AffineInvariantSPD", "LogEuclideanSPD"]
 
@@ -495,7 +496,8 @@ class AffineInvariantSPD(SPD):
         steps; each costs ~1/5 of a pass and reads no record), to a relative residual
         ``min(0.1, max(tol/(4‖∇F‖), 1e-6))`` (the residual's share of the next gradient stays
         below ``tol/4``), at most 10 steps. Returns the direction and ``⟨−∇F, direction⟩`` (the
-        decrease the Armijo test asks a share of)."""
+        decrease the Armijo test asks a share of). Under fixed work (a timing-safe release) all
+        10 steps make their Hessian product; those after the stop drop it (same result)."""
         root, inv_root = mf.sqrtm_and_invsqrtm(x)
         g = mf.sym(mf.congruence(inv_root, direction))
 
@@ -517,17 +519,25 @@ class AffineInvariantSPD(SPD):
         v, r = np.zeros_like(g), g.copy()
         p, rr = r.copy(), float(np.sum(r * r))
         target = (min(0.1, max(0.25 * tol / grad_norm, 1e-6)) * grad_norm) ** 2
+        fixed = fixed_work() is not None  # all 10 steps; once stopped, a step's product is made and dropped
+        done = False
         for _ in range(10):
+            count("cg-steps")
             hp = hess(p)
+            if done:
+                continue
             curvature = float(np.sum(p * hp))
             if not curvature > 0:
+                done = True
+            else:
+                alpha = rr / curvature
+                v, r = v + alpha * p, r - alpha * hp
+                rr, previous = float(np.sum(r * r)), rr
+                done = rr <= target
+                if not done:
+                    p = r + (rr / previous) * p
+            if done and not fixed:
                 break
-            alpha = rr / curvature
-            v, r = v + alpha * p, r - alpha * hp
-            rr, previous = float(np.sum(r * r)), rr
-            if rr <= target:
-                break
-            p = r + (rr / previous) * p
         return mf.sym(mf.congruence(root, v)), float(np.sum(g * v))
 
     def _transport(self, x, y, v):

@@ -264,7 +264,7 @@ def _direction(space, records, x):
     else:
         direction, objective, max_dist = sum(p[0] for p in parts), sum(p[1] for p in parts), max(p[2] for p in parts)
     state = [p[3] for p in parts] if newton else None
-    return direction, float(space.unchecked.norm(x, direction)), objective, max_dist, state
+    return direction, space._karcher_grad_norm(x, direction), objective, max_dist, state
 
 
 def mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):

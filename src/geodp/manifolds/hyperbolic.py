@@ -581,8 +581,19 @@ class Hyperbolic(Manifold):
     _EXACT_VALUES = 2**13
 
     def _karcher_start(self, weighted_sum):
-        """The extrinsic mean (a future timelike vector) lifted onto the sheet by its spatial part."""
-        return self._lifted(weighted_sum)
+        """The extrinsic mean ``m = Σ w_i x_i`` (a future timelike vector) scaled onto the sheet,
+        ``R m/√(−⟨m, m⟩_L)`` (the point of the sheet on the ray of ``m``: the Lorentzian centroid,
+        near the Fréchet mean), then lifted by its spatial part. Lifting ``m`` itself kept its
+        spatial part, which ``|⟨m, m⟩_L| > R²`` makes too long: on data of radius 2.5 about a
+        point 1 from the origin it started 2.2 from the origin, with 32 of 100 records needing
+        the exact forms in the first pass. Where ``−⟨m, m⟩_L`` is not a positive normal float
+        (data far from the origin, where it cancels), ``m`` is lifted as before."""
+        m = np.asarray(weighted_sum, dtype=float)
+        with np.errstate(all="ignore"):
+            square = float(m[0] * m[0] - _sq(m[1:]))  # −⟨m, m⟩_L
+        if 64.0 * _EPS * float(m[0]) ** 2 < square < math.inf:  # no heavy cancellation (NaN fails)
+            m = m * (self.radius / math.sqrt(square))
+        return self._lifted(m)
 
     def _checked_records(self, X):
         """One product per record (``|x|²``) decides membership as :meth:`_belongs` does, for
@@ -624,20 +635,30 @@ class Hyperbolic(Manifold):
             reflected[0] = x[0]
             if r2 != 1.0:  # dividing by 1 is exact: skipped, not changed
                 reflected /= r2
+            # In place where it costs no call: a pass holds a few n-vectors (memory below the
+            # input's at n = 100, d = 2).
             cosh = pass_matvec(X, reflected)
-            big = reflected[0] * X[:, 0]  # x_0 x_i0/R²
-            c = cosh - 1.0
-            bound = big + np.abs(big - cosh) + 1.0  # the error bound of c, in units of eps
+            bound = reflected[0] * X[:, 0]  # x_0 x_i0/R², then the error bound of c in units of eps
+            c = np.abs(bound - cosh)
+            bound += c
+            bound += 1.0
+            np.subtract(cosh, 1.0, out=c)
             # One comparison of extremes decides the common case (every record fast); NaN/inf fail it.
             every = bool(bound.max() <= _CROSS_BOUND * max(float(c.min()), 0.5))
             if every:
-                c = np.maximum(c, 0.0)
+                np.maximum(c, 0.0, out=c)
             else:
                 fast = bound <= _CROSS_BOUND * np.maximum(c, 0.5)  # False for NaN/inf
                 c = np.where(fast, np.maximum(c, 0.0), 0.0)
-            theta = 2.0 * np.arcsinh(np.sqrt(0.5 * c))
-            sinh = np.sqrt(c * (c + 2.0))
-            a = weights * np.divide(theta, sinh, out=np.ones_like(sinh), where=sinh > 0)
+            del bound
+            theta = np.multiply(c, 0.5)
+            np.arcsinh(np.sqrt(theta, out=theta), out=theta)
+            theta *= 2.0
+            sinh = np.add(c, 2.0)
+            sinh *= c
+            np.sqrt(sinh, out=sinh)
+            a = np.divide(theta, sinh, out=np.ones_like(sinh), where=sinh > 0)
+            a *= weights
             if not every:
                 a = np.where(fast, a, 0.0)
             direction = pass_matvec(X.T, a) - pass_dot(a, cosh if every else np.where(fast, cosh, 0.0)) * x

@@ -659,7 +659,9 @@ class LogEuclideanSPD(SPD):
 
     def _coordinate_sum(self, X, weights):
         """``(vecd(Σ w_i Log x_i) over the valid records, number of invalid)``: one ``eigh``."""
-        w, u, logw, valid, _ = self._eigen_records(X)
+        w, u, logw, valid, as_is = self._eigen_records(X)
+        if as_is:  # every record valid: nothing to mask or count
+            return mf.vecd(weighted_eig_sum(weights, logw, u)), 0
         return mf.vecd(weighted_eig_sum(np.where(valid, weights, 0.0), logw, u)), int(np.count_nonzero(~valid))
 
     def from_coordinates(self, y):

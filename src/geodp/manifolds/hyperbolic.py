@@ -589,9 +589,10 @@ class Hyperbolic(Manifold):
         the exact forms in the first pass. Where ``−⟨m, m⟩_L`` is not a positive normal float
         (data far from the origin, where it cancels), ``m`` is lifted as before."""
         m = np.asarray(weighted_sum, dtype=float)
-        with np.errstate(all="ignore"):
-            square = float(m[0] * m[0] - _sq(m[1:]))  # −⟨m, m⟩_L
-        if 64.0 * _EPS * float(m[0]) ** 2 < square < math.inf:  # no heavy cancellation (NaN fails)
+        with np.errstate(all="ignore"):  # squares that overflow fail the test below
+            head = float(m[0] * m[0])
+            square = float(head - _sq(m[1:]))  # −⟨m, m⟩_L
+        if 64.0 * _EPS * head < square < math.inf:  # no heavy cancellation (NaN, inf fail)
             m = m * (self.radius / math.sqrt(square))
         return self._lifted(m)
 

@@ -291,7 +291,7 @@ def _direction(space, records, x):
     else:
         direction, objective, max_dist = sum(p[0] for p in parts), sum(p[1] for p in parts), max(p[2] for p in parts)
     state = [p[3] for p in parts] if newton else None
-    return direction, float(space.unchecked.norm(x, direction)), objective, max_dist, state
+    return direction, space._karcher_grad_norm(x, direction), objective, max_dist, state
 
 
 def mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
@@ -301,10 +301,11 @@ def mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
         n_invalid = sum(p[1] for p in parts)
         if n_invalid:
             records.raise_invalid(n_invalid)
-        mean_coords = sum(p[0] for p in parts)
+        mean_coords = parts[0][0] if len(parts) == 1 else sum(p[0] for p in parts)
         mean = space.from_coordinates(mean_coords)
-        grad_norm = float(np.linalg.norm(space.to_coordinates(mean) - mean_coords))
-        converged = bool(grad_norm < max(tol, 1e-8 * (1.0 + np.linalg.norm(mean_coords))))
+        residual = space.to_coordinates(mean) - mean_coords
+        grad_norm = float(np.sqrt(np.vdot(residual, residual)))  # np.linalg.norm, without its wrapper
+        converged = bool(grad_norm < max(tol, 1e-8 * (1.0 + float(np.sqrt(np.vdot(mean_coords, mean_coords))))))
         return mean, FrechetMeanInfo(0, grad_norm, converged, "closed-form", n_passes=records.n_passes)
     if start is None:
         start = space._karcher_start(records.start())

@@ -57,6 +57,8 @@ class InMemoryRecords:
         """``[part(*args, block, block_weights)]`` over the blocks."""
         self.n_passes += 1
         count("records", self.n)
+        if len(self.blocks) == 1:  # n ≤ one block (n = 100): no generator of weight slices
+            return [part(*args, self.blocks[0], self.weights)]
         return [part(*args, block, weights) for block, weights in self._block_weights()]
 
     def start(self):

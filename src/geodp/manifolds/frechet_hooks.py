@@ -65,6 +65,11 @@ class FrechetFlowHooks:
         dists = np.asarray(self._norm(x, logs))
         return np.sum(w * logs, axis=0), 0.5 * float(np.sum(weights * dists**2)), float(np.max(dists))
 
+    def _karcher_grad_norm(self, x, direction) -> float:
+        """``‖direction‖`` at the point ``x``, in the metric (the flow's gradient norm); spaces
+        override it with a single-point form."""
+        return float(self._norm(x, direction))
+
     def _max_dist(self, x, X) -> float:
         """``max_i ρ(x, x_i)`` measured afresh (a log at the cut locus is 0, a distance is not)."""
         return float(np.max(self._dist(x, X)))

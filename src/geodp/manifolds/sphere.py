@@ -24,6 +24,15 @@ def _norms(x):
     return np.sqrt(np.einsum("...i,...i->...", x, x))
 
 
+_EPS = float(np.finfo(float).eps)
+
+
+def _length(v):
+    """The Euclidean norm of one vector as a float, without overflow (and so without a warning,
+    whatever its size): ``math.hypot`` of a short vector's entries, ``einsum`` of a long one."""
+    return math.hypot(*v.tolist()) if v.size <= 16 else float(_norms(v))
+
+
 def _dot(a, b, axes):
     return np.sum(a * b, axis=axes)
 
@@ -129,9 +138,13 @@ class Sphere(Manifold):
         in Python floats): ``exp_x(v) = cos(a) x + (sin(a)/a) v`` (projected) and the velocity
         there of ``t ↦ exp_x(t v)``, ``cos(a) v − a sin(a) x``, with ``a = |v|/R``."""
         x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
-        a = float(_norms(v)) / self.radius
+        R = self.radius
+        a = _length(v) / R
         cos, sin = (math.cos(a), math.sin(a)) if math.isfinite(a) else (math.nan, math.nan)  # math.cos(inf) raises
-        return self.project(cos * x + (sin / a if a > 0 else 1.0) * v), cos * v - (a * sin) * x
+        end = cos * x + (sin / a if a > 0 else 1.0) * v
+        if R < 1e150:  # |end| ≤ 2R: its square cannot overflow; project's R·x/|x| on floats
+            return end * (R / math.sqrt(float(np.dot(end, end)))), cos * v - (a * sin) * x
+        return self.project(end), cos * v - (a * sin) * x
 
     def _log(self, x, y):
         """``ρ (y − cos(ρ/R) x)/(R sin(ρ/R))``; zero at ``y = x``; defined for ``ρ < πR``.
@@ -197,9 +210,10 @@ class Sphere(Manifold):
         normalised block comes back as it is, without a copy."""
         norm = _norms(X)
         deviation = np.abs(norm - self.radius)
-        if not np.all(deviation <= self.record_rtol * self.radius):  # NaN/inf fail here as well
+        worst = deviation.max()  # NaN if some record has a NaN or inf
+        if not worst <= self.record_rtol * self.radius:  # NaN/inf fail here as well
             return super()._checked_records(X)  # the usual error
-        if np.all(deviation <= 4.0 * np.finfo(float).eps * self.radius):
+        if worst <= 4.0 * _EPS * self.radius:
             return X
         out = self.radius * X  # normalised in place: one copy of the block, not two
         out /= norm[:, None]
@@ -234,30 +248,32 @@ class Sphere(Manifold):
 
     def _karcher_start(self, weighted_sum):
         """The normalised extrinsic mean (None when it vanishes, e.g. two antipodal records)."""
-        norm = float(np.linalg.norm(weighted_sum))
+        norm = math.sqrt(float(np.dot(weighted_sum, weighted_sum)))  # at most R: no overflow
         return self.radius * weighted_sum / norm if norm > 1e-8 * self.radius else None
 
-    def _angles(self, x, X):
-        """``(cos θ_i, sin θ_i, θ_i)`` of ``θ_i = ρ(x, x_i)/R`` from one matrix–vector product.
-
-        ``sin θ = √((1 − cos θ)(1 + cos θ))`` and ``θ = atan2(sin θ, cos θ)``: the ratio
-        ``θ/sin θ`` the gradient needs is a smooth function of ``sin θ``, so the rounding of
-        ``cos θ`` near 0 (which costs ``θ`` itself ~1e-8 absolute) barely moves it.
-        """
-        x = np.asarray(x, dtype=float)
-        cos = pass_matvec(X, x if self.radius == 1.0 else x / self.radius**2)
-        cos = np.minimum(np.maximum(cos, -1.0), 1.0)  # np.clip, without its wrapper's cost
-        sin = np.sqrt((1.0 - cos) * (1.0 + cos))
-        return cos, sin, np.arctan2(sin, cos)
-
     def _karcher_direction(self, x, X, weights):
-        """``Σ w_i θ_i/sin θ_i (x_i − cos θ_i x)`` as ``Xᵀa − (Σ a_i cos θ_i) x``: two
-        matrix–vector products and no ``n × (dim+1)`` temporary."""
-        cos, sin, theta = self._angles(x, X)
+        """``Σ w_i θ_i/sin θ_i (x_i − cos θ_i x)`` (``θ_i = ρ(x, x_i)/R``) as
+        ``Xᵀa − (Σ a_i cos θ_i) x``: two matrix–vector products and no ``n × (dim+1)`` temporary.
+
+        ``cos θ_i`` from one product, ``sin θ = √((1 − cos θ)(1 + cos θ))`` (0 where rounding puts
+        ``|cos θ|`` above 1) and ``θ = atan2(sin θ, cos θ)``: the ratio ``θ/sin θ`` the gradient
+        needs is a smooth function of ``sin θ``, so the rounding of ``cos θ`` near 0 (which costs
+        ``θ`` itself ~1e-8 absolute) barely moves it; ``θ`` is π at the antipode.
+        """
+        cos = pass_matvec(X, x if self.radius == 1.0 else x / self.radius**2)
+        sin = np.sqrt(np.maximum((1.0 - cos) * (1.0 + cos), 0.0))
+        theta = np.arctan2(sin, cos)
         a = weights * np.divide(theta, sin, out=np.ones_like(sin), where=sin > 0)
-        direction = pass_matvec(X.T, a) - pass_dot(a, cos) * np.asarray(x, dtype=float)
+        direction = pass_matvec(X.T, a) - pass_dot(a, cos) * x
         dists = theta if self.radius == 1.0 else self.radius * theta
         return direction, 0.5 * pass_dot(weights, dists * dists), float(dists.max())
+
+    def _karcher_grad_norm(self, x, direction):
+        """The ambient norm of one tangent vector (BLAS's dot while its square cannot overflow:
+        the flow's direction is at most ``πR`` long)."""
+        if self.radius < 1e150:
+            return math.sqrt(float(np.dot(direction, direction)))
+        return float(_norms(direction))
 
     # --------------------------------------------------------------- randomness
     def _random_tangent(self, x, size=None, rng=None):

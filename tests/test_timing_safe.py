@@ -128,3 +128,16 @@ def test_the_timing_audit_certifies_from_interleaved_halves():
         audit_timing("h3-laplace")
     with pytest.raises(InvalidParameterError, match="at least 20"):
         audit_timing(runs=10)
+
+
+def test_in_timing_safe_mode_any_certified_leak_is_a_violation():
+    """The mode promises the clock reveals nothing (a leak adds to ε); without it the verdict
+    compares the clock's bound with the claimed ε."""
+    from dataclasses import replace
+
+    audit = audit_timing("s2-kng", runs=20)
+    small = replace(audit, epsilon_lower_bound=0.2)
+    assert not small.violated and replace(small, epsilon_lower_bound=1.2).violated
+    safe = replace(small, timing_safe=True, deadline=0.5)
+    assert safe.violated and "timing-safe mode hides" in str(safe)
+    assert not replace(safe, epsilon_lower_bound=-0.3).violated

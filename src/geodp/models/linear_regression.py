@@ -443,7 +443,10 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 bounds_y = _data_bounds([e[3] for e in extremes], [e[4] for e in extremes], d)
         x_lo, x_hi = bounds_X
         y_lo, y_hi = bounds_y
-        facts = _release_facts(x_lo, x_hi, y_lo, y_hi, self.fit_intercept, n, plan.epsilon, plan.delta)
+        # the requested (ε, δ), as planned: a timing-safe plan's δ also holds δ_t, which must not
+        # switch the route (δ > 0 selects AdaSSP)
+        epsilon, delta = plan.facts["epsilon"], plan.facts["delta"]
+        facts = _release_facts(x_lo, x_hi, y_lo, y_hi, self.fit_intercept, n, epsilon, delta)
         args = (facts["to_design"], facts["to_response"], bounds_X, bounds_y, refuse)
         results = record_pass(_moment_part, [X, y], args, rows=rows)
         n_invalid, n_clipped_x, n_clipped_y = (int(c) for c in sum(r[1] for r in results))

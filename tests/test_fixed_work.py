@@ -453,3 +453,33 @@ def test_the_report_headline_states_what_is_charged():
     text, facts = str(report.privacy_report_), report.privacy_report_.to_dict()
     assert f"(ε, δ)-DP with fixed work: epsilon = 1.0, delta = {facts['delta']!r}" in text
     assert facts["delta"] == TIMING_SAFE_DELTA and "ε-DP: epsilon = 1.0, delta = 0.0" not in text
+
+
+def test_the_mode_refuses_a_kng_race_past_its_proven_range_before_the_charge():
+    """Past the proven-exact n·ε the race may end by MH, which runs only when the race does
+    not finish in its cap (data-dependent work): refused from public settings, nothing charged."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 1, (200, 2))
+    y = X.sum(axis=1)
+    accountant = BudgetAccountant(epsilon=10.0)
+    model = PrivateLinearRegression(
+        epsilon=1.0, bounds_X=(0, 1), bounds_y=(0, 3), timing_safe=DEADLINE, accountant=accountant
+    )
+    with pytest.raises(InvalidParameterError, match="proven-exact range"):
+        model.fit(X, y)
+    assert accountant.total_spent == (0.0, 0.0)
+    euclid = Euclidean(1)
+    x = rng.uniform(0, 1, 200)
+    Y = (2.0 * x)[:, None]
+    regression = PrivateGeodesicRegression(
+        euclid,
+        epsilon=5.0,
+        center=np.zeros(1),
+        radius=3.0,
+        x_bounds=(0, 1),
+        timing_safe=DEADLINE,
+        accountant=accountant,
+    )
+    with pytest.raises(InvalidParameterError, match="proven-exact range"):
+        regression.fit(x, Y)
+    assert accountant.total_spent == (0.0, 0.0)

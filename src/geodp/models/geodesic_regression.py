@@ -474,6 +474,12 @@ class PrivateGeodesicRegression(BaseEstimator):
                 "sampler needs the records in memory: pass numpy arrays (X.compute(), y.compute())."
             )
         sampler = self._sampler_text(route, scale)
+        if affine and not exact and self.timing_safe is not False:  # public: refuse before any charge
+            raise InvalidParameterError(
+                "timing_safe cannot fix the work of the exact affine KNG race beyond its proven-exact "
+                f"range (here n·ε = {n * epsilon:g}): its Metropolis–Hastings finish runs only when the race "
+                "does not end within its cap, which depends on the data; use a smaller n·ε."
+            )
         if affine and not exact:
             notices.append((ApproximateSamplerWarning, approximate_route_notice(n * epsilon, route)))
         elif not exact:

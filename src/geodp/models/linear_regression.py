@@ -379,6 +379,12 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             epsilon,
             delta,
         )
+        if not facts["exact"] and self.timing_safe is not False:  # public: refuse before any charge
+            raise InvalidParameterError(
+                "timing_safe cannot fix the work of the exact KNG race beyond its proven-exact range "
+                f"(here n·ε = {n * epsilon:g}): its Metropolis–Hastings finish runs only when the race does "
+                "not end within its cap, which depends on the data; use a smaller n·ε, or delta > 0 (AdaSSP)."
+            )
         if not facts["exact"]:
             notices.append((ApproximateSamplerWarning, approximate_route_notice(n * epsilon, facts["route"])))
         facts |= {

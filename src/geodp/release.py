@@ -222,11 +222,12 @@ def check_timing_safe(timing_safe) -> bool | float:
 
     if isinstance(timing_safe, bool | np.bool_):
         return bool(timing_safe)
-    if (
-        isinstance(timing_safe, int | float | np.floating | np.integer)
-        and math.isfinite(timing_safe)
-        and timing_safe > 0
-    ):
+    if isinstance(timing_safe, int | np.integer):  # 1 and 0 read as True/False: make the intent explicit
+        raise InvalidParameterError(
+            f"timing_safe must be False, True or a deadline in seconds as a float, got the integer "
+            f"{timing_safe!r}: pass True (a calibrated deadline) or {float(timing_safe)!r} (seconds)."
+        )
+    if isinstance(timing_safe, float | np.floating) and math.isfinite(timing_safe) and timing_safe > 0:
         return float(timing_safe)
     raise InvalidParameterError(
         f"timing_safe must be False, True or a deadline in seconds (a positive finite number), got {timing_safe!r}."

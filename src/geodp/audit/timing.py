@@ -90,6 +90,7 @@ class TimingAudit:
     epsilon_lower_bound: float
     median_times: tuple[float, float]
     load: float
+    overruns: tuple[int, int] = (0, 0)
 
     @property
     def violated(self) -> bool:
@@ -103,12 +104,15 @@ class TimingAudit:
         record = asdict(self)
         record["epsilon_lower_bound"] = None if not np.isfinite(self.epsilon_lower_bound) else self.epsilon_lower_bound
         record["median_times"] = list(self.median_times)
+        record["overruns"] = list(self.overruns)
         record["violated"] = self.violated
         return record
 
     def _verdict(self) -> str:
         if not self.violated:
-            return "ok"
+            if self.epsilon_lower_bound > 0:
+                return "ok"
+            return f"ok (no evidence of a difference over {self.runs} runs per side)"
         return (
             "VIOLATED: the clock reveals what timing-safe mode hides"
             if self.timing_safe
@@ -128,6 +132,11 @@ class TimingAudit:
                 f"claimed epsilon      : {self.epsilon!r}",
                 f"runs per dataset     : {self.runs} (interleaved; half select the event, half certify it)",
                 f"median fit time      : {1e3 * self.median_times[0]:.2f} ms vs {1e3 * self.median_times[1]:.2f} ms",
+                *(
+                    [f"fits past the deadline: {self.overruns[0]} vs {self.overruns[1]} (an overrun is observable)"]
+                    if self.timing_safe
+                    else []
+                ),
                 f"certified event      : fit {self.side} than {1e3 * self.threshold:.3f} ms",
                 f"epsilon lower bound  : {bound} at confidence {self.confidence!r}",
                 f"verdict              : {self._verdict()}",
@@ -229,5 +238,6 @@ def audit_timing(case="h2-laplace", *, runs=200, epsilon=1.0, timing_safe=False,
         side=f"{side} (favours the {'first' if favoured == 0 else 'second'} dataset)",
         epsilon_lower_bound=bound,
         median_times=(float(np.median(times[0])), float(np.median(times[1]))),
+        overruns=(0, 0) if deadline is None else tuple(int(np.count_nonzero(t > deadline)) for t in times),
         load=float(os.getloadavg()[0]),
     )

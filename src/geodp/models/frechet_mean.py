@@ -76,6 +76,15 @@ _FITTED = (
 )
 # Karcher-flow tolerance of private fits, relative to max(1, radius).
 _MEAN_TOL = 1e-10
+# Affine-invariant SPD balls up to this radius were checked adversarially to let the flow reach its
+# tolerance in float64; beyond about 15 it stalls above it (SECURITY.md, "Found by this stop's audit").
+_AFFINE_CHECKED_RADIUS = 12.0
+_AFFINE_RADIUS_NOTICE = (
+    "On affine-invariant SPD beyond a ball radius of 12 (here {radius:g}) the Karcher flow may stall "
+    "above its tolerance in float64 on adversarial records (seen from r = 15 on), and the stated "
+    "sensitivity's tolerance margin then does not cover the computed mean for very large n (beyond "
+    "about 5·10⁴). Use metric='log-euclidean' (closed form) or a ball of radius at most 12."
+)
 
 
 class PrivateFrechetMean(BaseEstimator):
@@ -440,6 +449,8 @@ class PrivateFrechetMean(BaseEstimator):
                     "report.",
                 ),
             )
+        if margin > 0 and getattr(space, "metric", None) == "affine" and radius > _AFFINE_CHECKED_RADIUS:
+            notices = (*notices, (NumericalWarning, _AFFINE_RADIUS_NOTICE.format(radius=radius)))
         report = self._report(mechanism, n, center, radius, delta, bound, ball_note, margin)
         plan = ReleasePlan(
             estimator=type(self).__name__,

@@ -141,3 +141,11 @@ def test_in_timing_safe_mode_any_certified_leak_is_a_violation():
     safe = replace(small, timing_safe=True, deadline=0.5)
     assert safe.violated and "timing-safe mode hides" in str(safe)
     assert not replace(safe, epsilon_lower_bound=-0.3).violated
+
+
+def test_the_timing_audit_counts_the_private_parts_that_overran_their_deadline():
+    """A deadline shorter than the fixed work: every private part overruns (from the curator
+    diagnostics, not from the fit's whole time, which also holds the public work around it)."""
+    audit = audit_timing("s2-kng", runs=20, timing_safe=0.001)
+    assert audit.overruns == (20, 20) and audit.to_dict()["overruns"] == [20, 20]
+    assert "overruns" in str(audit) and audit_timing("s2-kng", runs=20).overruns == (0, 0)

@@ -133,7 +133,7 @@ class TimingAudit:
                 f"runs per dataset     : {self.runs} (interleaved; half select the event, half certify it)",
                 f"median fit time      : {1e3 * self.median_times[0]:.2f} ms vs {1e3 * self.median_times[1]:.2f} ms",
                 *(
-                    [f"fits past the deadline: {self.overruns[0]} vs {self.overruns[1]} (an overrun is observable)"]
+                    [f"overruns             : {self.overruns[0]} vs {self.overruns[1]} (past the deadline)"]
                     if self.timing_safe
                     else []
                 ),
@@ -157,6 +157,13 @@ def _best_event(first, second, alpha):
             best = int(np.argmax(bounds))
             candidates.append((float(bounds[best]), float(thresholds[best]), side, favoured))
     return max(candidates, key=lambda c: c[0])[1:]
+
+
+def _overran(estimator) -> bool:
+    """Whether the last fit's private part ran past its deadline (its curator diagnostics say so;
+    the fit's whole time also holds the public work before and after the padded part)."""
+    withheld = estimator.curator_diagnostics_.to_dict().get("warnings", ())
+    return any(str(w).startswith("TimingOverrun") for w in withheld)
 
 
 def _count(times, threshold, side):
@@ -215,11 +222,13 @@ def audit_timing(case="h2-laplace", *, runs=200, epsilon=1.0, timing_safe=False,
     estimator = model(deadline if timing_safe else False)
     estimator.fit(first), estimator.fit(second)  # warm up both paths
     times = np.empty((2, runs))
+    overruns = [0, 0]
     for i in range(runs):
         for which in (0, 1) if i % 2 == 0 else (1, 0):
             start = time.perf_counter()
             estimator.fit(first if which == 0 else second)
             times[which, i] = time.perf_counter() - start
+            overruns[which] += _overran(estimator)
         if progress and i % 10 == 9:
             print(".", end="", flush=True)
     half = runs // 2
@@ -238,6 +247,6 @@ def audit_timing(case="h2-laplace", *, runs=200, epsilon=1.0, timing_safe=False,
         side=f"{side} (favours the {'first' if favoured == 0 else 'second'} dataset)",
         epsilon_lower_bound=bound,
         median_times=(float(np.median(times[0])), float(np.median(times[1]))),
-        overruns=(0, 0) if deadline is None else tuple(int(np.count_nonzero(t > deadline)) for t in times),
+        overruns=tuple(overruns),
         load=float(os.getloadavg()[0]),
     )

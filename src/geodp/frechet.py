@@ -377,7 +377,7 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
             fallback, fallback_velocity = space._exp_with_velocity(mean, safe * direction)
             other = _direction(space, records, fallback)
             if not new[2] <= other[2]:
-                move, length, candidate, velocity, new = safe * direction, safe, fallback, fallback_velocity, other
+                length, candidate, velocity, new = safe, fallback, fallback_velocity, other
                 usable_newton = False
         elif checked and not new[2] <= max(recent) - _ARMIJO * decrease:
             move, length = safe * direction, safe

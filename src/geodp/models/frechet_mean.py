@@ -21,6 +21,7 @@ from geodp.errors import (
 )
 from geodp.frechet import convexity_bound, karcher_iteration_budget, mean_of_records
 from geodp.manifolds.base import check_space
+from geodp.manifolds.spd_accurate import accurate_whitening
 from geodp.mechanisms import (
     KNGMechanism,
     LaplaceMechanism,
@@ -426,7 +427,7 @@ class PrivateFrechetMean(BaseEstimator):
         if self.mechanism == "gradient":
             return timing_safe_plan(self._gradient_plan(n, epsilon, delta, center, radius, ball_note), self.timing_safe)
 
-        bound, margin, tol = release_sensitivity(space, radius, n, self.mechanism)
+        bound, margin, tol = release_sensitivity(space, radius, n, self.mechanism, center)
         sensitivity = bound + margin
         with np.errstate(all="ignore"):  # public computations; an underflow there is harmless
             mechanism = self._build_mechanism(sensitivity, center, radius)
@@ -556,7 +557,9 @@ class PrivateFrechetMean(BaseEstimator):
             private_input = clipped
         else:
             budget = karcher_iteration_budget(space, radius, tol)
-            mean, info = mean_of_records(space, records, center, tol=tol, max_iter=budget, step=1.0, adaptive=True)
+            accurate = getattr(space, "needs_accurate_whitening", lambda c, r: False)(center, radius)  # public
+            with accurate_whitening(accurate):
+                mean, info = mean_of_records(space, records, center, tol=tol, max_iter=budget, step=1.0, adaptive=True)
             # The mean of records in the (convex) ball lies in it; rounding far out can put the
             # computed one a hair outside, where a truncated law would refuse it. Pull it in by
             # at most a relative 1e-6, never to the centre (a statistic must not jump).
@@ -713,7 +716,7 @@ def _represents_release(space, point, release) -> bool:
     )
 
 
-def release_sensitivity(space, radius, n, mechanism):
+def release_sensitivity(space, radius, n, mechanism, center=None):
     """The sensitivity a mean release of ``n`` records in the public ball is calibrated to, from
     public quantities only: ``(bound, margin, tol)``, with ``Δ = bound + margin``.
 
@@ -729,6 +732,8 @@ def release_sensitivity(space, radius, n, mechanism):
     (0.02, 0.0, 1e-10)
     """
     tol = _MEAN_TOL * max(1.0, radius)
+    if center is not None and hasattr(space, "flow_resolution"):  # float64's grid in the ball, if coarser
+        tol = max(tol, space.flow_resolution(center, radius))
     bound = frechet_mean_sensitivity(space, radius, n, mechanism=mechanism)
     margin = 0.0 if space.is_flat or mechanism == "kng" else 2.0 * tol / convexity_bound(space, 2.0 * radius)
     return bound, margin, tol

@@ -438,7 +438,8 @@ def read_records(path, space: Manifold, *, key=None, header: bool = False):
             if lines
             else f"it holds an array of shape {arr.shape} (records go along the first axis)"
         )
-        raise InvalidDataError(f"{label}: wrong shape: {_shape_text(space)}, but {got}")
+        hint = space._shape_hint(arr.shape)  # e.g. Poincaré-ball points for a hyperboloid
+        raise InvalidDataError(f"{label}: wrong shape: {_shape_text(space)}, but {got}{'.' + hint if hint else ''}")
     return arr.reshape((n, *space.point_shape)), lines
 
 

@@ -31,7 +31,7 @@ from geodp.mechanisms import (
 )
 from geodp.mechanisms.base import combine_sum_parts, exact_weighted_sum_parts
 from geodp.models.ball import resolve_ball
-from geodp.models.report import CuratorDiagnostics, PrivacyReport, with_timing_policy
+from geodp.models.report import CuratorDiagnostics, PrivacyReport, with_deadline, with_timing_policy
 from geodp.optim import descend, gd_guarantee
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
 from geodp.release import (
@@ -330,11 +330,12 @@ class PrivateFrechetMean(BaseEstimator):
             lambda: self._stand_ins(plan),
             key=deadline_key(plan, is_secure(rng), np.shape(data)) if self.timing_safe is True else None,
         )
-        result, withheld = execute(
+        result, withheld, overran = execute(
             plan, self.accountant, lambda: release(data, rng), deadline=deadline, fallback=lambda: self._fallback(facts)
         )
-        self._finish(result, plan, withheld)
+        self._finish(result, plan, withheld, overran)
         self.timing_deadline_ = deadline
+        self.privacy_report_ = with_deadline(plan.report, deadline, calibrated=self.timing_safe is True)
         return self
 
     def _fallback(self, facts):
@@ -500,7 +501,7 @@ class PrivateFrechetMean(BaseEstimator):
             gdp_mu=guarantee.gdp_mu,
         )
 
-    def _finish(self, release, plan, withheld):
+    def _finish(self, release, plan, withheld, overran):
         """The fitted attributes from the release (post-processing: free)."""
         space = self.space
         release, diagnostics = release
@@ -522,8 +523,7 @@ class PrivateFrechetMean(BaseEstimator):
         self.n_samples_ = plan.n_samples
         self.sensitivity_ = plan.sensitivity
         self.mechanism_ = plan.mechanism
-        self.curator_diagnostics_ = CuratorDiagnostics(**diagnostics, warnings=withheld)
-        self.privacy_report_ = plan.report
+        self.curator_diagnostics_ = CuratorDiagnostics(**diagnostics, warnings=withheld, timing_overran=overran)
 
     def _private_release(self, space, data, center, radius, tol, mechanism, rng):
         """Everything that touches the private records. Returns the release (coordinates on

@@ -135,7 +135,8 @@ def private_ball(
     timing_safe : bool or float, default False
         Timing-safe release (docs/guide.md): both releases run fixed public work, the wall time
         is padded to a public deadline (True: calibrated on public stand-in records in the coarse
-        ball) and the guarantee becomes (ε, δ_t), charged so.
+        ball; the report gives it as ``timing_deadline``) and the guarantee becomes (ε, δ_t),
+        charged so.
 
     Returns
     -------

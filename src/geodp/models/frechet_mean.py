@@ -158,8 +158,9 @@ class PrivateFrechetMean(BaseEstimator):
         padded to a public deadline — the given number of seconds, or (``True``) one calibrated
         on public stand-in data (the centre repeated n times, n points on the ball's boundary,
         and n/2 at each of two opposite boundary points): 2 × the slowest of 3 runs + 10 ms, in
-        ``timing_deadline_``. An overrun (the work outlasting the deadline) is
-        observable; ``curator_diagnostics_`` says whether it happened. See SECURITY.md.
+        ``timing_deadline_`` and in the report (``timing_deadline``: it is public). An overrun
+        (the work outlasting the deadline) is observable; ``curator_diagnostics_.timing_overran``
+        says whether it happened (curator-only). See SECURITY.md.
 
     Attributes
     ----------

@@ -152,7 +152,7 @@ class PrivateGeodesicRegression(BaseEstimator):
     timing_safe : bool or float, default False
         Pad the private part of ``fit`` to a public deadline (seconds, or ``True``: calibrated
         on public stand-in records — covariates uniform in ``x_bounds``, responses at the centre
-        or on the ball's boundary), in ``timing_deadline_``; see
+        or on the ball's boundary), in ``timing_deadline_`` and the report; see
         :class:`~geodp.models.PrivateFrechetMean` and SECURITY.md.
 
     Attributes

@@ -107,7 +107,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         with ``"kng"``, which is pure ε-DP.
     timing_safe : bool or float, default False
         Pad the private part of ``fit`` to a public deadline (seconds, or ``True``: calibrated
-        on public stand-in records inside the public bounds), in ``timing_deadline_``; see
+        on public stand-in records inside the public bounds), in ``timing_deadline_`` and the report; see
         :class:`~geodp.models.PrivateFrechetMean` and SECURITY.md.
 
     Attributes

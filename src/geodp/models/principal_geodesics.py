@@ -182,7 +182,8 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         work (the footpoint's Karcher flow its whole budget, its sampler a fixed number of
         proposals; every record validated, clipped and read by the covariance pass), padded to
         one public deadline (given in seconds, or calibrated on public stand-in records), in
-        ``timing_deadline_``. The footpoint's δ_t is charged and reported (``timing_delta``).
+        ``timing_deadline_`` and the report. The footpoint's δ_t is charged and reported
+        (``timing_delta``).
 
     Attributes
     ----------

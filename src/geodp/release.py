@@ -456,7 +456,7 @@ def execute(
     >>> plan = ReleasePlan("Demo", 10, 1.0, 0.0, 0.1, 0.1, True, "exact", report="")
     >>> execute(plan, None, lambda: 42)
     (42, (), None)
-    >>> execute(plan, None, lambda: 42, deadline=0.01)
+    >>> execute(plan, None, lambda: 42, deadline=0.1)
     (42, (), False)
     """
     announce_and_charge(plan, accountant, stacklevel=stacklevel + 1)

@@ -6,7 +6,8 @@ where it does not import, like the tests, which use ``pytest.importorskip``; ``.
 all of them in a virtualenv of its own with the ``geomstats`` extra (:data:`GEOMSTATS_PATHS`).
 
 ``-m "not slow"`` deselects the tests listed in ``tests/slow_tests.txt`` (the statistical sampler
-checks and the end-to-end runs, measured with ``--durations``): the rest runs in under a minute.
+checks and the end-to-end runs, measured with ``--durations``); the rest still takes minutes
+(README.md, "Quickstart", gives measured times).
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -277,6 +278,34 @@ def _refused(capsys, tmp_path, argv, *needles, out="mean"):
         assert needle in err, (needle, err)
     assert not (tmp_path / f"{out}.npy").exists() and not (tmp_path / f"{out}.json").exists()
     assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind
+    assert not list(tmp_path.glob("*.lock"))  # nor the ledger's lock file, whatever the refusal
+    return err
+
+
+_LOCATES = re.compile(r"record \d|line \d|of the \d+ records|all \d+ records")
+
+
+def _refused_records(capsys, tmp_path, argv, *needles, out="mean"):
+    """A refusal of records: stderr (which others may see, SECURITY.md) has one fixed text that
+    neither locates nor counts them; the detail (``needles``: which record, its line, why, how
+    many) is only in the curator-only --diagnostics file."""
+    curator = tmp_path / f"refused-{out}.json"
+    curator.unlink(missing_ok=True)
+    err = _refused(
+        capsys,
+        tmp_path,
+        [*argv, "--diagnostics", str(curator)],
+        "holds records that are not points of",
+        "curator-only",
+        "written to the --diagnostics file",
+        "or pass --on-invalid center",
+        out=out,
+    )
+    assert not _LOCATES.search(err), err
+    facts = json.loads(curator.read_text())
+    assert facts["curator_only"].startswith("DO NOT PUBLISH")
+    for needle in needles:
+        assert needle in facts["refused"], (needle, facts["refused"])
     return err
 
 
@@ -302,7 +331,6 @@ def _bad_spd_cases():
             [
                 "record 11 is not positive definite",
                 "2 of the 30 records are not points of spd:3",
-                "--on-invalid center",
             ],
         ),
         ("asymmetric.npy", asymmetric, ["record 13 is not symmetric"]),
@@ -323,7 +351,8 @@ def _bad_spd_cases():
 def test_bad_npy_files_are_refused(name, array, needles, tmp_path, capsys):
     data = tmp_path / name
     np.save(data, array)
-    _refused(capsys, tmp_path, _args(tmp_path, data, "spd:3", "identity", 1.5), *needles)
+    refused = _refused_records if any(_LOCATES.search(n) for n in needles) else _refused
+    refused(capsys, tmp_path, _args(tmp_path, data, "spd:3", "identity", 1.5), *needles)
 
 
 @pytest.mark.parametrize(
@@ -344,7 +373,7 @@ def test_records_off_the_manifold_are_refused(spec, change, needle, tmp_path, ca
     X = _records(space, center, radius, np.random.default_rng(7))
     change(X)
     data = _write(tmp_path / "records.npy", X, "npy")
-    _refused(capsys, tmp_path, _args(tmp_path, data, spec, center_name, radius), needle)
+    _refused_records(capsys, tmp_path, _args(tmp_path, data, spec, center_name, radius), needle)
 
 
 def test_a_degenerate_kendall_configuration_is_refused(tmp_path, capsys):
@@ -352,7 +381,7 @@ def test_a_degenerate_kendall_configuration_is_refused(tmp_path, capsys):
     X[12] = [2.0, 3.0]  # all landmarks at one place: no shape
     data = _write(tmp_path / "shapes.npy", X, "npy")
     center = _write(tmp_path / "center.npy", X[0], "npy")
-    _refused(
+    _refused_records(
         capsys,
         tmp_path,
         _args(tmp_path, data, "kendall:4", center, 0.2),
@@ -412,7 +441,8 @@ def test_a_degenerate_kendall_configuration_is_refused(tmp_path, capsys):
 def test_bad_csv_files_are_refused(content, needles, tmp_path, capsys):
     data = tmp_path / "covs.csv"
     data.write_text(content, encoding="utf-8")
-    _refused(capsys, tmp_path, _args(tmp_path, data, "spd:3", "identity", 1.5), *needles)
+    refused = _refused_records if any(_LOCATES.search(n) for n in needles) else _refused
+    refused(capsys, tmp_path, _args(tmp_path, data, "spd:3", "identity", 1.5), *needles)
 
 
 # One record of a CSV file replaced by each of these rows (bytes: some are not UTF-8). None keeps it.
@@ -460,7 +490,7 @@ def test_under_center_no_single_csv_record_decides_the_release_or_n(name, where,
         np.load(tmp_path / "mean.npy"), _expected_release(space, expected_X, center, radius, on_invalid="center")
     )
     if row is not None:
-        _refused(
+        _refused_records(
             capsys,
             tmp_path,
             _args(tmp_path, data, "spd:3", "identity", radius, out="raised"),
@@ -509,8 +539,8 @@ def test_under_center_no_single_record_line_decides_n(name, where, header, tmp_p
     np.testing.assert_array_equal(
         np.load(tmp_path / "mean.npy"), _expected_release(space, expected_X, center, radius, on_invalid="center")
     )
-    # with raise it is refused, naming that record and its line
-    _refused(
+    # with raise it is refused; the curator-only detail names that record and its line
+    _refused_records(
         capsys,
         tmp_path,
         _args(tmp_path, data, "spd:3", "identity", radius, *extra, out="raised"),
@@ -576,7 +606,7 @@ def test_unreadable_files_and_wrong_keys_are_refused(tmp_path, capsys):
     np.save(tmp_path / "pickled.npy", np.array([X[0], None], dtype=object), allow_pickle=True)
     _refused(capsys, tmp_path, args(tmp_path / "pickled.npy"), "holds Python objects, not numbers")
     (tmp_path / "latin1.csv").write_bytes("é,1\n".encode("latin-1"))
-    _refused(capsys, tmp_path, args(tmp_path / "latin1.csv"), "latin1.csv: record 0 (line 1) is not UTF-8 text")
+    _refused_records(capsys, tmp_path, args(tmp_path / "latin1.csv"), "latin1.csv: record 0 (line 1) is not UTF-8 text")
     (tmp_path / "covs.xlsx").write_bytes(b"")
     _refused(capsys, tmp_path, args(tmp_path / "covs.xlsx"), "unsupported format '.xlsx'; use one of .npy, .npz")
 
@@ -927,7 +957,7 @@ def test_a_symlink_to_the_ledger_is_the_same_budget(tmp_path, capsys):
     assert main(_ledger_args(tmp_path, alias, "a")) == 0
     assert alias.is_symlink() and os.readlink(alias) == "budget.json"
     assert [s["output"] for s in json.loads(ledger.read_text())["spends"]] == [str(tmp_path / "a.npy")]
-    assert (tmp_path / "budget.json.lock").exists() and not (tmp_path / "alias.json.lock").exists()
+    assert not (tmp_path / "budget.json.lock").exists() and not (tmp_path / "alias.json.lock").exists()
     capsys.readouterr()
     _refused(capsys, tmp_path, _ledger_args(tmp_path, ledger, "b"), "would exceed the budget", out="b")
     _refused(capsys, tmp_path, _ledger_args(tmp_path, alias, "c"), "would exceed the budget", out="c")

@@ -24,15 +24,15 @@ def _plan():
 @pytest.mark.parametrize("work", [0.0, 0.03])
 def test_execute_pads_the_private_part_to_the_deadline_whatever_its_work(work):
     start = time.perf_counter()
-    result, withheld = execute(_plan(), None, lambda: time.sleep(work) or "done", deadline=0.08)
+    result, withheld, overran = execute(_plan(), None, lambda: time.sleep(work) or "done", deadline=0.08)
     elapsed = time.perf_counter() - start
-    assert result == "done" and withheld == ()
+    assert result == "done" and withheld == () and overran is False
     assert 0.08 <= elapsed < 0.08 + 0.05  # the deadline, not the work (slack for a loaded machine)
 
 
 def test_an_overrun_is_told_to_the_curator_only():
-    result, withheld = execute(_plan(), None, lambda: time.sleep(0.03), deadline=0.001)
-    assert any(w.startswith("TimingOverrun") for w in withheld)
+    result, withheld, overran = execute(_plan(), None, lambda: time.sleep(0.03), deadline=0.001)
+    assert overran is True and any(w.startswith("TimingOverrun") for w in withheld)
 
 
 def test_a_refusal_in_the_private_part_is_padded_too():

@@ -20,7 +20,7 @@ from geodp.manifolds.base import check_space
 from geodp.mechanisms.quantile import private_quantile, quantile_guarantee
 from geodp.models.ball import PrivateBall
 from geodp.models.frechet_mean import PrivateFrechetMean, invalid_message, prepared_records
-from geodp.models.report import BallDiagnostics, PrivacyReport, with_timing_policy
+from geodp.models.report import BallDiagnostics, PrivacyReport, with_deadline, with_timing_policy
 from geodp.records import is_dask
 from geodp.release import ReleasePlan, ball_stand_ins, check_timing_safe, execute, timing_deadline, timing_safe_plan
 from geodp.sensitivity import MIN_RADIUS, max_radius
@@ -135,7 +135,8 @@ def private_ball(
     timing_safe : bool or float, default False
         Timing-safe release (docs/guide.md): both releases run fixed public work, the wall time
         is padded to a public deadline (True: calibrated on public stand-in records in the coarse
-        ball) and the guarantee becomes (ε, δ_t), charged so.
+        ball; the report gives it as ``timing_deadline``) and the guarantee becomes (ε, δ_t),
+        charged so.
 
     Returns
     -------
@@ -273,7 +274,7 @@ def private_ball(
     deadline = timing_deadline(
         timing, private_part, lambda: ball_stand_ins(space, coarse_center, coarse_radius, mean_plan.n_samples)
     )
-    (released, upper, drawn, new_radius, diagnostics), withheld = execute(
+    (released, upper, drawn, new_radius, diagnostics), withheld, overran = execute(
         plan, accountant, lambda: private_part(data), deadline=deadline
     )
     fell_back = new_radius >= coarse_radius  # a function of the releases: public
@@ -283,6 +284,7 @@ def private_ball(
         diagnostics.n_clipped_coarse,
         diagnostics.n_invalid,
         tuple(withheld) + (tuple(mean_model.curator_diagnostics_.warnings) if share > 0.0 else ()),
+        timing_overran=overran,
     )
     report = _report(
         space,
@@ -298,7 +300,7 @@ def private_ball(
         coarse=(coarse_center, coarse_radius),
         result=(released, drawn, new_radius, fell_back),
     )
-    report = with_timing_policy(report, timing)
+    report = with_deadline(with_timing_policy(report, timing), deadline, calibrated=timing is True)
     return PrivateBall(
         center=final_center,
         radius=final_radius,

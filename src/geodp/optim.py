@@ -452,7 +452,7 @@ def private_riemannian_gd(
         lambda records: private_part(records, stand_in_rng),
         lambda: ball_stand_ins(space, center, float(radius), n),
     )
-    point, _ = execute(plan, accountant, lambda: private_part(data, rng), deadline=deadline)
+    point, _, _ = execute(plan, accountant, lambda: private_part(data, rng), deadline=deadline)
     line = f"timing-safe: fixed public work, wall time padded to {deadline:.6g} s; delta includes delta_t"
     guarantee = replace(
         guarantee, delta=plan.delta, gdp_mu=None, zcdp_rho=None, assumptions=(*guarantee.assumptions, line)

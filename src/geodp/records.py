@@ -176,7 +176,9 @@ class DaskRecords:
     def __init__(self, space, X, prepare=None, refuse_invalid=None):
         if X.ndim != len(space.point_shape) + 1 or tuple(X.shape[1:]) != space.point_shape or X.shape[0] == 0:
             shape = ", ".join(map(str, space.point_shape))
-            raise InvalidDataError(f"X must have shape (n, {shape}) with n >= 1 for {space!r}, got {X.shape}.")
+            raise InvalidDataError(
+                f"X must have shape (n, {shape}) with n >= 1 for {space!r}, got {X.shape}.{space._shape_hint(X.shape)}"
+            )
         check_real_dtype(X.dtype, "X")  # the in-memory rule and error
         X = X.rechunk({axis: -1 for axis in range(1, X.ndim)})
         self.space, self.X, self.n = space, X, int(X.shape[0])

@@ -113,6 +113,9 @@ class ReleasePlan:
         the other on the same data (``PrivatePrincipalGeodesics``: its footpoint, then its
         covariance), else None; ``epsilon`` and ``delta`` are then their sums, and the event is
         their ``ComposedDpEvent``, which the accountant composes part by part.
+    timing_delta : float
+        The timing-safe mode's share δ_t of ``delta`` (:func:`timing_safe_plan`; 0.0 without the
+        mode): a refused charge says which part of δ is the release's and which is δ_t.
 
     Examples
     --------
@@ -143,6 +146,7 @@ class ReleasePlan:
     zcdp_rho: float | None = None
     subsampled_gaussian: tuple | None = None
     composed_of: tuple | None = field(default=None, compare=False)
+    timing_delta: float = 0.0
 
     def __post_init__(self):
         object.__setattr__(self, "facts", MappingProxyType(dict(self.facts)))
@@ -203,10 +207,46 @@ def announce_and_charge(plan: ReleasePlan, accountant, *, stacklevel: int = 3) -
     >>> budget.total_spent
     (0.25, 0.0)
     """
+    from geodp.errors import BudgetExceededError
+
     for category, text in plan.notices:
         warnings.warn(text, category, stacklevel=stacklevel)
-    if accountant is not None:
+    if accountant is None:
+        return
+    try:
         accountant.spend(plan)
+    except BudgetExceededError as err:
+        if not plan.timing_delta:
+            raise
+        raise BudgetExceededError(f"{err} {_timing_share(plan, accountant)}") from None
+
+
+def _timing_share(plan: ReleasePlan, accountant) -> str:
+    """What a refused timing-safe charge adds to the accountant's message: its δ split into the
+    release's own δ and the mode's δ_t, and, under sequential composition, which of them fits."""
+    timing = plan.timing_delta
+    own = float(f"{plan.delta - timing:.12g}")
+    text = (
+        f"Its delta = {plan.delta!r} is the release's own delta = {own!r} plus the timing-safe mode's "
+        f"delta_t = {timing!r} (timing_safe: the fixed-work samplers may all fail with probability delta_t)"
+    )
+    if accountant.composition != "sequential":
+        return text + "."
+    spent_epsilon, spent_delta = accountant.total_spent
+    left = float(f"{accountant.delta - spent_delta:.12g}")
+    if own > left:
+        text += f"; the release's own delta already exceeds the delta left, {left!r}"
+    elif plan.delta > left * (1 + 1e-12):
+        text += (
+            f"; the release's own delta fits the delta left, {left!r}, but not with delta_t: give the "
+            f"release delta <= {float(f'{left - timing:.12g}')!r}, or a budget with delta_t = {timing!r} more"
+        )
+    else:
+        text += "; the delta fits"
+    epsilon_left = float(f"{accountant.epsilon - spent_epsilon:.12g}")
+    if plan.epsilon > epsilon_left * (1 + 1e-12):
+        text += f"; its epsilon = {plan.epsilon!r} exceeds the epsilon left, {epsilon_left!r}"
+    return text + "."
 
 
 def check_timing_safe(timing_safe) -> bool | float:
@@ -287,7 +327,14 @@ def timing_safe_plan(plan: ReleasePlan, timing_safe) -> ReleasePlan:
     """
     if check_timing_safe(timing_safe) is False:
         return plan
-    return replace(plan, delta=plan.delta + TIMING_SAFE_DELTA, gdp_mu=None, zcdp_rho=None, composed_of=None)
+    return replace(
+        plan,
+        delta=plan.delta + TIMING_SAFE_DELTA,
+        gdp_mu=None,
+        zcdp_rho=None,
+        composed_of=None,
+        timing_delta=TIMING_SAFE_DELTA,
+    )
 
 
 def ball_stand_ins(space, center, radius: float, n: int) -> list:
@@ -385,9 +432,9 @@ def execute(
     deadline : float, optional
         Timing-safe mode (:func:`timing_deadline`): the private part runs with fixed public work
         (:func:`geodp.work.fixed_work_section` with δ_t = :data:`TIMING_SAFE_DELTA`) and its wall
-        time is padded to ``deadline`` seconds from its start. An overrun adds
-        ``"TimingOverrun: …"`` to the withheld messages (curator only; the late return itself is
-        observable).
+        time is padded to ``deadline`` seconds from its start. An overrun sets ``overran`` and
+        adds ``"TimingOverrun: …"`` to the withheld messages (curator only; the late return itself
+        is observable).
     fallback : callable, optional
         Timing-safe mode: the public, data-independent result returned when a fixed-work
         rejection sampler accepted too few proposals (probability at most δ_t). Without one the
@@ -400,12 +447,17 @@ def execute(
     withheld : tuple of str
         ``"Category: message"`` of each warning the private part raised, except those of a
         category the plan's notices already said: for the curator diagnostics only.
+    overran : bool or None
+        Timing-safe mode: whether the private part ran past ``deadline`` (curator only: the
+        diagnostics' ``timing_overran``); None without a deadline.
 
     Examples
     --------
     >>> plan = ReleasePlan("Demo", 10, 1.0, 0.0, 0.1, 0.1, True, "exact", report="")
     >>> execute(plan, None, lambda: 42)
-    (42, ())
+    (42, (), None)
+    >>> execute(plan, None, lambda: 42, deadline=0.1)
+    (42, (), False)
     """
     announce_and_charge(plan, accountant, stacklevel=stacklevel + 1)
     start = time.perf_counter()
@@ -418,4 +470,4 @@ def execute(
     withheld = tuple(f"{w.category.__name__}: {w.message}" for w in caught if not issubclass(w.category, said))
     if not in_time:
         withheld += (f"TimingOverrun: the private part took longer than the public deadline of {deadline:.6g} s",)
-    return result, withheld
+    return result, withheld, None if deadline is None else not in_time

@@ -160,10 +160,10 @@ def _best_event(first, second, alpha):
 
 
 def _overran(estimator) -> bool:
-    """Whether the last fit's private part ran past its deadline (its curator diagnostics say so;
-    the fit's whole time also holds the public work before and after the padded part)."""
-    withheld = estimator.curator_diagnostics_.to_dict().get("warnings", ())
-    return any(str(w).startswith("TimingOverrun") for w in withheld)
+    """Whether the last fit's private part ran past its deadline (its curator diagnostics'
+    ``timing_overran``; the fit's whole time also holds the public work before and after the
+    padded part, so it cannot be compared with the deadline)."""
+    return bool(estimator.curator_diagnostics_.timing_overran)
 
 
 def _count(times, threshold, side):

@@ -19,6 +19,7 @@ __all__ = [
     "OneLineErrorParser",
     "atomic_write",
     "check_new_file",
+    "deadline_seconds",
     "integer_at_least",
     "positive_float",
     "prepare_output_dir",
@@ -112,6 +113,31 @@ def positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def deadline_seconds(text: str) -> float:
+    """An argparse type: the deadline of ``--timing-safe SECONDS``, a finite number of seconds > 0
+    (the Python API's ``timing_safe=2.5``; the bare flag is ``timing_safe=True``, a calibrated one).
+
+    Examples
+    --------
+    >>> deadline_seconds("2.5")
+    2.5
+    >>> deadline_seconds("covs.npy")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a deadline in seconds (a number > 0), got 'covs.npy'; without a number, ...
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a deadline in seconds (a number > 0), got {text!r}; without a number, put the bare "
+            "--timing-safe after INPUT (a calibrated deadline)"
+        ) from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"the deadline must be a finite number of seconds > 0, got {text!r}")
     return value
 
 

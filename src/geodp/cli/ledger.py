@@ -12,7 +12,8 @@ existed, is an (ε, δ) release. :func:`geodp.composition.dp_event` rebuilds the
 
 Concurrent commands cannot overspend: a command holds an exclusive lock (``fcntl.flock`` on the
 sidecar file ``LEDGER.lock``, e.g. ``budget.json.lock``, next to the file the ledger's name
-resolves to) from before it reads the ledger until its release is written; a lock file removed
+resolves to) from before it reads the ledger until its release is written, and removes the sidecar
+before it lets the lock go, whether it released or was refused; a lock file removed
 meanwhile is noticed (the lock is taken again on the file that has the name). Each spend reads the
 ledger again and checks it, holding a lock on the ledger file itself, and rewrites it atomically (a
 temporary file, then ``os.replace``), so no spend is ever lost even if the sidecar was removed. A
@@ -28,7 +29,7 @@ import math
 import os
 import stat
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -313,7 +314,8 @@ def open_ledger(path, entry: dict):
     The exclusive lock (on the sidecar ``LEDGER.lock`` next to the file ``path`` resolves to) is
     held until the ``with`` block ends: put the whole release inside it, so that no other command
     reads the ledger between this one's check and its release. A command that finds the lock taken
-    says so on stderr and waits.
+    says so on stderr and waits. However the block ends (a release, a refusal, an error), the
+    sidecar file is removed before the lock is let go: no ``.lock`` file is left next to the ledger.
 
     Raises
     ------
@@ -359,4 +361,16 @@ def open_ledger(path, entry: dict):
             pass
         yield LedgerAccountant(path, data, entry)
     finally:
+        _remove_lock_file(lock, fd, real)
         os.close(fd)  # releases the lock
+
+
+def _remove_lock_file(lock: Path, fd: int, real: Path) -> None:
+    """Remove the sidecar lock file while its lock is still held (on every exit: release, refusal,
+    error), so that no ``.lock`` file is left behind. Safe for the other commands: one waiting on
+    it gets the lock on a file that no longer has the name, notices it (:func:`_lock`) and takes
+    the lock on a new one. A file that is no longer the one locked is someone else's, and a lock
+    file that is the ledger itself (a hard link) is the ledger: both are kept."""
+    if _names(lock, fd) and not _names(real, fd):
+        with suppress(FileNotFoundError):
+            os.unlink(lock)

@@ -14,7 +14,8 @@ Formats, told apart by the file name's ending (any case):
   whatever it holds, only if the caller says so (``header=True``, ``--header``): a header is never
   guessed. A line that cannot be a record (a field that is not a number or is empty, the wrong
   number of values, blank, ``#``, a ``\\r`` inside, not UTF-8) becomes a record of NaN, so that
-  it makes only its own record invalid (:func:`check_records` names it and says why). A public
+  it makes only its own record invalid (:func:`invalid_records_detail` names it and says why,
+  for the curator only). A public
   point's file (:func:`read_point`) is read leniently: lines also end at ``\\r``, blank and ``#``
   lines are skipped, and a first line of distinct column names is taken as a header.
 - ``.mat``: a MATLAB file (``scipy.io.loadmat``, MATLAB formats up to v7; v7.3 is HDF5 and is not
@@ -23,9 +24,11 @@ Formats, told apart by the file name's ending (any case):
 Records go along the first axis: an array of shape ``(n, *point_shape)``, or ``(n, size)`` with
 each record flattened row by row (``size`` = the number of values of a point).
 
-The messages of the errors raised here name the file, the record (and the line of a text file)
-and what is wrong. They are meant for the data curator who runs the command, before anything is
-released: they are about the private data, so never publish them.
+The refusal of records that are not points of the space (:func:`check_records`) is one fixed
+text that neither counts nor locates them, since a command's messages can be seen by others
+(SECURITY.md); which record is bad, on which line, why, and how many are, is curator-only
+(:func:`invalid_records_detail`; ``geodp release`` writes it to its ``--diagnostics`` file). The
+errors about the file as a whole (its format, shape and type) name the file only.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from geodp.errors import GeodpError, InvalidDataError
 from geodp.manifolds import SPD, Hyperbolic, KendallShape, Manifold, Sphere
 from geodp.validation import as_real_array
 
-__all__ = ["FORMATS", "check_records", "read_point", "read_records"]
+__all__ = ["FORMATS", "check_records", "invalid_records_detail", "read_point", "read_records"]
 
 FORMATS = (".npy", ".npz", ".csv", ".txt", ".mat")
 
@@ -320,8 +323,55 @@ def _why_invalid(space: Manifold, record: np.ndarray) -> str:
     return f"is not a point of {space!r}"
 
 
-def check_records(X, space: Manifold, label: str, lines=None, hint: str = "") -> None:
-    """Refuse records that are not points of ``space``, naming the first one and what is wrong.
+def invalid_records_detail(X, space: Manifold, label: str, lines=None) -> str | None:
+    """What is wrong with the records that are not points of ``space`` — the first one (and its
+    line), why, and how many there are — or None if every record is a point. **Curator-only**: it
+    locates and counts private records, so it must never reach anyone else (:func:`check_records`
+    refuses the records with a fixed text instead).
+
+    Parameters
+    ----------
+    X : numpy.ndarray, shape (n, *space.point_shape)
+    space : Manifold
+    label : str
+        The file the records come from.
+    lines : list of int, optional
+        The line of each record in a text file, as :func:`read_records` returns it (with the rows
+        it could not read as records: the detail says why, e.g. a field that is not a number).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geodp.manifolds import SPD
+    >>> X = np.stack([np.eye(2), [[1.0, 2.0], [2.0, 1.0]]])
+    >>> invalid_records_detail(X, SPD(2), "covs.npy")
+    'covs.npy: record 1 is not positive definite (1 of the 2 records is not a point of spd:2)'
+    >>> invalid_records_detail(X[:1], SPD(2), "covs.npy") is None
+    True
+    """
+    invalid = space.invalid_records(X)
+    if not np.any(invalid):
+        return None
+    problems, widths = getattr(lines, "problems", {}), getattr(lines, "widths", {})
+    if len(widths) == len(X) and len(set(widths.values())) == 1:  # every row: a table for another space
+        got = (
+            f"record 0 (line {lines[0]}) has {widths[0]} values"
+            if len(X) == 1
+            else f"all {len(X)} records have {widths[0]} values"
+        )
+        return f"{label}: wrong shape: {_shape_text(space)}, but {got}"
+    first = int(np.flatnonzero(invalid)[0])
+    where = f"record {first}" + (f" (line {lines[first]})" if lines else "")
+    why = problems.get(first) or f" {_why_invalid(space, X[first])}"
+    count = int(np.count_nonzero(invalid))
+    are = "is not a point" if count == 1 else "are not points"
+    return f"{label}: {where}{why} ({count} of the {len(X)} records {are} of {space_spec(space)})"
+
+
+def check_records(X, space: Manifold, label: str, lines=None, hint: str = "", *, curator=None) -> None:
+    """Refuse records that are not points of ``space`` with one fixed text, which neither counts
+    nor locates them (the refusal can be seen by others: SECURITY.md); the detail
+    (:func:`invalid_records_detail`) goes to ``curator`` only.
 
     Parameters
     ----------
@@ -330,15 +380,17 @@ def check_records(X, space: Manifold, label: str, lines=None, hint: str = "") ->
     label : str
         The file the records come from (for the message).
     lines : list of int, optional
-        The line of each record in a text file, as :func:`read_records` returns it (with the rows
-        it could not read as records: their message says why, e.g. a field that is not a number).
+        As :func:`read_records` returns them.
     hint : str
         Appended to the message (what the user can do about it).
+    curator : callable, optional
+        Called with the curator-only detail before the refusal (``geodp release`` writes it to
+        its ``--diagnostics`` file); the message then says it was written there, else how to get it.
 
     Raises
     ------
     InvalidDataError
-        Some record holds NaN or inf or is off the manifold.
+        Some record holds NaN or inf, is off the manifold, or is a line that cannot be a record.
 
     Examples
     --------
@@ -348,26 +400,26 @@ def check_records(X, space: Manifold, label: str, lines=None, hint: str = "") ->
     >>> check_records(X, SPD(2), "covs.npy")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    geodp.errors.InvalidDataError: covs.npy: record 1 is not positive definite (1 of the 2 records is not a ...
+    geodp.errors.InvalidDataError: covs.npy: holds records that are not points of spd:2 (a point of spd:2 has ...
+    >>> details = []
+    >>> check_records(X, SPD(2), "covs.npy", curator=details.append)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    geodp.errors.InvalidDataError: covs.npy: ... written to the --diagnostics file
+    >>> details
+    ['covs.npy: record 1 is not positive definite (1 of the 2 records is not a point of spd:2)']
     """
-    invalid = space.invalid_records(X)
-    if not np.any(invalid):
+    detail = invalid_records_detail(X, space, label, lines)
+    if detail is None:
         return
-    problems, widths = getattr(lines, "problems", {}), getattr(lines, "widths", {})
-    if len(widths) == len(X) and len(set(widths.values())) == 1:  # every row: a table for another space
-        got = (
-            f"record 0 (line {lines[0]}) has {widths[0]} values"
-            if len(X) == 1
-            else f"all {len(X)} records have {widths[0]} values"
-        )
-        raise InvalidDataError(f"{label}: wrong shape: {_shape_text(space)}, but {got}")
-    first = int(np.flatnonzero(invalid)[0])
-    where = f"record {first}" + (f" (line {lines[first]})" if lines else "")
-    why = problems.get(first) or f" {_why_invalid(space, X[first])}"
-    count = int(np.count_nonzero(invalid))
-    are = "is not a point" if count == 1 else "are not points"
+    if curator is None:
+        said = "pass --diagnostics CURATOR.json to have them written there"
+    else:
+        curator(detail)
+        said = "written to the --diagnostics file"
     raise InvalidDataError(
-        f"{label}: {where}{why} ({count} of the {len(X)} records {are} of {space_spec(space)}){hint}"
+        f"{label}: holds records that are not points of {space_spec(space)} ({_shape_text(space)}). Which "
+        f"records, why and how many are curator-only, since this message may be seen by others: {said}{hint}"
     )
 
 
@@ -438,7 +490,8 @@ def read_records(path, space: Manifold, *, key=None, header: bool = False):
             if lines
             else f"it holds an array of shape {arr.shape} (records go along the first axis)"
         )
-        raise InvalidDataError(f"{label}: wrong shape: {_shape_text(space)}, but {got}")
+        hint = space._shape_hint(arr.shape)  # e.g. Poincaré-ball points for a hyperboloid
+        raise InvalidDataError(f"{label}: wrong shape: {_shape_text(space)}, but {got}{'.' + hint if hint else ''}")
     return arr.reshape((n, *space.point_shape)), lines
 
 

@@ -23,6 +23,7 @@ from geodp.cli.common import (
     HelpFormatter,
     atomic_write,
     check_new_file,
+    deadline_seconds,
     integer_at_least,
     positive_float,
     probability,
@@ -124,9 +125,15 @@ def _curator_notes(facts, path) -> None:
         )
         return
     print(f"curator   : {path} (CURATOR-ONLY diagnostics: do not publish)")
+    _write_curator_file(path, facts.to_dict(), "the release and its guarantee were written")
+
+
+def _write_curator_file(path, facts: dict, outcome: str) -> None:
+    """Write curator-only ``facts`` to ``path`` as JSON under the do-not-publish banner;
+    ``outcome`` says, if the write fails, what happened otherwise."""
     text = (
         json.dumps(
-            {"curator_only": "DO NOT PUBLISH: computed from the private data without noise", **facts.to_dict()},
+            {"curator_only": "DO NOT PUBLISH: computed from the private data without noise", **facts},
             indent=2,
             default=str,
         )
@@ -136,8 +143,7 @@ def _curator_notes(facts, path) -> None:
         atomic_write(path, lambda f: f.write(text.encode("utf-8")))
     except OSError as err:
         raise CommandError(
-            f"--diagnostics {str(path)!r} could not be written ({err.strerror or err}); the "
-            "release and its guarantee were written"
+            f"--diagnostics {str(path)!r} could not be written ({err.strerror or err}); {outcome}"
         ) from None
 
 
@@ -174,6 +180,11 @@ def _run_command(args) -> None:
             str(args.input),
             lines,
             hint=". Fix or drop such records, or pass --on-invalid center to replace each by the public centre.",
+            curator=None
+            if diagnostics is None
+            else lambda detail: _write_curator_file(
+                diagnostics, {"refused": detail}, "the records were refused: nothing was released or charged"
+            ),
         )
     model = PrivateFrechetMean(
         space,
@@ -227,8 +238,12 @@ def add_parser(sub) -> None:
     >>> args = parser.parse_args(["release", "covs.npy", "--space", "spd:8", "--center", "identity",
     ...                           "--radius", "2", "--epsilon", "1", "--output", "mean.npy",
     ...                           "--guarantee", "mean.json"])
-    >>> args.mechanism, args.delta, args.seed, args.on_invalid
-    ('laplace', 0.0, None, 'raise')
+    >>> args.mechanism, args.delta, args.seed, args.on_invalid, args.timing_safe
+    ('laplace', 0.0, None, 'raise', False)
+    >>> parser.parse_args(["release", "covs.npy", "--space", "spd:8", "--center", "identity", "--radius", "2",
+    ...                    "--epsilon", "1", "--output", "m.npy", "--guarantee", "m.json",
+    ...                    "--timing-safe", "2.5"]).timing_safe
+    2.5
     """
     release = sub.add_parser(
         "release",
@@ -237,7 +252,8 @@ def add_parser(sub) -> None:
         description="Release the differentially private Fréchet mean of the records in INPUT (replace-one\n"
         "adjacency, n public) and write it (--output, .npy) with its publishable guarantee\n"
         "(--guarantee, .json). Bad files and records are refused before anything is released\n"
-        "or charged; the messages name the record and are for the data curator only.\n"
+        "or charged; a refusal of records neither counts nor locates them (which, why and how\n"
+        "many go to the curator-only --diagnostics file only).\n"
         "Guide: docs/release.md.",
         epilog="examples:\n"
         "  geodp release covs.npy --space spd:8 --center identity --radius 2 --epsilon 1 \\\n"
@@ -299,9 +315,14 @@ def add_parser(sub) -> None:
     )
     release.add_argument(
         "--timing-safe",
-        action="store_true",
-        help="pad the release's private work to a public deadline calibrated on public stand-in "
-        "records (SECURITY.md): its wall time then depends on public inputs only, unless it overruns",
+        nargs="?",
+        const=True,
+        default=False,
+        type=deadline_seconds,
+        metavar="SECONDS",
+        help="pad the release's private work to a public deadline: SECONDS if given (e.g. the "
+        "report's timing_deadline of an earlier run), else one calibrated on public stand-in records "
+        "(SECURITY.md); its wall time then depends on public inputs only, unless it overruns",
     )
     release.add_argument("--output", required=True, metavar="OUT.npy", help="the release, a .npy file")
     release.add_argument(
@@ -336,7 +357,8 @@ def add_parser(sub) -> None:
         "--diagnostics",
         metavar="CURATOR.json",
         help="also write the curator-only diagnostics (records clipped or replaced, the mean's "
-        "convergence) to this .json file: computed from the private data, never publish it",
+        "convergence; or, when the records are refused, which record is bad, why and how many are) "
+        "to this .json file: computed from the private data, never publish it",
     )
     release.add_argument(
         "--overwrite", action="store_true", help="replace existing --output, --guarantee and --diagnostics files"

@@ -512,6 +512,7 @@ class Manifold(FrechetFlowHooks, ABC):
         if trailing != self.point_shape:
             raise InvalidDataError(
                 f"{name} must have trailing shape {self.point_shape} for {self!r}, got shape {arr.shape}."
+                f"{self._shape_hint(arr.shape)}"
             )
         ok = np.asarray(self._records_belong(np.asarray(X)))
         if not np.all(ok):
@@ -530,6 +531,11 @@ class Manifold(FrechetFlowHooks, ABC):
         raise InvalidDataError(f"{name} must {want}, got shape {x.shape}.")
 
     _membership_hint = ""
+
+    def _shape_hint(self, shape: tuple) -> str:
+        """Appended to the error about points of the wrong ``shape`` (a space whose points are
+        often given in another model says how to convert them; "" by default)."""
+        return ""
 
     def invalid_records(self, X) -> np.ndarray:
         """Which records of a dataset are not points of the space (per-record, no exception).
@@ -579,7 +585,10 @@ class Manifold(FrechetFlowHooks, ABC):
         arr = as_real_array(X, name)
         if arr.ndim != len(self.point_shape) + 1 or arr.shape[1:] != self.point_shape or arr.shape[0] == 0:
             shape = ", ".join(map(str, self.point_shape))
-            raise InvalidDataError(f"{name} must have shape (n, {shape}) with n >= 1 for {self!r}, got {arr.shape}.")
+            raise InvalidDataError(
+                f"{name} must have shape (n, {shape}) with n >= 1 for {self!r}, got {arr.shape}."
+                f"{self._shape_hint(arr.shape)}"
+            )
         return arr
 
     def _canonical(self, x: np.ndarray) -> np.ndarray:

@@ -567,6 +567,14 @@ class Hyperbolic(Manifold):
         "the spatial coordinates x[..., 1:] onto the upper sheet."
     )
 
+    def _shape_hint(self, shape: tuple) -> str:
+        if tuple(shape[-1:]) != (self.dim,):
+            return ""
+        return (
+            f" Points of {self!r} are hyperboloid points of {self.dim + 1} coordinates; {self.dim} coordinates "
+            f"look like points of the Poincaré ball: convert them with {self!r}.from_poincare(P)."
+        )
+
     def project(self, x):
         """Lift onto the upper sheet: keep ``x[..., 1:]``, set ``x_0 = √(R² + |x_rest|²)``."""
         return self._lifted(np.array(x, dtype=float))

@@ -32,7 +32,7 @@ from geodp.mechanisms import (
 )
 from geodp.mechanisms.base import combine_sum_parts, exact_weighted_sum_parts
 from geodp.models.ball import resolve_ball
-from geodp.models.report import CuratorDiagnostics, PrivacyReport, with_timing_policy
+from geodp.models.report import CuratorDiagnostics, PrivacyReport, with_deadline, with_timing_policy
 from geodp.optim import descend, gd_guarantee
 from geodp.records import DaskRecords, InMemoryRecords, is_dask
 from geodp.release import (
@@ -159,8 +159,9 @@ class PrivateFrechetMean(BaseEstimator):
         padded to a public deadline — the given number of seconds, or (``True``) one calibrated
         on public stand-in data (the centre repeated n times, n points on the ball's boundary,
         and n/2 at each of two opposite boundary points): 2 × the slowest of 3 runs + 10 ms, in
-        ``timing_deadline_``. An overrun (the work outlasting the deadline) is
-        observable; ``curator_diagnostics_`` says whether it happened. See SECURITY.md.
+        ``timing_deadline_`` and in the report (``timing_deadline``: it is public). An overrun
+        (the work outlasting the deadline) is observable; ``curator_diagnostics_.timing_overran``
+        says whether it happened (curator-only). See SECURITY.md.
 
     Attributes
     ----------
@@ -331,11 +332,12 @@ class PrivateFrechetMean(BaseEstimator):
             lambda: self._stand_ins(plan),
             key=deadline_key(plan, is_secure(rng), np.shape(data)) if self.timing_safe is True else None,
         )
-        result, withheld = execute(
+        result, withheld, overran = execute(
             plan, self.accountant, lambda: release(data, rng), deadline=deadline, fallback=lambda: self._fallback(facts)
         )
-        self._finish(result, plan, withheld)
+        self._finish(result, plan, withheld, overran)
         self.timing_deadline_ = deadline
+        self.privacy_report_ = with_deadline(plan.report, deadline, calibrated=self.timing_safe is True)
         return self
 
     def _fallback(self, facts):
@@ -501,7 +503,7 @@ class PrivateFrechetMean(BaseEstimator):
             gdp_mu=guarantee.gdp_mu,
         )
 
-    def _finish(self, release, plan, withheld):
+    def _finish(self, release, plan, withheld, overran):
         """The fitted attributes from the release (post-processing: free)."""
         space = self.space
         release, diagnostics = release
@@ -523,8 +525,7 @@ class PrivateFrechetMean(BaseEstimator):
         self.n_samples_ = plan.n_samples
         self.sensitivity_ = plan.sensitivity
         self.mechanism_ = plan.mechanism
-        self.curator_diagnostics_ = CuratorDiagnostics(**diagnostics, warnings=withheld)
-        self.privacy_report_ = plan.report
+        self.curator_diagnostics_ = CuratorDiagnostics(**diagnostics, warnings=withheld, timing_overran=overran)
 
     def _private_release(self, space, data, center, radius, tol, mechanism, rng):
         """Everything that touches the private records. Returns the release (coordinates on

@@ -50,6 +50,7 @@ from geodp.models.report import (
     RegressionDiagnostics,
     regression_diagnostics,
     with_assumption,
+    with_deadline,
     with_timing_policy,
 )
 from geodp.records import is_dask
@@ -151,7 +152,7 @@ class PrivateGeodesicRegression(BaseEstimator):
     timing_safe : bool or float, default False
         Pad the private part of ``fit`` to a public deadline (seconds, or ``True``: calibrated
         on public stand-in records — covariates uniform in ``x_bounds``, responses at the centre
-        or on the ball's boundary), in ``timing_deadline_``; see
+        or on the ball's boundary), in ``timing_deadline_`` and the report; see
         :class:`~geodp.models.PrivateFrechetMean` and SECURITY.md.
 
     Attributes
@@ -384,7 +385,7 @@ class PrivateGeodesicRegression(BaseEstimator):
             lambda: self._stand_ins(plan, np.shape(x_arr)),
             key=deadline_key(plan, is_secure(rng), np.shape(x_arr)) if self.timing_safe is True else None,
         )
-        (p, v, diagnostics), withheld = execute(
+        (p, v, diagnostics), withheld, overran = execute(
             plan,
             self.accountant,
             lambda: self._private_release(x_arr, data, plan, rng),
@@ -401,8 +402,8 @@ class PrivateGeodesicRegression(BaseEstimator):
         self.coef_ = coef[0] if one_covariate else coef
         self.n_samples_ = plan.n_samples
         self.sensitivity_ = f["sensitivity"]
-        self.curator_diagnostics_ = RegressionDiagnostics(**diagnostics, warnings=withheld)
-        self.privacy_report_ = plan.report
+        self.curator_diagnostics_ = RegressionDiagnostics(**diagnostics, warnings=withheld, timing_overran=overran)
+        self.privacy_report_ = with_deadline(plan.report, deadline, calibrated=self.timing_safe is True)
         return self
 
     def plan(self, X, y) -> ReleasePlan:

@@ -10,7 +10,7 @@ from geodp.accountant import check_accountant
 from geodp.errors import InvalidParameterError, NotOnManifoldError
 from geodp.manifolds.base import check_space
 from geodp.models.frechet_mean import invalid_message, prepared_records
-from geodp.models.report import PrivacyReport, with_timing_policy
+from geodp.models.report import PrivacyReport, with_deadline, with_timing_policy
 from geodp.optim import descend, gd_guarantee
 from geodp.release import (
     ReleasePlan,
@@ -27,7 +27,7 @@ from geodp.validation import as_generator, check_positive, check_positive_intege
 
 __all__ = ["PrivateGeometricMedian", "median_gradients"]
 
-_FITTED = ("median_", "n_samples_", "privacy_report_", "withheld_warnings_", "timing_deadline_")
+_FITTED = ("median_", "n_samples_", "privacy_report_", "withheld_warnings_", "timing_deadline_", "timing_overran_")
 _ON_INVALID = ("raise", "center")
 
 
@@ -90,6 +90,12 @@ class PrivateGeometricMedian(BaseEstimator):
     privacy_report_ : PrivacyReport
     withheld_warnings_ : tuple of str
         Curator only: warnings the private part raised.
+    timing_deadline_ : float or None
+        The public deadline the private part was padded to (None without ``timing_safe``; also
+        ``privacy_report_.to_dict()["timing_deadline"]``).
+    timing_overran_ : bool or None
+        Curator only: whether the private part ran past that deadline (None without
+        ``timing_safe``).
 
     Examples
     --------
@@ -253,10 +259,10 @@ class PrivateGeometricMedian(BaseEstimator):
             lambda: ball_stand_ins(space, facts["center"], facts["radius"], plan.n_samples),
             key=deadline_key(plan, is_secure(rng), np.shape(data)) if self.timing_safe is True else None,
         )
-        self.median_, self.withheld_warnings_ = execute(
+        self.median_, self.withheld_warnings_, self.timing_overran_ = execute(
             plan, self.accountant, lambda: private_part(data, rng), deadline=deadline
         )
         self.timing_deadline_ = deadline
         self.n_samples_ = plan.n_samples
-        self.privacy_report_ = plan.report
+        self.privacy_report_ = with_deadline(plan.report, deadline, calibrated=self.timing_safe is True)
         return self

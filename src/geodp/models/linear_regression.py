@@ -24,7 +24,13 @@ from geodp.errors import (
 from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.models.adassp import RIDGE_FAILURE, adassp_calibration, adassp_release
 from geodp.models.record_passes import check_dask_records, combine_moments, moment_parts, record_pass, rows_per_block
-from geodp.models.report import PrivacyReport, RegressionDiagnostics, regression_diagnostics, with_timing_policy
+from geodp.models.report import (
+    PrivacyReport,
+    RegressionDiagnostics,
+    regression_diagnostics,
+    with_deadline,
+    with_timing_policy,
+)
 from geodp.records import is_dask
 from geodp.release import ReleasePlan, check_timing_safe, deadline_key, execute, timing_deadline, timing_safe_plan
 from geodp.secure import is_secure
@@ -101,7 +107,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         with ``"kng"``, which is pure ε-DP.
     timing_safe : bool or float, default False
         Pad the private part of ``fit`` to a public deadline (seconds, or ``True``: calibrated
-        on public stand-in records inside the public bounds), in ``timing_deadline_``; see
+        on public stand-in records inside the public bounds), in ``timing_deadline_`` and the report; see
         :class:`~geodp.models.PrivateFrechetMean` and SECURITY.md.
 
     Attributes
@@ -277,7 +283,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             lambda: _stand_ins(plan.facts, X.shape, y.shape),
             key=deadline_key(plan, is_secure(rng), X.shape, y.shape) if self.timing_safe is True else None,
         )
-        (theta, facts, diagnostics), withheld = execute(
+        (theta, facts, diagnostics), withheld, overran = execute(
             plan,
             self.accountant,
             lambda: self._private_release(X, y, plan, rng),
@@ -293,9 +299,10 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         self.coef_, self.intercept_ = coef, intercept
         self.n_features_in_ = X.shape[1]
         self.sensitivity_, self.scale_ = facts["sensitivity"], facts["scale"]  # the plan's, unless leaked
-        self.curator_diagnostics_ = RegressionDiagnostics(**diagnostics, warnings=withheld)
+        self.curator_diagnostics_ = RegressionDiagnostics(**diagnostics, warnings=withheld, timing_overran=overran)
         leaked = plan.facts["leaked"]  # bounds from the data: the report shows what was used
-        self.privacy_report_ = self._report_from({**plan.facts, **facts}) if leaked else plan.report
+        report = self._report_from({**plan.facts, **facts}) if leaked else plan.report
+        self.privacy_report_ = with_deadline(report, deadline, calibrated=self.timing_safe is True)
         return self
 
     def plan(self, X, y, sample_weight=None) -> ReleasePlan:

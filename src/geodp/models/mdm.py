@@ -103,7 +103,8 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
         depend on the records of another.
     timing_safe : bool or float, default False
         Timing-safe mode for each class's release, as in :class:`PrivateFrechetMean`: each is
-        padded to its public deadline (given in seconds, or calibrated on public stand-ins).
+        padded to its public deadline (given in seconds, or calibrated on public stand-ins), which
+        the report gives in the class's entry (``to_dict()["per_class"][i]["timing_deadline"]``).
 
     Attributes
     ----------
@@ -304,7 +305,14 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             classes=tuple(_plain(c) for c in classes),
             per_class=tuple(model.curator_diagnostics_ for model in models),
         )
-        self.privacy_report_ = plan.report
+        # Timing-safe: each class's public deadline (known once its fit has calibrated it) joins
+        # its entry of the report; the rest is the plan's report.
+        reports = [model.privacy_report_ for model in models]
+        self.privacy_report_ = (
+            plan.report
+            if self.timing_safe is False
+            else self._report(reports, classes, plan.epsilon, plan.delta, plan.gdp_mu, plan.zcdp_rho)
+        )
         return self
 
     def _class_model(self, rng) -> PrivateFrechetMean:
@@ -437,6 +445,7 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
             facts={"classes": tuple(plans)},
             gdp_mu=gdp_mu,
             zcdp_rho=zcdp_rho,
+            timing_delta=max(p.timing_delta for p in plans),
         )
 
     def _report(self, reports, classes, epsilon: float, delta: float, gdp_mu, zcdp_rho) -> PrivacyReport:

@@ -22,7 +22,7 @@ from geodp.errors import AssumptionError, InvalidParameterError, NotOnManifoldEr
 from geodp.manifolds.base import check_space
 from geodp.mechanisms.base import Guarantee, sampler_construction
 from geodp.models.frechet_mean import NEEDS_DELTA, PrivateFrechetMean, invalid_message, prepared_records
-from geodp.models.report import PrincipalGeodesicsDiagnostics, PrivacyReport
+from geodp.models.report import PrincipalGeodesicsDiagnostics, PrivacyReport, with_deadline
 from geodp.release import (
     TIMING_SAFE_DELTA,
     TIMING_SAFE_POLICY,
@@ -182,7 +182,8 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         work (the footpoint's Karcher flow its whole budget, its sampler a fixed number of
         proposals; every record validated, clipped and read by the covariance pass), padded to
         one public deadline (given in seconds, or calibrated on public stand-in records), in
-        ``timing_deadline_``. The footpoint's δ_t is charged and reported (``timing_delta``).
+        ``timing_deadline_`` and the report. The footpoint's δ_t is charged and reported
+        (``timing_delta``).
 
     Attributes
     ----------
@@ -381,6 +382,7 @@ class PrivatePrincipalGeodesics(BaseEstimator):
             # μ-GDP parts compose exactly: μ = √(Σμ²) (Dong, Roth & Su 2022, Cor 3.3)
             gdp_mu=None if None in mus else math.sqrt(math.fsum(mu * mu for mu in mus)),
             composed_of=parts,
+            timing_delta=0.0 if mean_plan is None else mean_plan.timing_delta,
         )
 
     def _report(self, space, guarantee, mean_plan, n, k, radius, bound) -> PrivacyReport:
@@ -473,7 +475,7 @@ class PrivatePrincipalGeodesics(BaseEstimator):
             lambda: ball_stand_ins(space, facts["center"], facts["radius"], plan.n_samples),
             key=deadline_key(plan, is_secure(rng), np.shape(data)) if self.timing_safe is True else None,
         )
-        (footpoint, frame, noisy, diagnostics), withheld = execute(
+        (footpoint, frame, noisy, diagnostics), withheld, overran = execute(
             plan, self.accountant, lambda: self._private_release(data, facts, plan.scale, rng), deadline=deadline
         )
         values, vectors = np.linalg.eigh(noisy)  # post-processing of the release
@@ -483,8 +485,10 @@ class PrivatePrincipalGeodesics(BaseEstimator):
         self.explained_variance_ = np.maximum(values[order], 0.0)
         self.n_samples_ = plan.n_samples
         self.timing_deadline_ = deadline
-        self.privacy_report_ = plan.report
-        self.curator_diagnostics_ = PrincipalGeodesicsDiagnostics(**diagnostics, warnings=withheld)
+        self.privacy_report_ = with_deadline(plan.report, deadline, calibrated=self.timing_safe is True)
+        self.curator_diagnostics_ = PrincipalGeodesicsDiagnostics(
+            **diagnostics, warnings=withheld, timing_overran=overran
+        )
         return self
 
     def _private_release(self, records, facts, scale, rng):

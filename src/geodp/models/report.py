@@ -123,6 +123,32 @@ def with_timing_policy(report: PrivacyReport, timing_safe) -> PrivacyReport:
     return PrivacyReport(headline.sub(lambda _: fixed, str(report), count=1), report.to_dict())
 
 
+def with_deadline(report: PrivacyReport, deadline: float | None, *, calibrated: bool) -> PrivacyReport:
+    """``report`` with the public deadline a timing-safe fit padded its private part to, in
+    seconds (``timing_deadline`` in the dict, and a line of assumptions); unchanged when
+    ``deadline`` is None. The deadline is public: given by the user, or (``calibrated``)
+    measured before the records are read, on public stand-in records built from the public ball
+    and bounds (:func:`geodp.release.timing_deadline`) — a function of public inputs and of the
+    machine's speed, never of the records.
+
+    Examples
+    --------
+    >>> report = with_deadline(PrivacyReport("header", {"epsilon": 1.0}), 0.25, calibrated=False)
+    >>> report.to_dict()["timing_deadline"], str(report).splitlines()[-1]
+    (0.25, '  - timing-safe deadline: the private part padded to 0.25 s (given)')
+    >>> with_deadline(report, None, calibrated=False) is report
+    True
+    """
+    if deadline is None:
+        return report
+    how = "calibrated on public stand-in records before the data were read" if calibrated else "given"
+    return with_assumption(
+        report,
+        f"timing-safe deadline: the private part padded to {deadline!r} s ({how})",
+        timing_deadline=float(deadline),
+    )
+
+
 _BANNER = "CURATOR-ONLY — DO NOT PUBLISH: computed from the private data without noise"
 
 
@@ -137,6 +163,17 @@ class _CuratorFacts:
     def to_dict(self) -> dict:
         """The diagnostics as a plain dict."""
         return asdict(self)
+
+    def _timing_lines(self) -> list:
+        """The line about the padding deadline (none outside timing-safe mode)."""
+        overran = getattr(self, "timing_overran", None)
+        if overran is None:
+            return []
+        return [
+            "timing-safe: the private part OVERRAN its public deadline (its late return is observable)"
+            if overran
+            else "timing-safe: the private part finished within its public deadline"
+        ]
 
 
 @dataclass(frozen=True)
@@ -164,6 +201,9 @@ class CuratorDiagnostics(_CuratorFacts):
     warnings : tuple of str
         Warnings raised while the private data were processed (they are withheld from the
         caller, since their text or presence may depend on the data).
+    timing_overran : bool or None
+        Timing-safe mode: whether the private part ran past its public deadline (an overrun is
+        observable, and depends on the machine and possibly the data); None without the mode.
 
     Examples
     --------
@@ -181,6 +221,7 @@ class CuratorDiagnostics(_CuratorFacts):
     mean_grad_norm: float | None
     mean_converged: bool | None
     warnings: tuple = ()
+    timing_overran: bool | None = None
 
     def __str__(self) -> str:
         lines = [
@@ -195,6 +236,7 @@ class CuratorDiagnostics(_CuratorFacts):
             else f"Fréchet mean: {self.mean_iterations} iterations, gradient norm {self.mean_grad_norm:.3g}, "
             f"converged: {self.mean_converged}",
         ]
+        lines += self._timing_lines()
         lines += [f"warning withheld from the caller: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -228,6 +270,9 @@ class RegressionDiagnostics(_CuratorFacts):
         sampler has no such fallback); it depends on the data.
     warnings : tuple of str
         Warnings raised while the private data were processed, withheld from the caller.
+    timing_overran : bool or None
+        Timing-safe mode: whether the private part ran past its public deadline (an overrun is
+        observable, and depends on the machine and possibly the data); None without the mode.
 
     Examples
     --------
@@ -249,6 +294,7 @@ class RegressionDiagnostics(_CuratorFacts):
     sampler_ess: float | None
     sampler_fell_back: bool | None = None
     warnings: tuple = ()
+    timing_overran: bool | None = None
 
     def __str__(self) -> str:
         lines = [
@@ -270,6 +316,7 @@ class RegressionDiagnostics(_CuratorFacts):
             lines.append(f"sampler acceptance rate: {self.sampler_acceptance:.3g}")
         if self.sampler_ess is not None:
             lines.append(f"MH effective sample size: {self.sampler_ess:.1f}")
+        lines += self._timing_lines()
         lines += [f"warning withheld from the caller: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -331,6 +378,9 @@ class PrincipalGeodesicsDiagnostics(_CuratorFacts):
         proposals (probability at most δ_t), so the public centre was the footpoint.
     warnings : tuple of str
         Warnings raised while the private data were processed (withheld from the caller).
+    timing_overran : bool or None
+        Timing-safe mode: whether the private part ran past its public deadline (an overrun is
+        observable, and depends on the machine and possibly the data); None without the mode.
 
     Examples
     --------
@@ -346,6 +396,7 @@ class PrincipalGeodesicsDiagnostics(_CuratorFacts):
     mean: CuratorDiagnostics | None
     mean_fell_back: bool
     warnings: tuple = ()
+    timing_overran: bool | None = None
 
     def __str__(self) -> str:
         lines = [
@@ -358,6 +409,7 @@ class PrincipalGeodesicsDiagnostics(_CuratorFacts):
         elif self.mean is not None:
             lines.append("footpoint release (PrivateFrechetMean):")
             lines += _nested(self.mean)
+        lines += self._timing_lines()
         lines += [f"warning withheld from the caller: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -378,6 +430,9 @@ class BallDiagnostics(_CuratorFacts):
         Records that were not points of the space (replaced by the coarse centre).
     warnings : tuple of str
         Warnings raised while the private data were processed (withheld from the caller).
+    timing_overran : bool or None
+        Timing-safe mode: whether the private part ran past its public deadline (an overrun is
+        observable, and depends on the machine and possibly the data); None without the mode.
 
     Examples
     --------
@@ -390,6 +445,7 @@ class BallDiagnostics(_CuratorFacts):
     n_clipped_coarse: int
     n_invalid: int
     warnings: tuple = ()
+    timing_overran: bool | None = None
 
     def __str__(self) -> str:
         lines = [
@@ -398,6 +454,7 @@ class BallDiagnostics(_CuratorFacts):
             f"records clipped onto the coarse ball  : {self.n_clipped_coarse}",
             f"invalid records replaced by the centre: {self.n_invalid}",
         ]
+        lines += self._timing_lines()
         lines += [f"warning withheld from the caller: {w}" for w in self.warnings]
         return "\n".join(lines)
 

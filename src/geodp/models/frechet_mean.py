@@ -77,14 +77,16 @@ _FITTED = (
 )
 # Karcher-flow tolerance of private fits, relative to max(1, radius).
 _MEAN_TOL = 1e-10
-# Affine-invariant SPD balls up to this radius were checked adversarially to let the flow reach its
-# tolerance in float64; beyond about 15 it stalls above it (SECURITY.md, "Found by this stop's audit").
-_AFFINE_CHECKED_RADIUS = 12.0
+# Affine-invariant SPD balls up to this radius were checked against 50-digit recomputation on
+# adversarial records (SPD(2), SPD(3), SPD(5)): with the accurate whitening and the float64
+# resolution floor every flow reached its tolerance (docs/math.md §15, "Whitening far from the
+# iterate"). Beyond it the floor makes the tolerance margin large, and nothing was checked.
+_AFFINE_CHECKED_RADIUS = 20.0
 _AFFINE_RADIUS_NOTICE = (
-    "On affine-invariant SPD beyond a ball radius of 12 (here {radius:g}) the Karcher flow may stall "
-    "above its tolerance in float64 on adversarial records (seen from r = 15 on), and the stated "
-    "sensitivity's tolerance margin then does not cover the computed mean for very large n (beyond "
-    "about 5·10⁴). Use metric='log-euclidean' (closed form) or a ball of radius at most 12."
+    "On affine-invariant SPD beyond a ball radius of 20 (here {radius:g}) float64 places the mean only "
+    "to about {resolution:.2g}; the sensitivity's tolerance margin grows with it, and the computation "
+    "was not checked against high precision there. Use metric='log-euclidean' (closed form) or a "
+    "ball of radius at most 20."
 )
 
 
@@ -453,7 +455,8 @@ class PrivateFrechetMean(BaseEstimator):
                 ),
             )
         if margin > 0 and getattr(space, "metric", None) == "affine" and radius > _AFFINE_CHECKED_RADIUS:
-            notices = (*notices, (NumericalWarning, _AFFINE_RADIUS_NOTICE.format(radius=radius)))
+            resolution = space.flow_resolution(center, radius)
+            notices = (*notices, (NumericalWarning, _AFFINE_RADIUS_NOTICE.format(radius=radius, resolution=resolution)))
         report = self._report(mechanism, n, center, radius, delta, bound, ball_note, margin)
         plan = ReleasePlan(
             estimator=type(self).__name__,
@@ -654,6 +657,18 @@ class PrivateFrechetMean(BaseEstimator):
         extra = [
             f"radius {radius:.6g} < r* = {max_radius(self.space):.6g} (Assumption 1); records clipped into the ball"
         ]
+        if margin > 0 and hasattr(self.space, "flow_resolution"):
+            accurate = self.space.needs_accurate_whitening(center, radius)
+            tol = release_sensitivity(self.space, radius, n, self.mechanism, center)[2]
+            extra.append(
+                f"Karcher flow stopped at tol = {tol!r}, "
+                f"at least float64's resolution in the ball ({self.space.flow_resolution(center, radius):.3g}); "
+                + (
+                    "whitened records decomposed to high relative accuracy (Jacobi SVD of factored records)"
+                    if accurate
+                    else "whitened records decomposed by eigh (ball small enough)"
+                )
+            )
         if ball_note is not None:
             extra.append(ball_note)
         if self.mechanism not in NEEDS_DELTA and requested_delta > 0:

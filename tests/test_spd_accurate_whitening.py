@@ -1,0 +1,130 @@
+"""The affine-invariant Karcher flow far from its iterate: the accurate whitening path
+(geodp.manifolds.spd_accurate) against 50-digit recomputation, and the private fit's use of it."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from geodp.frechet import frechet_mean, karcher_iteration_budget
+from geodp.manifolds import SPD
+from geodp.manifolds.spd_accurate import accurate_spd_eigh, accurate_whitening, whitened_eigensystems
+from geodp.models import PrivateFrechetMean
+from geodp.models.frechet_mean import release_sensitivity
+
+mp = pytest.importorskip("mpmath")
+mp.mp.dps = 50
+
+
+def _rotation(theta):
+    return np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]])
+
+
+def _record(logs, theta):
+    r = _rotation(theta)
+    x = r @ np.diag(np.exp(logs)) @ r.T
+    return (x + x.T) / 2
+
+
+def _exact_logs(matrix):
+    """Sorted log-eigenvalues of a float matrix, in 50 digits."""
+    return np.array(sorted(float(mp.log(e)) for e in mp.eigsy(mp.matrix(matrix.tolist()))[0]))
+
+
+def _exact_gradient_norm(p, records, weights):
+    """‖Σ w_i Log(p^-½ x_i p^-½)‖_F in 50 digits, the records taken as their eigh factors (the
+    canonical form the accurate path works on)."""
+    k = p.shape[0]
+    values, vectors = mp.eigsy(mp.matrix(p.tolist()))
+    inv_root = vectors * mp.diag([1 / mp.sqrt(v) for v in values]) * vectors.T
+    total = mp.zeros(k, k)
+    for x, w in zip(records, weights, strict=True):
+        s, v = np.linalg.eigh(x)
+        factors = mp.matrix(v.tolist())
+        canonical = factors * mp.diag([mp.mpf(float(e)) for e in s]) * factors.T
+        whitened = inv_root * canonical * inv_root
+        e, q = mp.eigsy((whitened + whitened.T) / 2)
+        total += mp.mpf(float(w)) * (q * mp.diag([mp.log(t) for t in e]) * q.T)
+    return float(mp.sqrt(sum(total[i, j] ** 2 for i in range(k) for j in range(k))))
+
+
+def test_the_frame_decomposition_has_relative_accuracy_where_eigh_has_not():
+    rng = np.random.default_rng(3)
+    q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    p = q @ np.diag(np.exp([14.0, 0.3, -14.0])) @ q.T
+    p = (p + p.T) / 2
+    exact = _exact_logs(p)
+    values, vectors = accurate_spd_eigh(p)
+    assert np.max(np.abs(np.log(values) - exact)) < 1e-13
+    assert np.allclose(vectors.T @ vectors, np.eye(3), atol=1e-14)
+    plain = np.log(np.linalg.eigvalsh(p))
+    assert np.max(np.abs(plain - exact)) > 1e-9  # what the accurate path is for
+
+
+def test_whitened_records_far_from_the_iterate_keep_their_small_eigenvalues():
+    """A record at distance ~27 from the iterate, nearly commuting with it: the whitened
+    matrix's condition number is e^27, beyond what a dense eigh resolves."""
+    p = _record([7.0, -7.0], 0.3)
+    x = _record([-7.0, 7.0], 0.3 + 1e-3)
+    values, vectors = accurate_spd_eigh(p)
+    logs, u = whitened_eigensystems(values, vectors, x[None])
+    inv_root = vectors @ np.diag(values**-0.5) @ vectors.T
+    mp_inv_root = mp.matrix(inv_root.tolist())
+    s, v = np.linalg.eigh(x)
+    canonical = mp.matrix(v.tolist()) * mp.diag([mp.mpf(float(e)) for e in s]) * mp.matrix(v.tolist()).T
+    whitened = mp_inv_root * canonical * mp_inv_root
+    exact = np.array(sorted(float(mp.log(e)) for e in mp.eigsy((whitened + whitened.T) / 2)[0]))
+    assert np.max(np.abs(np.sort(logs[0]) - exact)) < 1e-9
+    assert np.allclose(np.swapaxes(u, -1, -2) @ u, np.eye(2), atol=1e-12)
+    plain = np.log(np.linalg.eigvalsh(inv_root @ x @ inv_root))
+    assert np.max(np.abs(plain - exact)) > 1e-6  # the dense path loses the small eigenvalue
+
+
+ADVERSARIAL = (  # found by a search over near-commuting records on the radius-10 sphere around I
+    [_record([-7.07106781, 7.07106781], -2.359946801889461), _record([-9.7621775, 2.16792309], -1.2125043303190717)],
+    np.array([0.87513551, 0.12486449]),
+)
+
+
+def test_the_flow_meets_its_tolerance_exactly_on_adversarial_records():
+    space, center, radius = SPD(2), np.eye(2), 10.0
+    records, weights = np.stack(ADVERSARIAL[0]), ADVERSARIAL[1]
+    tol = release_sensitivity(space, radius, 1_000, "laplace", center)[2]
+    budget = karcher_iteration_budget(space, radius, tol)
+    results = {}
+    for accurate in (True, False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with accurate_whitening(accurate):
+                mean = frechet_mean(space, records, weights=weights, tol=tol, max_iter=budget)
+        results[accurate] = _exact_gradient_norm(mean, records, weights)
+    assert space.needs_accurate_whitening(center, radius)
+    assert results[True] <= tol
+    assert results[False] > 3 * tol  # the dense path stops with the exact gradient far above tol
+
+
+@pytest.mark.parametrize("radius", [14.15, 20.0])
+def test_large_balls_reach_their_float64_floor(radius):
+    """Records on the boundary, near-commuting, one far: the flow converges within its (raised)
+    tolerance and the exact gradient is below it."""
+    space, center = SPD(2), np.eye(2)
+    a = radius / np.sqrt(2)
+    records = np.stack([_record([a, -a], 0.2), _record([-a, a], 0.2 + 3e-3), _record([a, -a], 1.0)])
+    weights = np.array([0.6, 0.1, 0.3])
+    tol = release_sensitivity(space, radius, 1_000, "laplace", center)[2]
+    assert tol >= space.flow_resolution(center, radius)
+    with accurate_whitening(True):
+        budget = karcher_iteration_budget(space, radius, tol)
+        mean, info = frechet_mean(space, records, weights=weights, tol=tol, max_iter=budget, return_info=True)
+    assert info.converged
+    assert _exact_gradient_norm(mean, records, weights) <= tol
+
+
+def test_the_private_fit_reports_its_whitening_and_tolerance():
+    space = SPD(2)
+    X = np.stack([_record([5.0, -5.0], t) for t in np.linspace(0, 1, 20)])
+    small = PrivateFrechetMean(space, epsilon=1.0, center=np.eye(2), radius=3.0, random_state=0).fit(X)
+    large = PrivateFrechetMean(space, epsilon=1.0, center=np.eye(2), radius=10.0, random_state=0).fit(X)
+    assert "decomposed by eigh" in str(small.privacy_report_)
+    assert "high relative accuracy" in str(large.privacy_report_)
+    assert np.all(np.isfinite(large.mean_))

@@ -210,6 +210,48 @@ def _cosh_minus_one_scaled(a_s, b_s, d, a0, b0, a2, b2, im2, chord_ok):
     return np.maximum(c, 0.0).reshape(shape)
 
 
+def _on_sheet(X, radius):
+    """Whether every record's time coordinate is within 4 ulp of the lift of its spatial part
+    (then ``x_0 > 0`` and ``|⟨x, x⟩_L + R²| = |x_0 − lift|·(x_0 + lift) ≤ 9 eps·lift²``, far
+    inside the records' tolerance): the common case of :meth:`Hyperbolic._checked_records`, in
+    one n-vector. The lift is ``hypot`` of ``R`` and the spatial coordinates for up to three of
+    them (no square overflows or underflows), ``√(R² + |x_s|²)`` otherwise; NaN, inf and a time
+    coordinate of either sign off the lift fail (the deviation is taken relative to ``x_0``)."""
+    if not 1e-149 <= radius <= 1e149:
+        return False
+    if X.shape[1] <= 4:
+        lift = np.hypot(X[:, 1], radius) if X.shape[1] == 2 else np.hypot(X[:, 1], X[:, 2])
+        for j in range(3 if X.shape[1] > 2 else 2, X.shape[1]):
+            np.hypot(lift, X[:, j], out=lift)
+        if X.shape[1] > 2:
+            np.hypot(lift, radius, out=lift)
+    else:
+        lift = np.einsum("ij,ij->i", X[:, 1:], X[:, 1:])
+        lift += radius * radius
+        np.sqrt(lift, out=lift)
+    lift -= X[:, 0]
+    lift /= X[:, 0]
+    np.abs(lift, out=lift)
+    return bool(lift.max() <= 4.0 * _EPS)  # NaN fails
+
+
+def _slow_records(reflected, X, cosh):
+    """Indices of the records whose cross-form bound (in units of eps), ``x_0 x_i0/R² +
+    |x_s·x_is|/R² + 1``, exceeds ``32 eps·max(½, cosh θ_i − 1)`` (:data:`_CROSS_BOUND`), or is
+    not finite (NaN and inf fail the test); ``cosh`` holds ``−⟨x, x_i⟩_L/R²``. Two n-vectors."""
+    bound = np.multiply(X[:, 0], reflected[0])  # x_0 x_i0/R²
+    c = np.subtract(bound, cosh)  # x_s·x_is/R²
+    np.abs(c, out=c)
+    bound += c
+    bound += 1.0
+    bound *= 1.0 / _CROSS_BOUND  # exact: a power of two
+    np.subtract(cosh, 1.0, out=c)
+    np.minimum(c, 1e300, out=c)  # an infinite bound fails against an infinite c
+    fast = bound <= c
+    fast |= bound <= 0.5
+    return np.flatnonzero(~fast)
+
+
 class Hyperbolic(Manifold):
     """Hyperbolic space of constant curvature ``κ < 0`` (hyperboloid model in ``R^(dim+1)``).
 
@@ -608,13 +650,9 @@ class Hyperbolic(Manifold):
         lifted as :meth:`check_points` lifts them. Anything else goes through :meth:`check_points`."""
         r2 = self.radius**2
         with np.errstate(all="ignore"):
-            # The common case first, in fewer numpy calls: every time coordinate within 4 ulp of
-            # the lift of its record's spatial part (then x_0 > 0 and |⟨x, x⟩_L + R²| =
-            # |x_0 − lift|·(x_0 + lift) ≤ 9 eps·lift², far inside the tolerance), every lift in
-            # [1e-149, 1e149] (no square over- or underflows). NaN/inf fail the test.
-            lift = np.sqrt(r2 + np.einsum("ij,ij->i", X[:, 1:], X[:, 1:]))
-            if (np.abs(X[:, 0] - lift) <= 4.0 * _EPS * lift).all() and 1e-149 <= lift.min() <= lift.max() <= 1e149:
+            if _on_sheet(X, self.radius):
                 return X
+            lift = np.sqrt(r2 + np.einsum("ij,ij->i", X[:, 1:], X[:, 1:]))
             norm2 = np.einsum("ij,ij->i", X, X)  # NaN/inf propagate and fail the test below
             time = X[:, 0]
             spatial2 = norm2 - time * time
@@ -634,51 +672,63 @@ class Hyperbolic(Manifold):
         ``32 eps·max(½, cosh θ_i − 1)`` (:data:`_CROSS_BOUND`): every record when data and ``x``
         lie within ~1.7 of the origin. The others (near pairs far from the origin, where the cross form cancels,
         or products that overflow) take the exact forms of :meth:`_separation`, in sub-blocks.
-        No ``n × (dim+1)`` temporary for the first kind."""
+
+        The common case is decided from extremes, without a per-record bound: ``|x_s·x_is| ≤
+        x_0 x_i0`` (both on the sheet), so ``2 x_0 max_i x_i0/R² + 1`` bounds every record's
+        bound, and when it is at most ``32 max(½, min_i cosh θ_i − 1)`` every record takes the
+        cross form (the per-record test would send none to the exact forms). The pass holds two
+        n-vectors, reused in place: the products become the angles (then ``cosh θ_i``, recomputed
+        from them), the other holds ``θ_i²``, then the coefficients ``a_i``; no ``n × (dim+1)``
+        temporary."""
         if fixed_work() is not None:  # timing-safe: the exact forms for every record, whatever they are
             return self._exact_karcher_direction(x, X, weights)
-        r2 = self.radius**2
+        reflected = -x  # x with its time coordinate negated, over R²: −⟨x, x_i⟩_L/R² = X·reflected
+        reflected[0] = x[0]
+        if self.radius != 1.0:  # dividing by 1 is exact: skipped, not changed
+            reflected /= self.radius**2
         with np.errstate(all="ignore"):  # overflowing products are found and redone below
-            reflected = -x  # x with its time coordinate negated, over R²: −⟨x, x_i⟩_L/R² = X·reflected
-            reflected[0] = x[0]
-            if r2 != 1.0:  # dividing by 1 is exact: skipped, not changed
-                reflected /= r2
-            # In place where it costs no call: a pass holds a few n-vectors (memory below the
-            # input's at n = 100, d = 2).
-            cosh = pass_matvec(X, reflected)
-            bound = reflected[0] * X[:, 0]  # x_0 x_i0/R², then the error bound of c in units of eps
-            c = np.abs(bound - cosh)
-            bound += c
-            bound += 1.0
-            np.subtract(cosh, 1.0, out=c)
-            # One comparison of extremes decides the common case (every record fast); NaN/inf fail it.
-            every = bool(bound.max() <= _CROSS_BOUND * max(float(c.min()), 0.5))
-            if every:
-                np.maximum(c, 0.0, out=c)
-            else:
-                fast = bound <= _CROSS_BOUND * np.maximum(c, 0.5)  # False for NaN/inf
-                c = np.where(fast, np.maximum(c, 0.0), 0.0)
-            del bound
-            theta = np.multiply(c, 0.5)
-            np.arcsinh(np.sqrt(theta, out=theta), out=theta)
+            cheap = 2.0 * float(reflected[0]) * float(X[:, 0].max()) + 1.0  # ≥ every record's bound
+            theta = pass_matvec(X, reflected)  # cosh θ_i, then c = cosh θ_i − 1, then θ_i = 2 asinh √(c/2)
+            c_min = float(theta.min()) - 1.0
+            # NaN fails both comparisons; a finite ``cheap`` bounds every product, so none overflowed.
+            fast = cheap <= _CROSS_BOUND * max(c_min, 0.5) and cheap < math.inf
+            slow = None if fast else _slow_records(reflected, X, theta)
+            theta -= 1.0
+            np.maximum(theta, 0.0, out=theta)
+            if slow is not None:
+                theta[slow] = 0.0
+            theta *= 0.5
+            np.sqrt(theta, out=theta)
+            np.arcsinh(theta, out=theta)
             theta *= 2.0
-            sinh = np.add(c, 2.0)
-            sinh *= c
-            np.sqrt(sinh, out=sinh)
-            a = np.divide(theta, sinh, out=np.ones_like(sinh), where=sinh > 0)
-            a *= weights
-            if not every:
-                a = np.where(fast, a, 0.0)
-            direction = pass_matvec(X.T, a) - pass_dot(a, cosh if every else np.where(fast, cosh, 0.0)) * x
-        slow = np.empty(0, dtype=np.intp) if every else np.flatnonzero(~fast)
+        direction = 0.0
         rows = max(1, self._EXACT_VALUES // X.shape[1])
-        for start in range(0, slow.size, rows):
+        for start in range(0, 0 if slow is None else slow.size, rows):
             chunk = slow[start : start + rows]
             _, _, theta[chunk], _, u = self._separation(x, X[chunk])
             count("exact distances", chunk.size)
             direction = direction + (weights[chunk] * self.radius * theta[chunk]) @ u
-        dists = theta if self.radius == 1.0 else self.radius * theta
-        return direction, 0.5 * pass_dot(weights, dists * dists), float(dists.max())
+        far = float(theta.max())
+        with np.errstate(all="ignore"):
+            a = np.multiply(theta, theta)
+            objective = 0.5 * pass_dot(weights, a)
+            np.sinh(theta, out=a)  # then a_i = w_i θ_i/sinh θ_i (1 at θ = 0), in place
+            if c_min > 0.0 and slow is None:  # no θ is 0
+                np.divide(theta, a, out=a)
+            else:
+                zero = a == 0.0
+                np.copyto(a, 1.0, where=zero)
+                np.divide(theta, a, out=a)
+                np.copyto(a, 1.0, where=zero)
+            a *= weights
+            np.cosh(theta, out=theta)
+            if slow is not None:
+                a[slow] = 0.0
+                theta[slow] = 1.0  # their cosh may overflow; a_i = 0 leaves them out of Σ a_i cosh θ_i
+            direction = direction + (pass_matvec(X.T, a) - pass_dot(a, theta) * x)
+        if self.radius == 1.0:
+            return direction, objective, far
+        return direction, self.radius**2 * objective, self.radius * far
 
     def _exact_karcher_direction(self, x, X, weights):
         """:meth:`_karcher_direction` from the exact forms of :meth:`_separation` for every

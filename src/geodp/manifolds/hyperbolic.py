@@ -16,7 +16,7 @@ import numpy as np
 from geodp.errors import AssumptionError, InvalidDataError, InvalidParameterError, NotOnManifoldError
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.jacobi import constant_curvature_adjoints, sinhc
-from geodp.manifolds.pass_products import pass_dot, pass_matvec
+from geodp.manifolds.pass_products import pass_dot, pass_matvec, pass_max, pass_min
 from geodp.validation import as_generator, check_finite_array, check_positive_integer
 from geodp.work import count, fixed_work
 
@@ -232,7 +232,7 @@ def _on_sheet(X, radius):
     lift -= X[:, 0]
     lift /= X[:, 0]
     np.abs(lift, out=lift)
-    return bool(lift.max() <= 4.0 * _EPS)  # NaN fails
+    return bool(pass_max(lift) <= 4.0 * _EPS)  # NaN fails
 
 
 def _slow_records(reflected, X, cosh):
@@ -689,7 +689,7 @@ class Hyperbolic(Manifold):
         with np.errstate(all="ignore"):  # overflowing products are found and redone below
             cheap = 2.0 * float(reflected[0]) * float(X[:, 0].max()) + 1.0  # ≥ every record's bound
             theta = pass_matvec(X, reflected)  # cosh θ_i, then c = cosh θ_i − 1, then θ_i = 2 asinh √(c/2)
-            c_min = float(theta.min()) - 1.0
+            c_min = pass_min(theta) - 1.0
             # NaN fails both comparisons; a finite ``cheap`` bounds every product, so none overflowed.
             fast = cheap <= _CROSS_BOUND * max(c_min, 0.5) and cheap < math.inf
             slow = None if fast else _slow_records(reflected, X, theta)
@@ -708,7 +708,7 @@ class Hyperbolic(Manifold):
             _, _, theta[chunk], _, u = self._separation(x, X[chunk])
             count("exact distances", chunk.size)
             direction = direction + (weights[chunk] * self.radius * theta[chunk]) @ u
-        far = float(theta.max())
+        far = pass_max(theta)
         with np.errstate(all="ignore"):
             a = np.multiply(theta, theta)
             objective = 0.5 * pass_dot(weights, a)
@@ -717,9 +717,9 @@ class Hyperbolic(Manifold):
                 np.divide(theta, a, out=a)
             else:
                 zero = a == 0.0
-                np.copyto(a, 1.0, where=zero)
+                np.putmask(a, zero, 1.0)
                 np.divide(theta, a, out=a)
-                np.copyto(a, 1.0, where=zero)
+                np.putmask(a, zero, 1.0)
             a *= weights
             np.cosh(theta, out=theta)
             if slow is not None:

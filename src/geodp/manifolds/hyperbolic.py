@@ -10,6 +10,7 @@ points alike (see :class:`Hyperbolic`, Notes, for the precision that float64 coo
 from __future__ import annotations
 
 import math
+from operator import mul
 
 import numpy as np
 
@@ -132,17 +133,17 @@ def _tangent_sq_one(xs, us, vs=None):
     and its tangent vectors (spatial parts ``us``, ``vs``; ``vs=None``: ``vs = us``), lists of
     floats: the same operations in Python floats (which overflow to inf silently, as ``einsum``
     does). None where ``|x_s|²`` is not below 1e300 (the batched form then scales)."""
-    n2 = math.fsum(t * t for t in xs)
+    n2 = math.fsum(map(mul, xs, xs))  # map(mul, ...): the same products as a generator, in half the time
     if not n2 < 1e300:
         return None
     n = math.sqrt(n2)
     x0, inv = math.sqrt(1.0 + n2), 1.0 / n if n > 0 else 1.0
     unit = [t * inv for t in xs]
-    au = math.fsum(p * q for p, q in zip(unit, us))
+    au = math.fsum(map(mul, unit, us))
     pu = [q - au * p for p, q in zip(unit, us)]
     if vs is None:
-        return math.fsum(t * t for t in pu) + (au / x0) * (au / x0)
-    av = math.fsum(p * q for p, q in zip(unit, vs))
+        return math.fsum(map(mul, pu, pu)) + (au / x0) * (au / x0)
+    av = math.fsum(map(mul, unit, vs))
     return math.fsum(p * (q - av * e) for p, q, e in zip(pu, vs, unit)) + (au / x0) * (av / x0)
 
 
@@ -701,15 +702,14 @@ class Hyperbolic(Manifold):
             np.sqrt(theta, out=theta)
             np.arcsinh(theta, out=theta)
             theta *= 2.0
-        direction = 0.0
-        rows = max(1, self._EXACT_VALUES // X.shape[1])
-        for start in range(0, 0 if slow is None else slow.size, rows):
-            chunk = slow[start : start + rows]
-            _, _, theta[chunk], _, u = self._separation(x, X[chunk])
-            count("exact distances", chunk.size)
-            direction = direction + (weights[chunk] * self.radius * theta[chunk]) @ u
-        far = pass_max(theta)
-        with np.errstate(all="ignore"):
+            direction = 0.0
+            rows = max(1, self._EXACT_VALUES // X.shape[1])
+            for start in range(0, 0 if slow is None else slow.size, rows):
+                chunk = slow[start : start + rows]
+                _, _, theta[chunk], _, u = self._separation(x, X[chunk])
+                count("exact distances", chunk.size)
+                direction = direction + (weights[chunk] * self.radius * theta[chunk]) @ u
+            far = pass_max(theta)
             a = np.multiply(theta, theta)
             objective = 0.5 * pass_dot(weights, a)
             np.sinh(theta, out=a)  # then a_i = w_i θ_i/sinh θ_i (1 at θ = 0), in place

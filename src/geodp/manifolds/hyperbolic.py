@@ -509,7 +509,17 @@ class Hyperbolic(Manifold):
         in Python floats): :meth:`_exp` (on the sheet, as :meth:`project` leaves it) and the
         velocity there of ``t ↦ exp_x(t v)``, ``cosh(a) v + a sinh(a) x``, ``a = |v|/R``."""
         x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
-        a = math.sqrt(max(float(self._tangent_sq(x, v, v)), 0.0)) / self.radius
+        a = math.sqrt(max(self._point_tangent_sq(x, v), 0.0)) / self.radius
+        if a < 710.0 and x.size <= _FEW + 1 and 1e-150 < self.radius < 1e150:
+            # A short point in Python floats: the same products and sums as the arrays below.
+            cosh, sinh = math.cosh(a), math.sinh(a)
+            scale, grow = (sinh / a if a > 0 else 1.0), a * sinh
+            xl, vl = x.tolist(), v.tolist()
+            end = [cosh * p + scale * q for p, q in zip(xl, vl)]
+            s2 = sum(map(mul, end[1:], end[1:]))  # non-negative terms: inf at worst, never NaN
+            if s2 < 1e300:
+                end[0] = math.sqrt(self.radius * self.radius + s2)
+                return np.array(end), np.array([cosh * q + grow * p for p, q in zip(xl, vl)])
         if a < 710.0:
             cosh, sinh = math.cosh(a), math.sinh(a)
         else:  # inf (or NaN) as numpy gives them in _exp, where math.cosh would raise
@@ -710,8 +720,8 @@ class Hyperbolic(Manifold):
                 count("exact distances", chunk.size)
                 direction = direction + (weights[chunk] * self.radius * theta[chunk]) @ u
             far = pass_max(theta)
-            a = np.multiply(theta, theta)
-            objective = 0.5 * pass_dot(weights, a)
+            a = np.multiply(theta, weights)  # no product with the weights themselves: uniform ones have stride 0
+            objective = 0.5 * pass_dot(a, theta)
             np.sinh(theta, out=a)  # then a_i = w_i θ_i/sinh θ_i (1 at θ = 0), in place
             if c_min > 0.0 and slow is None:  # no θ is 0
                 np.divide(theta, a, out=a)
@@ -746,7 +756,17 @@ class Hyperbolic(Manifold):
 
     def _karcher_grad_norm(self, x, direction):
         """``|direction|_L`` at the point ``x``, from the spatial parts (:meth:`_tangent_sq`)."""
-        return math.sqrt(max(float(self._tangent_sq(x, direction, direction)), 0.0))
+        return math.sqrt(max(self._point_tangent_sq(x, direction), 0.0))
+
+    def _point_tangent_sq(self, x, v):
+        """``⟨v, v⟩_L`` for one point and one tangent vector there (1-d arrays), as a float: the
+        flow's short path to :func:`_tangent_sq_one` (no shape checks, one list per vector)."""
+        if x.size <= _FEW + 1:
+            xs = x[1:] if self.radius == 1.0 else x[1:] / self.radius
+            out = _tangent_sq_one(xs.tolist(), v[1:].tolist())
+            if out is not None:
+                return out
+        return float(self._tangent_sq(x, v, v))
 
     # --------------------------------------------------------------- randomness
     def _random_tangent(self, x, size=None, rng=None):

@@ -283,8 +283,8 @@ class Sphere(Manifold):
         if self.radius != 1.0:
             theta *= self.radius  # the distances
         far = pass_max(theta)
-        np.multiply(theta, theta, out=theta)
-        return direction, 0.5 * pass_dot(weights, theta), far
+        np.multiply(theta, weights, out=a)  # no product with the weights themselves: uniform ones have stride 0
+        return direction, 0.5 * pass_dot(a, theta), far
 
     def _karcher_grad_norm(self, x, direction):
         """The ambient norm of one tangent vector (BLAS's dot while its square cannot overflow:

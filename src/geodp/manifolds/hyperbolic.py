@@ -211,6 +211,12 @@ def _cosh_minus_one_scaled(a_s, b_s, d, a0, b0, a2, b2, im2, chord_ok):
     return np.maximum(c, 0.0).reshape(shape)
 
 
+def _length(v):
+    """The Euclidean norm of a short vector as a float (``math.hypot``: no overflow), of a long
+    one through ``einsum`` (NaN and inf propagate)."""
+    return math.hypot(*v.tolist()) if v.size <= _FEW else math.sqrt(float(_sq(v)))
+
+
 def _on_sheet(X, radius):
     """Whether every record's time coordinate is within 4 ulp of the lift of its spatial part
     (then ``x_0 > 0`` and ``|⟨x, x⟩_L + R²| = |x_0 − lift|·(x_0 + lift) ≤ 9 eps·lift²``, far
@@ -685,9 +691,11 @@ class Hyperbolic(Manifold):
         or products that overflow) take the exact forms of :meth:`_separation`, in sub-blocks.
 
         The common case is decided from extremes, without a per-record bound: ``|x_s·x_is| ≤
-        x_0 x_i0`` (both on the sheet), so ``2 x_0 max_i x_i0/R² + 1`` bounds every record's
-        bound, and when it is at most ``32 max(½, min_i cosh θ_i − 1)`` every record takes the
-        cross form (the per-record test would send none to the exact forms). The pass holds two
+        x_0 x_i0`` (both on the sheet) and ``x_i0 ≤ x_0 cosh θ_i + |x_s| sinh θ_i`` (the triangle
+        inequality through the origin), so ``2 x_0 (x_0 + |x_s|) max_i cosh θ_i/R² + 1`` bounds
+        every record's bound, and when it is at most ``32 max(½, min_i cosh θ_i − 1)`` every
+        record takes the cross form (the per-record test would send none to the exact forms);
+        two extremes of the products, no pass over the time coordinates. The pass holds two
         n-vectors, reused in place: the products become the angles (then ``cosh θ_i``, recomputed
         from them), the other holds ``θ_i²``, then the coefficients ``a_i``; no ``n × (dim+1)``
         temporary."""
@@ -698,10 +706,13 @@ class Hyperbolic(Manifold):
         if self.radius != 1.0:  # dividing by 1 is exact: skipped, not changed
             reflected /= self.radius**2
         with np.errstate(all="ignore"):  # overflowing products are found and redone below
-            cheap = 2.0 * float(reflected[0]) * float(X[:, 0].max()) + 1.0  # ≥ every record's bound
             theta = pass_matvec(X, reflected)  # cosh θ_i, then c = cosh θ_i − 1, then θ_i = 2 asinh √(c/2)
             c_min = pass_min(theta) - 1.0
-            # NaN fails both comparisons; a finite ``cheap`` bounds every product, so none overflowed.
+            # ≥ every record's bound: x_i0 ≤ x_0 cosh θ_i + |x_s| sinh θ_i (triangle inequality
+            # through the origin), for x within ~7 radii of the origin (growth ≤ 1e6, so that the
+            # rounding of the products cannot matter to the bound); NaN fails the comparisons.
+            growth = 2.0 * float(reflected[0]) * (float(x[0]) + _length(x[1:]))
+            cheap = growth * pass_max(theta) + 1.0 if growth <= 1e6 else math.inf
             fast = cheap <= _CROSS_BOUND * max(c_min, 0.5) and cheap < math.inf
             slow = None if fast else _slow_records(reflected, X, theta)
             theta -= 1.0

@@ -244,18 +244,18 @@ def _on_sheet(X, radius):
 
 def _slow_records(reflected, X, cosh):
     """Indices of the records whose cross-form bound (in units of eps), ``x_0 x_i0/R² +
-    |x_s·x_is|/R² + 1``, exceeds ``32 eps·max(½, cosh θ_i − 1)`` (:data:`_CROSS_BOUND`), or is
-    not finite (NaN and inf fail the test); ``cosh`` holds ``−⟨x, x_i⟩_L/R²``. Two n-vectors."""
-    bound = np.multiply(X[:, 0], reflected[0])  # x_0 x_i0/R²
-    c = np.subtract(bound, cosh)  # x_s·x_is/R²
-    np.abs(c, out=c)
-    bound += c
+    |x_s·x_is|/R² + 1 = max(2 x_0 x_i0/R² − cosh θ_i, cosh θ_i) + 1``, exceeds
+    ``32 eps·max(½, cosh θ_i − 1)`` (:data:`_CROSS_BOUND`), or is not finite (NaN and inf fail
+    the test); ``cosh`` holds ``−⟨x, x_i⟩_L/R²``. One n-vector (and masks)."""
+    bound = np.multiply(X[:, 0], 2.0 * reflected[0])  # 2 x_0 x_i0/R²: exact doubling
+    bound -= cosh
+    np.maximum(bound, cosh, out=bound)
     bound += 1.0
     bound *= 1.0 / _CROSS_BOUND  # exact: a power of two
-    np.subtract(cosh, 1.0, out=c)
-    np.minimum(c, 1e300, out=c)  # an infinite bound fails against an infinite c
-    fast = bound <= c
-    fast |= bound <= 0.5
+    fast = bound <= 0.5
+    bound += 1.0
+    fast |= bound <= cosh  # bound/32 ≤ cosh θ − 1, up to the rounding of the sum
+    fast &= bound < math.inf  # an infinite bound fails against an infinite cosh
     return np.flatnonzero(~fast)
 
 

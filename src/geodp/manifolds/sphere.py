@@ -8,6 +8,7 @@ them on its pre-shape sphere.
 from __future__ import annotations
 
 import math
+from operator import mul
 
 import numpy as np
 
@@ -141,6 +142,12 @@ class Sphere(Manifold):
         R = self.radius
         a = _length(v) / R
         cos, sin = (math.cos(a), math.sin(a)) if math.isfinite(a) else (math.nan, math.nan)  # math.cos(inf) raises
+        if v.size <= 16 and R < 1e150:  # a short point in Python floats: the same products
+            xl, vl = x.tolist(), v.tolist()
+            scale, grow = (sin / a if a > 0 else 1.0), a * sin
+            end = [cos * p + scale * q for p, q in zip(xl, vl)]
+            shrink = R / math.sqrt(sum(map(mul, end, end)))  # |end| ≤ 2R: no overflow
+            return np.array([t * shrink for t in end]), np.array([cos * q - grow * p for p, q in zip(xl, vl)])
         end = cos * x + (sin / a if a > 0 else 1.0) * v
         if R < 1e150:  # |end| ≤ 2R: its square cannot overflow; project's R·x/|x| on floats
             return end * (R / math.sqrt(float(np.dot(end, end)))), cos * v - (a * sin) * x

@@ -639,7 +639,7 @@ class Hyperbolic(Manifold):
         return self.project(x)
 
     # ------------------------------------------------------------ Fréchet mean
-    # A pass keeps a few n-vectors (products, distances, weights); the records that need the
+    # A pass keeps two n-vectors (products then angles, coefficients); the records that need the
     # exact forms of _separation go through it in sub-blocks of _EXACT_VALUES values.
     _karcher_row_values = 64
     _EXACT_VALUES = 2**13

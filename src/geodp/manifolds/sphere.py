@@ -250,7 +250,7 @@ class Sphere(Manifold):
         return np.where(exact[..., None], x, self.radius * x / norm[..., None])
 
     # ------------------------------------------------------------ Fréchet mean
-    # A pass keeps a few n-vectors (cosines, angles, weights), no n × D: blocks of 32,768 rows keep
+    # A pass keeps three n-vectors (cosines, angles, coefficients), no n × D: blocks of 32,768 rows keep
     # them below the input even at d = 2 (2.34× the input at d = 2, n = 10⁵ in blocks of 131,072).
     _karcher_row_values = 32
     _karcher_exact_distances = True  # angles from atan2: π at the antipode
@@ -270,8 +270,8 @@ class Sphere(Manifold):
         ``θ`` itself ~1e-8 absolute) barely moves it; ``θ`` is π at the antipode.
         """
         cos = pass_matvec(X, x if self.radius == 1.0 else x / self.radius**2)
-        # Three n-vectors, reused in place: 1 − cos θ becomes sin θ, then a; 1 + cos θ becomes θ,
-        # then θ² (no n × (dim+1) temporary).
+        # Three n-vectors, reused in place: 1 − cos θ becomes sin θ, then a, then w θ; 1 + cos θ
+        # becomes θ (no n × (dim+1) temporary; the values are the former pass's, bit for bit).
         a = np.subtract(1.0, cos)
         theta = np.add(cos, 1.0)
         a *= theta

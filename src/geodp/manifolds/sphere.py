@@ -271,7 +271,7 @@ class Sphere(Manifold):
         """
         cos = pass_matvec(X, x if self.radius == 1.0 else x / self.radius**2)
         # Three n-vectors, reused in place: 1 − cos θ becomes sin θ, then a, then w θ; 1 + cos θ
-        # becomes θ (no n × (dim+1) temporary; the values are the former pass's, bit for bit).
+        # becomes θ (no n × (dim+1) temporary; direction and distances as before, bit for bit).
         a = np.subtract(1.0, cos)
         theta = np.add(cos, 1.0)
         a *= theta

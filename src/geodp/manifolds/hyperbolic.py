@@ -653,6 +653,17 @@ class Hyperbolic(Manifold):
         the exact forms in the first pass. Where ``−⟨m, m⟩_L`` is not a positive normal float
         (data far from the origin, where it cancels), ``m`` is lifted as before."""
         m = np.asarray(weighted_sum, dtype=float)
+        if m.size <= _FEW + 1 and 1e-150 < self.radius < 1e150:  # Python floats (overflow to inf silently)
+            values = m.tolist()
+            head = values[0] * values[0]
+            square = head - sum(map(mul, values[1:], values[1:]))  # −⟨m, m⟩_L
+            if 64.0 * _EPS * head < square < math.inf:  # no heavy cancellation (NaN, inf fail)
+                scale = self.radius / math.sqrt(square)
+                values = [t * scale for t in values]
+            s2 = sum(map(mul, values[1:], values[1:]))
+            if s2 < 1e300:  # _lift's test
+                values[0] = math.sqrt(self.radius * self.radius + s2)
+                return np.array(values)
         with np.errstate(all="ignore"):  # squares that overflow fail the test below
             head = float(m[0] * m[0])
             square = float(head - _sq(m[1:]))  # −⟨m, m⟩_L
@@ -723,13 +734,7 @@ class Hyperbolic(Manifold):
             np.sqrt(theta, out=theta)
             np.arcsinh(theta, out=theta)
             theta *= 2.0
-            direction = 0.0
-            rows = max(1, self._EXACT_VALUES // X.shape[1])
-            for start in range(0, 0 if slow is None else slow.size, rows):
-                chunk = slow[start : start + rows]
-                _, _, theta[chunk], _, u = self._separation(x, X[chunk])
-                count("exact distances", chunk.size)
-                direction = direction + (weights[chunk] * self.radius * theta[chunk]) @ u
+            exact = None if slow is None else self._exact_part(x, X, weights, theta, slow)
             far = pass_max(theta)
             a = np.multiply(theta, weights)  # no product with the weights themselves: uniform ones have stride 0
             objective = 0.5 * pass_dot(a, theta)
@@ -746,23 +751,33 @@ class Hyperbolic(Manifold):
             if slow is not None:
                 a[slow] = 0.0
                 theta[slow] = 1.0  # their cosh may overflow; a_i = 0 leaves them out of Σ a_i cosh θ_i
-            direction = direction + (pass_matvec(X.T, a) - pass_dot(a, theta) * x)
+            direction = pass_matvec(X.T, a) - pass_dot(a, theta) * x
+        if exact is not None:
+            direction += exact
         if self.radius == 1.0:
             return direction, objective, far
         return direction, self.radius**2 * objective, self.radius * far
 
+    def _exact_part(self, x, X, weights, theta, slow=None):
+        """``Σ w_i log_x x_i`` over the records ``slow`` (indices; None: every record, in row
+        slices), from the exact forms of :meth:`_separation` in sub-blocks of
+        :data:`_EXACT_VALUES` values; their angles ``ρ_i/R`` are written into ``theta``."""
+        part = np.zeros_like(x)
+        rows = max(1, self._EXACT_VALUES // X.shape[1])
+        for start in range(0, len(X) if slow is None else slow.size, rows):
+            chunk = slice(start, start + rows) if slow is None else slow[start : start + rows]
+            _, _, angles, _, u = self._separation(x, X[chunk])
+            count("exact distances", len(angles))
+            theta[chunk] = angles
+            part += (weights[chunk] * (self.radius * angles)) @ u
+        return part
+
     def _exact_karcher_direction(self, x, X, weights):
         """:meth:`_karcher_direction` from the exact forms of :meth:`_separation` for every
         record (in sub-blocks): the same work whatever the records' positions, for fixed work."""
-        direction = np.zeros_like(x)
         dists = np.empty(len(X))
-        rows = max(1, self._EXACT_VALUES // X.shape[1])
-        for start in range(0, len(X), rows):
-            block = slice(start, start + rows)
-            _, _, theta, _, u = self._separation(x, X[block])
-            count("exact distances", len(theta))
-            dists[block] = self.radius * theta
-            direction = direction + (weights[block] * dists[block]) @ u
+        direction = self._exact_part(x, X, weights, dists)
+        dists *= self.radius
         return direction, 0.5 * pass_dot(weights, dists * dists), float(dists.max())
 
     def _karcher_grad_norm(self, x, direction):

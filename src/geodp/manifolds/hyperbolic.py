@@ -698,8 +698,9 @@ class Hyperbolic(Manifold):
         product (the cross form of :meth:`_separation`), for the records whose rounding-error bound
         on ``cosh θ_i − 1``, ``eps(x_0 x_i0 + |x_s·x_is| + R²)/R²``, is at most
         ``32 eps·max(½, cosh θ_i − 1)`` (:data:`_CROSS_BOUND`): every record when data and ``x``
-        lie within ~1.7 of the origin. The others (near pairs far from the origin, where the cross form cancels,
-        or products that overflow) take the exact forms of :meth:`_separation`, in sub-blocks.
+        lie within ~1.7 of the origin. The others (near pairs far from the origin, where the cross
+        form cancels, or products that overflow) take the exact forms of :meth:`_separation`, in
+        sub-blocks (:meth:`_exact_part`).
 
         The common case is decided from extremes, without a per-record bound: ``|x_s·x_is| ≤
         x_0 x_i0`` (both on the sheet) and ``x_i0 ≤ x_0 cosh θ_i + |x_s| sinh θ_i`` (the triangle
@@ -708,8 +709,8 @@ class Hyperbolic(Manifold):
         record takes the cross form (the per-record test would send none to the exact forms);
         two extremes of the products, no pass over the time coordinates. The pass holds two
         n-vectors, reused in place: the products become the angles (then ``cosh θ_i``, recomputed
-        from them), the other holds ``θ_i²``, then the coefficients ``a_i``; no ``n × (dim+1)``
-        temporary."""
+        from them), the other holds ``w_i θ_i``, then the coefficients ``a_i``; no
+        ``n × (dim+1)`` temporary."""
         if fixed_work() is not None:  # timing-safe: the exact forms for every record, whatever they are
             return self._exact_karcher_direction(x, X, weights)
         reflected = -x  # x with its time coordinate negated, over R²: −⟨x, x_i⟩_L/R² = X·reflected

@@ -10,13 +10,14 @@ points alike (see :class:`Hyperbolic`, Notes, for the precision that float64 coo
 from __future__ import annotations
 
 import math
+from operator import mul
 
 import numpy as np
 
 from geodp.errors import AssumptionError, InvalidDataError, InvalidParameterError, NotOnManifoldError
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.jacobi import constant_curvature_adjoints, sinhc
-from geodp.manifolds.pass_products import pass_dot, pass_matvec
+from geodp.manifolds.pass_products import pass_dot, pass_matvec, pass_max, pass_min
 from geodp.validation import as_generator, check_finite_array, check_positive_integer
 from geodp.work import count, fixed_work
 
@@ -132,17 +133,17 @@ def _tangent_sq_one(xs, us, vs=None):
     and its tangent vectors (spatial parts ``us``, ``vs``; ``vs=None``: ``vs = us``), lists of
     floats: the same operations in Python floats (which overflow to inf silently, as ``einsum``
     does). None where ``|x_s|²`` is not below 1e300 (the batched form then scales)."""
-    n2 = math.fsum(t * t for t in xs)
+    n2 = math.fsum(map(mul, xs, xs))  # map(mul, ...): the same products as a generator, in half the time
     if not n2 < 1e300:
         return None
     n = math.sqrt(n2)
     x0, inv = math.sqrt(1.0 + n2), 1.0 / n if n > 0 else 1.0
     unit = [t * inv for t in xs]
-    au = math.fsum(p * q for p, q in zip(unit, us))
+    au = math.fsum(map(mul, unit, us))
     pu = [q - au * p for p, q in zip(unit, us)]
     if vs is None:
-        return math.fsum(t * t for t in pu) + (au / x0) * (au / x0)
-    av = math.fsum(p * q for p, q in zip(unit, vs))
+        return math.fsum(map(mul, pu, pu)) + (au / x0) * (au / x0)
+    av = math.fsum(map(mul, unit, vs))
     return math.fsum(p * (q - av * e) for p, q, e in zip(pu, vs, unit)) + (au / x0) * (av / x0)
 
 
@@ -208,6 +209,54 @@ def _cosh_minus_one_scaled(a_s, b_s, d, a0, b0, a2, b2, im2, chord_ok):
             better = (err_ab < err[sel]) & (err[sel] > 16.0) & needed[sel]
             c[sel] = np.where(better, num_ab / (2.0 * den[again]), c[sel])
     return np.maximum(c, 0.0).reshape(shape)
+
+
+def _length(v):
+    """The Euclidean norm of a short vector as a float (``math.hypot``: no overflow), of a long
+    one through ``einsum`` (NaN and inf propagate)."""
+    return math.hypot(*v.tolist()) if v.size <= _FEW else math.sqrt(float(_sq(v)))
+
+
+def _on_sheet(X, radius):
+    """Whether every record's time coordinate is within 4 ulp of the lift of its spatial part
+    (then ``x_0 > 0`` and ``|⟨x, x⟩_L + R²| = |x_0 − lift|·(x_0 + lift) ≤ 9 eps·lift²``, far
+    inside the records' tolerance): the common case of :meth:`Hyperbolic._checked_records`, in
+    one n-vector. The lift is ``hypot`` of ``R`` and the spatial coordinates for up to three of
+    them (no square overflows or underflows), ``√(R² + |x_s|²)`` otherwise; NaN, inf and a time
+    coordinate of either sign off the lift fail (the deviation is taken relative to ``x_0``)."""
+    if not 1e-149 <= radius <= 1e149:
+        return False
+    if X.shape[1] <= 4:
+        lift = np.hypot(X[:, 1], radius) if X.shape[1] == 2 else np.hypot(X[:, 1], X[:, 2])
+        for j in range(3 if X.shape[1] > 2 else 2, X.shape[1]):
+            np.hypot(lift, X[:, j], out=lift)
+        if X.shape[1] > 2:
+            np.hypot(lift, radius, out=lift)
+    else:
+        lift = np.einsum("ij,ij->i", X[:, 1:], X[:, 1:])
+        lift += radius * radius
+        np.sqrt(lift, out=lift)
+    lift -= X[:, 0]
+    lift /= X[:, 0]
+    np.abs(lift, out=lift)
+    return bool(pass_max(lift) <= 4.0 * _EPS)  # NaN fails
+
+
+def _slow_records(reflected, X, cosh):
+    """Indices of the records whose cross-form bound (in units of eps), ``x_0 x_i0/R² +
+    |x_s·x_is|/R² + 1 = max(2 x_0 x_i0/R² − cosh θ_i, cosh θ_i) + 1``, exceeds
+    ``32 eps·max(½, cosh θ_i − 1)`` (:data:`_CROSS_BOUND`), or is not finite (NaN and inf fail
+    the test); ``cosh`` holds ``−⟨x, x_i⟩_L/R²``. One n-vector (and masks)."""
+    bound = np.multiply(X[:, 0], 2.0 * reflected[0])  # 2 x_0 x_i0/R²: exact doubling
+    bound -= cosh
+    np.maximum(bound, cosh, out=bound)
+    bound += 1.0
+    bound *= 1.0 / _CROSS_BOUND  # exact: a power of two
+    fast = bound <= 0.5
+    bound += 1.0
+    fast |= bound <= cosh  # bound/32 ≤ cosh θ − 1, up to the rounding of the sum
+    fast &= bound < math.inf  # an infinite bound fails against an infinite cosh
+    return np.flatnonzero(~fast)
 
 
 class Hyperbolic(Manifold):
@@ -466,7 +515,17 @@ class Hyperbolic(Manifold):
         in Python floats): :meth:`_exp` (on the sheet, as :meth:`project` leaves it) and the
         velocity there of ``t ↦ exp_x(t v)``, ``cosh(a) v + a sinh(a) x``, ``a = |v|/R``."""
         x, v = np.asarray(x, dtype=float), np.asarray(v, dtype=float)
-        a = math.sqrt(max(float(self._tangent_sq(x, v, v)), 0.0)) / self.radius
+        a = math.sqrt(max(self._point_tangent_sq(x, v), 0.0)) / self.radius
+        if a < 710.0 and x.size <= _FEW + 1 and 1e-150 < self.radius < 1e150:
+            # A short point in Python floats: the same products and sums as the arrays below.
+            cosh, sinh = math.cosh(a), math.sinh(a)
+            scale, grow = (sinh / a if a > 0 else 1.0), a * sinh
+            xl, vl = x.tolist(), v.tolist()
+            end = [cosh * p + scale * q for p, q in zip(xl, vl)]
+            s2 = sum(map(mul, end[1:], end[1:]))  # non-negative terms: inf at worst, never NaN
+            if s2 < 1e300:
+                end[0] = math.sqrt(self.radius * self.radius + s2)
+                return np.array(end), np.array([cosh * q + grow * p for p, q in zip(xl, vl)])
         if a < 710.0:
             cosh, sinh = math.cosh(a), math.sinh(a)
         else:  # inf (or NaN) as numpy gives them in _exp, where math.cosh would raise
@@ -588,7 +647,7 @@ class Hyperbolic(Manifold):
         return self.project(x)
 
     # ------------------------------------------------------------ Fréchet mean
-    # A pass keeps a few n-vectors (products, distances, weights); the records that need the
+    # A pass keeps two n-vectors (products then angles, coefficients); the records that need the
     # exact forms of _separation go through it in sub-blocks of _EXACT_VALUES values.
     _karcher_row_values = 64
     _EXACT_VALUES = 2**13
@@ -602,6 +661,17 @@ class Hyperbolic(Manifold):
         the exact forms in the first pass. Where ``−⟨m, m⟩_L`` is not a positive normal float
         (data far from the origin, where it cancels), ``m`` is lifted as before."""
         m = np.asarray(weighted_sum, dtype=float)
+        if m.size <= _FEW + 1 and 1e-150 < self.radius < 1e150:  # Python floats (overflow to inf silently)
+            values = m.tolist()
+            head = values[0] * values[0]
+            square = head - sum(map(mul, values[1:], values[1:]))  # −⟨m, m⟩_L
+            if 64.0 * _EPS * head < square < math.inf:  # no heavy cancellation (NaN, inf fail)
+                scale = self.radius / math.sqrt(square)
+                values = [t * scale for t in values]
+            s2 = sum(map(mul, values[1:], values[1:]))
+            if s2 < 1e300:  # _lift's test
+                values[0] = math.sqrt(self.radius * self.radius + s2)
+                return np.array(values)
         with np.errstate(all="ignore"):  # squares that overflow fail the test below
             head = float(m[0] * m[0])
             square = float(head - _sq(m[1:]))  # −⟨m, m⟩_L
@@ -616,13 +686,9 @@ class Hyperbolic(Manifold):
         lifted as :meth:`check_points` lifts them. Anything else goes through :meth:`check_points`."""
         r2 = self.radius**2
         with np.errstate(all="ignore"):
-            # The common case first, in fewer numpy calls: every time coordinate within 4 ulp of
-            # the lift of its record's spatial part (then x_0 > 0 and |⟨x, x⟩_L + R²| =
-            # |x_0 − lift|·(x_0 + lift) ≤ 9 eps·lift², far inside the tolerance), every lift in
-            # [1e-149, 1e149] (no square over- or underflows). NaN/inf fail the test.
-            lift = np.sqrt(r2 + np.einsum("ij,ij->i", X[:, 1:], X[:, 1:]))
-            if (np.abs(X[:, 0] - lift) <= 4.0 * _EPS * lift).all() and 1e-149 <= lift.min() <= lift.max() <= 1e149:
+            if _on_sheet(X, self.radius):
                 return X
+            lift = np.sqrt(r2 + np.einsum("ij,ij->i", X[:, 1:], X[:, 1:]))
             norm2 = np.einsum("ij,ij->i", X, X)  # NaN/inf propagate and fail the test below
             time = X[:, 0]
             spatial2 = norm2 - time * time
@@ -640,71 +706,102 @@ class Hyperbolic(Manifold):
         product (the cross form of :meth:`_separation`), for the records whose rounding-error bound
         on ``cosh θ_i − 1``, ``eps(x_0 x_i0 + |x_s·x_is| + R²)/R²``, is at most
         ``32 eps·max(½, cosh θ_i − 1)`` (:data:`_CROSS_BOUND`): every record when data and ``x``
-        lie within ~1.7 of the origin. The others (near pairs far from the origin, where the cross form cancels,
-        or products that overflow) take the exact forms of :meth:`_separation`, in sub-blocks.
-        No ``n × (dim+1)`` temporary for the first kind."""
+        lie within ~1.7 of the origin. The others (near pairs far from the origin, where the cross
+        form cancels, or products that overflow) take the exact forms of :meth:`_separation`, in
+        sub-blocks (:meth:`_exact_part`).
+
+        The common case is decided from extremes, without a per-record bound: ``|x_s·x_is| ≤
+        x_0 x_i0`` (both on the sheet) and ``x_i0 ≤ x_0 cosh θ_i + |x_s| sinh θ_i`` (the triangle
+        inequality through the origin), so ``2 x_0 (x_0 + |x_s|) max_i cosh θ_i/R² + 1`` bounds
+        every record's bound, and when it is at most ``32 max(½, min_i cosh θ_i − 1)`` every
+        record takes the cross form (the per-record test would send none to the exact forms);
+        two extremes of the products, no pass over the time coordinates. The pass holds two
+        n-vectors, reused in place: the products become the angles (then ``cosh θ_i``, recomputed
+        from them), the other holds ``w_i θ_i``, then the coefficients ``a_i``; no
+        ``n × (dim+1)`` temporary."""
         if fixed_work() is not None:  # timing-safe: the exact forms for every record, whatever they are
             return self._exact_karcher_direction(x, X, weights)
-        r2 = self.radius**2
+        reflected = -x  # x with its time coordinate negated, over R²: −⟨x, x_i⟩_L/R² = X·reflected
+        reflected[0] = x[0]
+        if self.radius != 1.0:  # dividing by 1 is exact: skipped, not changed
+            reflected /= self.radius**2
         with np.errstate(all="ignore"):  # overflowing products are found and redone below
-            reflected = -x  # x with its time coordinate negated, over R²: −⟨x, x_i⟩_L/R² = X·reflected
-            reflected[0] = x[0]
-            if r2 != 1.0:  # dividing by 1 is exact: skipped, not changed
-                reflected /= r2
-            # In place where it costs no call: a pass holds a few n-vectors (memory below the
-            # input's at n = 100, d = 2).
-            cosh = pass_matvec(X, reflected)
-            bound = reflected[0] * X[:, 0]  # x_0 x_i0/R², then the error bound of c in units of eps
-            c = np.abs(bound - cosh)
-            bound += c
-            bound += 1.0
-            np.subtract(cosh, 1.0, out=c)
-            # One comparison of extremes decides the common case (every record fast); NaN/inf fail it.
-            every = bool(bound.max() <= _CROSS_BOUND * max(float(c.min()), 0.5))
-            if every:
-                np.maximum(c, 0.0, out=c)
-            else:
-                fast = bound <= _CROSS_BOUND * np.maximum(c, 0.5)  # False for NaN/inf
-                c = np.where(fast, np.maximum(c, 0.0), 0.0)
-            del bound
-            theta = np.multiply(c, 0.5)
-            np.arcsinh(np.sqrt(theta, out=theta), out=theta)
+            theta = pass_matvec(X, reflected)  # cosh θ_i, then c = cosh θ_i − 1, then θ_i = 2 asinh √(c/2)
+            c_min = pass_min(theta) - 1.0
+            # ≥ every record's bound: x_i0 ≤ x_0 cosh θ_i + |x_s| sinh θ_i (triangle inequality
+            # through the origin), for x within ~7 radii of the origin (growth ≤ 1e6, so that the
+            # rounding of the products cannot matter to the bound); NaN fails the comparisons.
+            growth = 2.0 * float(reflected[0]) * (float(x[0]) + _length(x[1:]))
+            cheap = growth * pass_max(theta) + 1.0 if growth <= 1e6 else math.inf
+            fast = cheap <= _CROSS_BOUND * max(c_min, 0.5) and cheap < math.inf
+            slow = None if fast else _slow_records(reflected, X, theta)
+            theta -= 1.0
+            np.maximum(theta, 0.0, out=theta)
+            if slow is not None:
+                theta[slow] = 0.0
+            theta *= 0.5
+            np.sqrt(theta, out=theta)
+            np.arcsinh(theta, out=theta)
             theta *= 2.0
-            sinh = np.add(c, 2.0)
-            sinh *= c
-            np.sqrt(sinh, out=sinh)
-            a = np.divide(theta, sinh, out=np.ones_like(sinh), where=sinh > 0)
+            exact = None if slow is None else self._exact_part(x, X, weights, theta, slow)
+            far = pass_max(theta)
+            a = np.multiply(theta, weights)  # no product with the weights themselves: uniform ones have stride 0
+            objective = 0.5 * pass_dot(a, theta)
+            np.sinh(theta, out=a)  # then a_i = w_i θ_i/sinh θ_i (1 at θ = 0), in place
+            if c_min > 0.0 and slow is None:  # no θ is 0
+                np.divide(theta, a, out=a)
+            else:
+                zero = a == 0.0
+                np.putmask(a, zero, 1.0)
+                np.divide(theta, a, out=a)
+                np.putmask(a, zero, 1.0)
             a *= weights
-            if not every:
-                a = np.where(fast, a, 0.0)
-            direction = pass_matvec(X.T, a) - pass_dot(a, cosh if every else np.where(fast, cosh, 0.0)) * x
-        slow = np.empty(0, dtype=np.intp) if every else np.flatnonzero(~fast)
+            np.cosh(theta, out=theta)
+            if slow is not None:
+                a[slow] = 0.0
+                theta[slow] = 1.0  # their cosh may overflow; a_i = 0 leaves them out of Σ a_i cosh θ_i
+            direction = pass_matvec(X.T, a) - pass_dot(a, theta) * x
+        if exact is not None:
+            direction += exact
+        if self.radius == 1.0:
+            return direction, objective, far
+        return direction, self.radius**2 * objective, self.radius * far
+
+    def _exact_part(self, x, X, weights, theta, slow=None):
+        """``Σ w_i log_x x_i`` over the records ``slow`` (indices; None: every record, in row
+        slices), from the exact forms of :meth:`_separation` in sub-blocks of
+        :data:`_EXACT_VALUES` values; their angles ``ρ_i/R`` are written into ``theta``."""
+        part = np.zeros_like(x)
         rows = max(1, self._EXACT_VALUES // X.shape[1])
-        for start in range(0, slow.size, rows):
-            chunk = slow[start : start + rows]
-            _, _, theta[chunk], _, u = self._separation(x, X[chunk])
-            count("exact distances", chunk.size)
-            direction = direction + (weights[chunk] * self.radius * theta[chunk]) @ u
-        dists = theta if self.radius == 1.0 else self.radius * theta
-        return direction, 0.5 * pass_dot(weights, dists * dists), float(dists.max())
+        for start in range(0, len(X) if slow is None else slow.size, rows):
+            chunk = slice(start, start + rows) if slow is None else slow[start : start + rows]
+            _, _, angles, _, u = self._separation(x, X[chunk])
+            count("exact distances", len(angles))
+            theta[chunk] = angles
+            part += (weights[chunk] * (self.radius * angles)) @ u
+        return part
 
     def _exact_karcher_direction(self, x, X, weights):
         """:meth:`_karcher_direction` from the exact forms of :meth:`_separation` for every
         record (in sub-blocks): the same work whatever the records' positions, for fixed work."""
-        direction = np.zeros_like(x)
         dists = np.empty(len(X))
-        rows = max(1, self._EXACT_VALUES // X.shape[1])
-        for start in range(0, len(X), rows):
-            block = slice(start, start + rows)
-            _, _, theta, _, u = self._separation(x, X[block])
-            count("exact distances", len(theta))
-            dists[block] = self.radius * theta
-            direction = direction + (weights[block] * dists[block]) @ u
+        direction = self._exact_part(x, X, weights, dists)
+        dists *= self.radius
         return direction, 0.5 * pass_dot(weights, dists * dists), float(dists.max())
 
     def _karcher_grad_norm(self, x, direction):
         """``|direction|_L`` at the point ``x``, from the spatial parts (:meth:`_tangent_sq`)."""
-        return math.sqrt(max(float(self._tangent_sq(x, direction, direction)), 0.0))
+        return math.sqrt(max(self._point_tangent_sq(x, direction), 0.0))
+
+    def _point_tangent_sq(self, x, v):
+        """``⟨v, v⟩_L`` for one point and one tangent vector there (1-d arrays), as a float: the
+        flow's short path to :func:`_tangent_sq_one` (no shape checks, one list per vector)."""
+        if x.size <= _FEW + 1:
+            xs = x[1:] if self.radius == 1.0 else x[1:] / self.radius
+            out = _tangent_sq_one(xs.tolist(), v[1:].tolist())
+            if out is not None:
+                return out
+        return float(self._tangent_sq(x, v, v))
 
     # --------------------------------------------------------------- randomness
     def _random_tangent(self, x, size=None, rng=None):

@@ -15,6 +15,7 @@ import math
 import warnings
 
 import numpy as np
+from scipy.linalg.lapack import dsyevd as _dsyevd
 
 from geodp.errors import NumericalWarning
 
@@ -30,6 +31,23 @@ def sym(a: np.ndarray) -> np.ndarray:
 def eigh(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Eigen-decomposition of the symmetric part of ``a`` (batched)."""
     return np.linalg.eigh(sym(a))
+
+
+def eigh_one(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigendecomposition of one symmetric ``k × k`` matrix from its lower triangle, as
+    ``numpy.linalg.eigh(a)``, through LAPACK's ``dsyevd`` directly: numpy's wrapper costs ~5 µs a
+    call, twice the decomposition of a 3 × 3 matrix.
+
+    Examples
+    --------
+    >>> w, u = eigh_one(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    >>> w.tolist(), bool(np.allclose((u * w) @ u.T, [[2.0, 1.0], [1.0, 2.0]]))
+    ([1.0, 3.0], True)
+    """
+    w, u, info = _dsyevd(a, lower=1)
+    if info:
+        raise np.linalg.LinAlgError("Eigenvalues did not converge")
+    return w, u
 
 
 def rounding_level(w: np.ndarray) -> np.ndarray:

@@ -63,11 +63,12 @@ def _common_eigen_records(X):
             return None
         low, top = w[:, 0], w[:, -1]
         # λ_min > 0 makes max(|λ_min|, |λ_max|) = λ_max: the general path's floor, term by term.
+        # (ufunc reductions: ndarray.min's wrapper costs as much as the reduction at n = 100.)
         if not (
-            low.min() >= _LOW_TOP  # NaN fails too
-            and top.max() <= _HIGH_TOP / math.sqrt(k)
-            and (low / top).min() >= CLEAR_FACTOR * k * _EPS * (1.0 + 1e-6)
-            and (asym2 <= (16.0 * _EPS**2 * (1.0 - 1e-6)) * (top * top)).all()
+            np.minimum.reduce(low) >= _LOW_TOP  # NaN fails too
+            and np.maximum.reduce(top) <= _HIGH_TOP / math.sqrt(k)
+            and np.minimum.reduce(low / top) >= CLEAR_FACTOR * k * _EPS * (1.0 + 1e-6)
+            and np.maximum.reduce(asym2 / (top * top)) <= 16.0 * _EPS**2 * (1.0 - 1e-6)
         ):
             return None
         return w, u, np.log(w), np.ones(len(w), dtype=bool), True
@@ -696,7 +697,7 @@ class LogEuclideanSPD(SPD):
         mean = (frame * np.exp(mu)) @ frame.T
         w, u = mf.eigh_one(mean)
         residual = (u * np.log(w if w[0] > 0 else mf.positive_eigenvalues(w))) @ u.T - total
-        return mean, float(np.sqrt(np.vdot(residual, residual))), float(np.sqrt(np.vdot(total, total)))
+        return mean, math.sqrt(np.vdot(residual, residual)), math.sqrt(np.vdot(total, total))
 
     def from_coordinates(self, y):
         """``Exp(invvecd(y))``."""

@@ -37,30 +37,35 @@ def _edge_records(k):
     ("answer": it must take them, "decline": it must leave them to the general path, "either":
     rounding decides) and where the general path changes the record (norm² beyond [1e-250, 1e250]:
     scaled; asymmetry beyond rounding: symmetrised), NaN and inf in either triangle."""
-    high, low = spd_module._HIGH_TOP / math.sqrt(k), spd_module._LOW_TOP
+
+    def scaled_identity(norm2):  # a·I with k·a² = norm2
+        return math.sqrt(norm2 / k) * np.eye(k)
+
+    high, low = spd_module._HIGH_NORM2, spd_module._LOW_NORM2
     ratio = CLEAR_FACTOR * k * EPS * (1.0 + 1e-6)
-    small = np.r_[np.full(k - 1, 1e-6), 1.0]  # norm² within 1e-9 of the largest eigenvalue's square
+    diagonal = np.linspace(1.0, 2.0, k)
     skew = np.zeros((k, k))
     skew[0, 1] = 1.0
-    # diag(1..2) has λ_max = 2 and zero off-diagonal entries, so x + t·skew has ‖x − xᵀ‖_F = √2 t exactly.
-    t = 4.0 * EPS * 2.0 / math.sqrt(2.0) * math.sqrt(1.0 - 1e-6)
+    # diag(1..2) has zero off-diagonal entries, so x + t·skew has ‖x − xᵀ‖²_F = 2t² exactly.
+    t = math.sqrt(16.0 * EPS**2 * (1.0 - 1e-6) * np.sum(diagonal**2) / 2.0)
     nan_upper = np.triu(np.full((k, k), np.nan), 1)
     inf_lower = np.tril(np.full((k, k), np.inf), -1)
     return {
-        "λ_max at the high bound, all equal": (high * (1 - 1e-9) * np.eye(k), "answer"),
-        "λ_max over the high bound": (high * (1 + 1e-9) * np.eye(k), "decline"),
-        "norm² just over 1e250 (scaled)": (1e125 / math.sqrt(k) * (1 + 1e-9) * np.eye(k), "decline"),
-        "λ_min at the low bound, all equal": (low * (1 + 1e-9) * np.eye(k), "answer"),
-        "λ_min under the low bound": (low * (1 - 1e-9) * np.eye(k), "decline"),
-        "norm² just under 1e-250 (scaled)": (_rotated(1e-125 * (1 - 1e-9) * small, 1), "decline"),
+        "norm² inside the high bound": (scaled_identity(high * (1 - 1e-9)), "answer"),
+        "norm² over the high bound": (scaled_identity(high * (1 + 1e-9)), "decline"),
+        "norm² just over 1e250 (scaled)": (scaled_identity(1e250 * (1 + 1e-9)), "decline"),
+        "norm² inside the low bound": (scaled_identity(low * (1 + 1e-9)), "answer"),
+        "norm² under the low bound": (scaled_identity(low * (1 - 1e-9)), "decline"),
+        "norm² just under 1e-250 (scaled)": (scaled_identity(1e-250 * (1 - 1e-9)), "decline"),
         "λ_min/λ_max 1.5× the margin": (_rotated(np.r_[1.5 * ratio, np.linspace(0.5, 1.0, k - 1)], 2), "answer"),
         "λ_min/λ_max at the margin": (_rotated(np.r_[ratio, np.linspace(0.5, 1.0, k - 1)], 2), "either"),
         "λ_min/λ_max 0.5× the margin": (_rotated(np.r_[0.5 * ratio, np.linspace(0.5, 1.0, k - 1)], 2), "decline"),
-        "asymmetry inside 4 eps λ_max": (np.diag(np.linspace(1.0, 2.0, k)) + t * (1 - 1e-3) * skew, "answer"),
-        "asymmetry outside 4 eps λ_max": (np.diag(np.linspace(1.0, 2.0, k)) + t * (1 + 1e-3) * skew, "decline"),
-        "asymmetry 1e-10 (symmetrised)": (np.diag(np.linspace(1.0, 2.0, k)) + 1e-10 * skew, "decline"),
-        "NaN in the upper triangle": (_rotated(np.linspace(1.0, 2.0, k), 4) + nan_upper, "decline"),
-        "inf in the lower triangle": (_rotated(np.linspace(1.0, 2.0, k), 5) + inf_lower, "decline"),
+        "negative definite": (-_rotated(diagonal, 3), "decline"),
+        "asymmetry inside 4 eps ‖x‖": (np.diag(diagonal) + t * (1 - 1e-3) * skew, "answer"),
+        "asymmetry outside 4 eps ‖x‖": (np.diag(diagonal) + t * (1 + 1e-3) * skew, "decline"),
+        "asymmetry 1e-10 (symmetrised)": (np.diag(diagonal) + 1e-10 * skew, "decline"),
+        "NaN in the upper triangle": (_rotated(diagonal, 4) + nan_upper, "decline"),
+        "inf in the lower triangle": (_rotated(diagonal, 5) + inf_lower, "decline"),
     }
 
 
@@ -79,6 +84,18 @@ def test_short_path_answers_only_where_the_general_path_gives_the_same_arrays(k,
                 for a, b in zip(short[:4], general[:4]):
                     assert a.dtype == b.dtype and np.array_equal(a, b), kind
                 assert general[3].all() and general[4] is True, kind
+
+
+@pytest.mark.parametrize("k", [64, 128])
+def test_products_at_large_k_stay_on_the_short_path(k):
+    """Records made by matrix products are asymmetric by rounding that grows with k (beyond
+    4 eps λ_max at k = 128, not beyond 4 eps ‖x‖_F): the short path takes them (a bound against
+    λ_max sent every block of them through a second eigh on the general path)."""
+    rng = np.random.default_rng(k)
+    q = np.linalg.qr(rng.normal(size=(4, k, k)))[0]
+    X = (q * np.exp(rng.uniform(-1.5, 1.5, size=(4, 1, k)))) @ np.swapaxes(q, -1, -2)
+    assert not np.array_equal(X, np.swapaxes(X, -1, -2))
+    assert spd_module._common_eigen_records(X) is not None
 
 
 def _mp_log_residual(mean, total):

@@ -36,22 +36,22 @@ _METRIC_CLASSES: dict[str, type] = {}  # filled by SPD.__init_subclass__
 _EPS = float(np.finfo(float).eps)
 
 
-# Bounds of the short path on the largest eigenvalue: a record symmetric to the rounding level
-# has a squared norm within a relative 1e-6 of [λ_max², k·λ_max²] (rounding moves it by far
-# less), so λ_max ≥ _LOW_TOP and λ_max ≤ _HIGH_TOP/√k put it in [1e-250, 1e250], where the
-# general path scales nothing.
-_LOW_TOP = 1e-125 * (1.0 + 1e-6)
-_HIGH_TOP = 1e125 * (1.0 - 1e-6)
+# Bounds of the short path on Σλ², the squared norm of the triangle eigh reads: with every record
+# symmetric to the rounding level, the squared norm of the record is within a relative 1e-6 of it
+# (rounding moves it by far less), so these put it in [1e-250, 1e250], where the general path
+# scales nothing.
+_LOW_NORM2 = 1e-250 * (1.0 + 1e-6)
+_HIGH_NORM2 = 1e250 * (1.0 - 1e-6)
 
 
 def _common_eigen_records(X):
     """:meth:`SPD._eigen_records` of a block in its common case, from the eigenvalues the ``eigh``
     returns and one asymmetry pass (no norm pass): every record symmetric to the rounding level
-    (``‖x − xᵀ‖_F ≤ 4 eps λ_max ≤ 4 eps‖x‖_F``: decomposed as given), with ``λ_max`` within
-    [:data:`_LOW_TOP`, :data:`_HIGH_TOP`/√k] (squared norm in [1e-250, 1e250]: no scaling)
-    and clearly positive definite (``λ_min ≥ CLEAR_FACTOR·k·eps·λ_max`` with a relative margin
-    of 1e-6, and ``λ_min ≥ _LOW_TOP``). Then every record is valid and no eigenvalue is raised,
-    so the general path would return the same arrays bit for bit (``log max(w, floor) + 0.0 =
+    (``‖x − xᵀ‖²_F ≤ 16 eps² Σλ²``, ``Σλ² ≤ ‖x‖²_F`` to rounding: decomposed as given), with
+    ``Σλ²`` within [:data:`_LOW_NORM2`, :data:`_HIGH_NORM2`] (squared norm in [1e-250, 1e250]:
+    no scaling) and clearly positive definite (``λ_min > 0`` and ``λ_min ≥ CLEAR_FACTOR·k·eps·λ_max``
+    with a relative margin of 1e-6). Then every record is valid and no eigenvalue is raised, so
+    the general path would return the same arrays bit for bit (``log max(w, floor) + 0.0 =
     log w``). None otherwise (the general path decides), NaN and inf included."""
     k = X.shape[-1]
     with np.errstate(all="ignore"):
@@ -62,13 +62,16 @@ def _common_eigen_records(X):
         except np.linalg.LinAlgError:  # NaN or inf in the triangle it reads
             return None
         low, top = w[:, 0], w[:, -1]
-        # λ_min > 0 makes max(|λ_min|, |λ_max|) = λ_max: the general path's floor, term by term.
+        norm2 = np.einsum("ni,ni->n", w, w)
+        # λ_min > 0 makes max(|λ_min|, |λ_max|) = λ_max: the general path's floor, term by term
+        # (and λ_min ≥ that floor ≥ CLEAR_FACTOR·k·eps·1e-125/√k, far above the smallest normal).
         # (ufunc reductions: ndarray.min's wrapper costs as much as the reduction at n = 100.)
         if not (
-            np.minimum.reduce(low) >= _LOW_TOP  # NaN fails too
-            and np.maximum.reduce(top) <= _HIGH_TOP / math.sqrt(k)
+            np.minimum.reduce(norm2) >= _LOW_NORM2  # NaN fails too
+            and np.maximum.reduce(norm2) <= _HIGH_NORM2
+            and np.minimum.reduce(low) > 0.0
             and np.minimum.reduce(low / top) >= CLEAR_FACTOR * k * _EPS * (1.0 + 1e-6)
-            and np.maximum.reduce(asym2 / (top * top)) <= 16.0 * _EPS**2 * (1.0 - 1e-6)
+            and np.maximum.reduce(asym2 / norm2) <= 16.0 * _EPS**2 * (1.0 - 1e-6)
         ):
             return None
         return w, u, np.log(w), np.ones(len(w), dtype=bool), True

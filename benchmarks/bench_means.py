@@ -33,6 +33,8 @@ dask copies into memory), log-Euclidean mean (and affine-invariant with ``--dask
 fresh subprocess whose peak RSS and peak anonymous RSS (the heap, without the mapped store's pages)
 are reported.
 
+``--only le`` runs the log-Euclidean SPD rows alone (without the affine-invariant ones).
+
 Run: ``python benchmarks/bench_means.py [--rounds 5] [--grid quick|full] [--dask 10000000 [--dask-ai]]``
 (pyRiemann and dask come with the test extras).
 """
@@ -236,11 +238,12 @@ def in_memory(rounds, grid, only=None, max_n=None):
     print("|---|---|---|---|---|---|---|---|")
     grids = [GRIDS["quick"]] + ([GRIDS["full"]] if grid == "full" else [])
     sizes = {family: [p for g in grids for p in g[family] if max_n is None or p[1] <= max_n] for family in grids[0]}
-    for spread in SPREADS if only in (None, "spd") else []:
+    for spread in SPREADS if only in (None, "spd", "le") else []:
         for k, n in sizes["spd"]:
             X = spd_data(k, n, row_rng("spd", k, n, spread), SPREADS[spread])
-            ratio, mine, theirs, note = bench_ai(X, rounds)
-            row("AI-SPD / pyRiemann mean_riemann", k, n, spread, ratio, mine, theirs, note)
+            if only != "le":
+                ratio, mine, theirs, note = bench_ai(X, rounds)
+                row("AI-SPD / pyRiemann mean_riemann", k, n, spread, ratio, mine, theirs, note)
             le = bench_le(X, rounds)
             row("LE-SPD / pyRiemann mean_logeuclid", k, n, spread, le["pyRiemann"][0], le["geodp"], le["pyRiemann"][1])
             row("LE-SPD / one batched eigh", k, n, spread, le["eigh"][0], le["geodp"], le["eigh"][1])
@@ -336,7 +339,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="0: only the out-of-core run")
     parser.add_argument("--grid", choices=sorted(GRIDS), default="quick", help="sizes of the in-memory rows")
-    parser.add_argument("--only", choices=["spd", "sphere", "hyperbolic"], help="one family of rows")
+    parser.add_argument(
+        "--only",
+        choices=["spd", "le", "sphere", "hyperbolic"],
+        help="one family of rows (le: the log-Euclidean SPD rows alone)",
+    )
     parser.add_argument("--max-n", type=int, help="only the rows with at most this many records (e.g. 100)")
     parser.add_argument(
         "--clock",

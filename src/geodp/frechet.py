@@ -301,11 +301,8 @@ def mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
         n_invalid = sum(p[1] for p in parts)
         if n_invalid:
             records.raise_invalid(n_invalid)
-        mean_coords = parts[0][0] if len(parts) == 1 else sum(p[0] for p in parts)
-        mean = space.from_coordinates(mean_coords)
-        residual = space.to_coordinates(mean) - mean_coords
-        grad_norm = float(np.sqrt(np.vdot(residual, residual)))  # np.linalg.norm, without its wrapper
-        converged = bool(grad_norm < max(tol, 1e-8 * (1.0 + float(np.sqrt(np.vdot(mean_coords, mean_coords))))))
+        mean, grad_norm, size = space._closed_form_mean(parts[0][0] if len(parts) == 1 else sum(p[0] for p in parts))
+        converged = bool(grad_norm < max(tol, 1e-8 * (1.0 + size)))
         return mean, FrechetMeanInfo(0, grad_norm, converged, "closed-form", n_passes=records.n_passes)
     if start is None:
         start = space._karcher_start(records.start())

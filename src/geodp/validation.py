@@ -87,7 +87,7 @@ def _as_real(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidTypeError(f"{name} must be a real number, got {type(value).__name__}.")
     value = float(value)
-    if not np.isfinite(value):
+    if not math.isfinite(value):
         raise InvalidParameterError(f"{name} must be finite, got {value!r}.")
     return value
 

@@ -75,9 +75,19 @@ class FrechetFlowHooks:
         return float(np.max(self._dist(x, X)))
 
     def _coordinate_sum(self, X, weights) -> tuple[np.ndarray, int]:
-        """Flat spaces: ``(Σ w_i φ(x_i) over the valid records, number of invalid records)``."""
+        """Flat spaces: ``(Σ w_i φ(x_i) over the valid records, number of invalid records)``, the
+        sum in the form :meth:`_closed_form_mean` takes (by default the chart coordinates)."""
         coords, invalid = self._record_coordinates(X)
         return weights @ np.where(invalid[:, None], 0.0, coords), int(np.count_nonzero(invalid))
+
+    def _closed_form_mean(self, total) -> tuple[np.ndarray, float, float]:
+        """Flat spaces: ``(mean, ‖φ(mean) − c‖, ‖c‖)`` for the summed :meth:`_coordinate_sum`
+        ``c``: the point, and how far its chart image lands from ``c``, measured afresh on the
+        returned point (a round trip: the gradient norm of F there, which certifies convergence)."""
+        mean = self.from_coordinates(total)
+        residual = self.to_coordinates(mean) - total
+        # np.linalg.norm, without its wrapper
+        return mean, float(np.sqrt(np.vdot(residual, residual))), float(np.sqrt(np.vdot(total, total)))
 
     def _record_coordinates(self, X) -> tuple[np.ndarray, np.ndarray]:
         """Flat spaces: ``(coordinates, invalid)`` of a block of records, NaN where invalid."""

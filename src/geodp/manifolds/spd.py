@@ -35,30 +35,45 @@ _METRIC_CLASSES: dict[str, type] = {}  # filled by SPD.__init_subclass__
 
 
 _EPS = float(np.finfo(float).eps)
-_TINY = float(np.finfo(float).tiny)
+
+
+# Bounds of the short path on Σλ², the squared norm of the triangle eigh reads: with every record
+# symmetric to the rounding level, the squared norm of the record is within a relative 1e-6 of it
+# (rounding moves it by far less), so these put it in [1e-250, 1e250], where the general path
+# scales nothing.
+_LOW_NORM2 = 1e-250 * (1.0 + 1e-6)
+_HIGH_NORM2 = 1e250 * (1.0 - 1e-6)
 
 
 def _common_eigen_records(X):
-    """:meth:`SPD._eigen_records` of a block in its common case, in a third of its numpy calls:
-    every record's squared norm in [1e-250, 1e250] (no scaling), every record symmetric to the
-    rounding level (``‖x − xᵀ‖_F ≤ 4 eps‖x‖_F``: decomposed as given) and clearly positive
-    definite (``λ_min ≥ CLEAR_FACTOR·k·eps·λ_max``, and above ``CLEAR_FACTOR`` times the smallest
-    normal float). Then every record is valid and no eigenvalue is raised, so the general path
-    would return the same arrays bit for bit (``log max(w, floor) + 0.0 = log w``). None
-    otherwise (the general path decides)."""
+    """:meth:`SPD._eigen_records` of a block in its common case, from the eigenvalues the ``eigh``
+    returns and one asymmetry pass (no norm pass): every record symmetric to the rounding level
+    (``‖x − xᵀ‖²_F ≤ 16 eps² Σλ²``, ``Σλ² ≤ ‖x‖²_F`` to rounding: decomposed as given), with
+    ``Σλ²`` within [:data:`_LOW_NORM2`, :data:`_HIGH_NORM2`] (squared norm in [1e-250, 1e250]:
+    no scaling) and clearly positive definite (``λ_min > 0`` and ``λ_min ≥ CLEAR_FACTOR·k·eps·λ_max``
+    with a relative margin of 1e-6). Then every record is valid and no eigenvalue is raised, so
+    the general path would return the same arrays bit for bit (``log max(w, floor) + 0.0 =
+    log w``). None otherwise (the general path decides), NaN and inf included."""
+    k = X.shape[-1]
     with np.errstate(all="ignore"):
-        norm2 = np.einsum("nij,nij->n", X, X)
-        if not (norm2.min() >= 1e-250 and norm2.max() <= 1e250):  # NaN fails too
+        asym = X - np.swapaxes(X, -1, -2)
+        asym2 = np.einsum("nij,nij->n", asym, asym)  # NaN or inf in either triangle: NaN
+        try:
+            w, u = np.linalg.eigh(X)  # reads one triangle
+        except np.linalg.LinAlgError:  # NaN or inf in the triangle it reads
             return None
-        Xt = np.swapaxes(X, -1, -2)
-        if not (np.array_equal(X[:1], Xt[:1]) and np.array_equal(X, Xt)):
-            asym = X - Xt
-            if not (np.einsum("nij,nij->n", asym, asym) <= (4.0 * _EPS) ** 2 * norm2).all():
-                return None
-        w, u = np.linalg.eigh(X)  # reads one triangle
-        low = w[:, 0]
-        # λ_min ≥ 0 makes max(|λ_min|, |λ_max|) = λ_max: the general path's floor, term by term.
-        if not (low.min() >= CLEAR_FACTOR * _TINY and (low >= CLEAR_FACTOR * (X.shape[-1] * _EPS * w[:, -1])).all()):
+        low, top = w[:, 0], w[:, -1]
+        norm2 = np.einsum("ni,ni->n", w, w)
+        # λ_min > 0 makes max(|λ_min|, |λ_max|) = λ_max: the general path's floor, term by term
+        # (and λ_min ≥ that floor ≥ CLEAR_FACTOR·k·eps·1e-125/√k, far above the smallest normal).
+        # (ufunc reductions: ndarray.min's wrapper costs as much as the reduction at n = 100.)
+        if not (
+            np.minimum.reduce(norm2) >= _LOW_NORM2  # NaN fails too
+            and np.maximum.reduce(norm2) <= _HIGH_NORM2
+            and np.minimum.reduce(low) > 0.0
+            and np.minimum.reduce(low / top) >= CLEAR_FACTOR * k * _EPS * (1.0 + 1e-6)
+            and np.maximum.reduce(asym2 / norm2) <= 16.0 * _EPS**2 * (1.0 - 1e-6)
+        ):
             return None
         return w, u, np.log(w), np.ones(len(w), dtype=bool), True
 
@@ -711,11 +726,24 @@ class LogEuclideanSPD(SPD):
         return coords, ~valid
 
     def _coordinate_sum(self, X, weights):
-        """``(vecd(Σ w_i Log x_i) over the valid records, number of invalid)``: one ``eigh``."""
+        """``(Σ w_i Log x_i over the valid records, number of invalid)``: one ``eigh``. The sum
+        stays a ``k × k`` matrix (the chart in matrix form: ``vecd`` is an isometry), which
+        :meth:`_closed_form_mean` takes as it is."""
         w, u, logw, valid, as_is = self._eigen_records(X)
         if as_is:  # every record valid: nothing to mask or count
-            return mf.vecd(weighted_eig_sum(weights, logw, u)), 0
-        return mf.vecd(weighted_eig_sum(np.where(valid, weights, 0.0), logw, u)), int(np.count_nonzero(~valid))
+            return weighted_eig_sum(weights, logw, u), 0
+        return weighted_eig_sum(np.where(valid, weights, 0.0), logw, u), int(np.count_nonzero(~valid))
+
+    def _closed_form_mean(self, total):
+        """``(Exp S, ‖Log(Exp S) − S‖_F, ‖S‖_F)`` for the summed logarithm ``S``: one ``eigh`` of
+        ``S`` builds the mean, one of the returned mean measures its logarithm afresh (the
+        certificate of :meth:`Manifold._closed_form_mean`, on the matrix as returned). Both read
+        the lower triangle, as the records' decomposition does; no coordinate vectors."""
+        mu, frame = mf.eigh_one(total)
+        mean = (frame * np.exp(mu)) @ frame.T
+        w, u = mf.eigh_one(mean)
+        residual = (u * np.log(w if w[0] > 0 else mf.positive_eigenvalues(w))) @ u.T - total
+        return mean, math.sqrt(np.vdot(residual, residual)), math.sqrt(np.vdot(total, total))
 
     def from_coordinates(self, y):
         """``Exp(invvecd(y))``."""

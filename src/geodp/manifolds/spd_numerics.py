@@ -72,6 +72,9 @@ def weighted_eig_sum(weights, logw, u):
     n, k = logw.shape
     c = weights[:, None] * logw
     m = max(1, min(SLICE_VALUES // (k * k), SLICE_FLOPS // k**3))
+    if n <= m:  # one slice (n = 100 at k ≤ 10): no running total
+        rows = np.swapaxes(u, -1, -2).reshape(-1, k)
+        return rows.T @ (rows * c.reshape(-1, 1))
     total = np.zeros((k, k))
     for start in range(0, n, m):
         rows = np.swapaxes(u[start : start + m], -1, -2).reshape(-1, k)

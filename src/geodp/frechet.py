@@ -372,6 +372,7 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
             trial = max(bb or safe, safe) if adaptive and previous is not None else step
             move, length, decrease, checked = trial * direction, trial, trial * grad_norm**2, adaptive and trial > safe
         candidate, velocity = space._exp_with_velocity(mean, move)
+        del move, newton  # not held through the pass (issue 24: a call's fixed memory at n = 100)
         new = _direction(space, records, candidate)
         if fixed:  # both points, the smaller F kept: monotone, and never worse than the safe step
             fallback, fallback_velocity = space._exp_with_velocity(mean, safe * direction)
@@ -386,10 +387,17 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
             usable_newton = False
         if not active:  # fixed work past convergence: the passes are made, the mean is kept
             continue
-        # Barzilai–Borwein needs a gradient step (the displacement along the old direction).
-        previous = (mean, direction, length, velocity, grad_norm**2) if not usable_newton else None
+        # Barzilai–Borwein needs a gradient step (the displacement along the old direction): its
+        # velocity at the new mean, else the old mean and direction to transport (only then held).
+        if usable_newton:
+            previous = None
+        elif velocity is not None:
+            previous = (None, None, length, velocity, grad_norm**2)
+        else:
+            previous = (mean, direction, length, None, grad_norm**2)
         mean = candidate
-        recent = (recent + [new[2]])[-_MEMORY:]
+        recent.append(new[2])
+        del recent[:-_MEMORY]
         direction, grad_norm, objective, max_dist, state = new
     limit = uniqueness_radius(space)
     # On positively curved spaces measure the distances afresh (a log at the cut locus is 0),

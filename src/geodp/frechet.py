@@ -371,6 +371,8 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
         else:
             trial = max(bb or safe, safe) if adaptive and previous is not None else step
             move, length, decrease, checked = trial * direction, trial, trial * grad_norm**2, adaptive and trial > safe
+        if not fixed:  # used up; set again below (fixed work past convergence keeps it)
+            previous = None
         candidate, velocity = space._exp_with_velocity(mean, move)
         del move, newton  # not held through the pass (issue 24: a call's fixed memory at n = 100)
         new = _direction(space, records, candidate)

@@ -56,9 +56,9 @@ def test_uniform_weights_hold_no_vector_and_give_the_weighted_mean():
 
 @pytest.mark.parametrize(
     ("make", "vectors"),
-    # The hyperboloid's pass holds two n-vectors (angles, coefficients), the sphere's three; the
-    # passes before issue 24's small-n work held five to seven (and the weights one more).
-    [(_hyperboloid_cloud, 2), (_sphere_cloud, 3)],
+    # Both passes hold two n-vectors (angles, coefficients); the passes before issue 24's small-n
+    # work held five to seven (and the weights one more), the sphere's three before the half-angle form.
+    [(_hyperboloid_cloud, 2), (_sphere_cloud, 2)],
     ids=["hyperboloid", "sphere"],
 )
 def test_pass_holds_few_n_vectors(make, vectors):

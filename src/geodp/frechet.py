@@ -307,13 +307,9 @@ def mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
         grad_norm = float(np.sqrt(np.vdot(residual, residual)))  # np.linalg.norm, without its wrapper
         converged = bool(grad_norm < max(tol, 1e-8 * (1.0 + float(np.sqrt(np.vdot(mean_coords, mean_coords))))))
         return mean, FrechetMeanInfo(0, grad_norm, converged, "closed-form", n_passes=records.n_passes)
-    if start is None:
-        start = space._karcher_start(records.start())
-        if start is None or not np.all(np.isfinite(start)):
-            start = np.array(records.first(), dtype=float)
-    else:
-        records.validate()
-    mean, info = _karcher_flow(space, records, start, tol=tol, max_iter=max_iter, step=step, adaptive=adaptive)
+    mean, info = _karcher_flow(
+        space, records, _flow_start(space, records, start), tol=tol, max_iter=max_iter, step=step, adaptive=adaptive
+    )
     if not info.converged:
         reason = (
             f"stopped after {info.n_iter} iterations with gradient norm {info.grad_norm:.3g} "
@@ -324,6 +320,20 @@ def mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
         )
         warnings.warn(f"Karcher flow: {reason}.", ConvergenceWarning, stacklevel=3)
     return mean, info
+
+
+def _flow_start(space, records, start):
+    """The flow's start: ``start`` when given (the records then validated in a pass of their
+    own), else the space's start from the records' statistic (one pass that also validates
+    them), or the first record where the space has none. Only the flow holds it (no caller's
+    reference outlives its first step)."""
+    if start is not None:
+        records.validate()
+        return start
+    start = space._karcher_start(records.start())
+    if start is None or not np.all(np.isfinite(start)):
+        start = np.array(records.first(), dtype=float)
+    return start
 
 
 def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):

@@ -250,7 +250,7 @@ class Sphere(Manifold):
         return np.where(exact[..., None], x, self.radius * x / norm[..., None])
 
     # ------------------------------------------------------------ Fréchet mean
-    # A pass keeps two n-vectors (cosines then half-angle roots then angles; roots then sines then
+    # A pass keeps two n-vectors (cosines then 1 + cos θ then angles; 1 − cos θ then sines then
     # coefficients), no n × D: blocks of 32,768 rows keep them below the input even at d = 2.
     _karcher_row_values = 32
     _karcher_exact_distances = True  # angles from atan2: π at the antipode
@@ -266,27 +266,25 @@ class Sphere(Manifold):
         ``Xᵀa − (Σ a_i cos θ_i) x``): two matrix–vector products and two n-vectors, no
         ``n × (dim+1)`` temporary.
 
-        ``cos θ_i`` from one product and ``θ = 2 atan2(√(1 − cos θ), √(1 + cos θ))`` (the half
-        angle's tangent; each root 0 where rounding puts ``|cos θ|`` above 1): ``1 ∓ cos θ`` are
-        exact where they are small, so ``θ`` is as accurate as ``cos θ`` allows at every angle,
-        and π at the antipode. The ratio ``θ/sin θ`` the gradient needs is a smooth function of
-        ``θ`` (``sin θ`` from ``θ``; 1 at ``θ = 0`` and, as ``sin θ = 0`` there, at the antipode).
+        ``cos θ_i`` from one product, ``sin θ = √((1 − cos θ)(1 + cos θ))`` (0 where rounding
+        puts ``|cos θ|`` above 1) and ``θ = 2 atan2(sin θ, 1 + cos θ)`` (the half angle's
+        tangent; π where ``1 + cos θ`` rounds to 0 or below): the ratio ``θ/sin θ`` the gradient
+        needs is a smooth function of ``sin θ``, so the rounding of ``cos θ`` near 0 (which costs
+        ``θ`` itself ~1e-8 absolute) barely moves it; ``1 ± cos θ`` are exact where they are small.
         """
         theta = pass_matvec(X, x if self.radius == 1.0 else x / self.radius**2)  # cos θ_i
-        # Two n-vectors, in place: a holds √(1 − cos θ), then sin θ, then a_i, then w_i θ_i;
-        # theta holds cos θ, then √(1 + cos θ), then θ.
+        # Two n-vectors, in place: a holds 1 − cos θ, sin θ, a_i, then w_i θ_i; theta holds
+        # cos θ, 1 + cos θ, then θ.
         a = np.subtract(1.0, theta)
         theta += 1.0
+        a *= theta
         np.maximum(a, 0.0, out=a)
-        np.maximum(theta, 0.0, out=theta)
         np.sqrt(a, out=a)
-        np.sqrt(theta, out=theta)
-        antipodal = pass_min(theta) == 0.0  # cos θ = −1 to rounding: θ = π below
+        antipodal = theta <= 0.0 if pass_min(theta) <= 0.0 else None  # 2 atan2(0, 0) would be 0, not π
         np.arctan2(a, theta, out=theta)
         theta *= 2.0
-        np.sin(theta, out=a)
-        if antipodal:  # sin π rounds to 1.2e-16, not 0
-            np.putmask(a, theta == math.pi, 0.0)
+        if antipodal is not None:
+            np.putmask(theta, antipodal, math.pi)
         if np.count_nonzero(a) == a.size:  # (a ufunc's where= holds ~1.2 KB at n = 100)
             np.divide(theta, a, out=a)
         else:  # θ/sin θ → 1 where sin θ = 0

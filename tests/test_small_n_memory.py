@@ -1,7 +1,9 @@
-"""Issue 24 at small n: the sphere's and hyperboloid's Karcher passes hold a few n-vectors (no
-``n × (dim+1)`` temporary, no n-vector of uniform weights), and the hyperboloid decides its common
-case (every record through the cross form) from two extremes of the products without ever
-skipping a record that the per-record test sends to the exact forms."""
+"""Issue 24 at small n: the sphere's and hyperboloid's Karcher passes hold two n-vectors (no
+``n × (dim+1)`` temporary, no n-vector of uniform weights), a whole call at n = 100, d = 2 peaks
+below 1.5× its input, and the hyperboloid decides its common case (every record through the
+cross form) from two extremes of the products without ever skipping a record that the
+per-record test sends to the exact forms; small blocks skip ``np.errstate`` only where no value
+can overflow."""
 
 import math
 import tracemalloc
@@ -83,10 +85,11 @@ def test_validation_holds_one_n_vector(make):
 @pytest.mark.parametrize("make", [_hyperboloid_cloud, _sphere_cloud], ids=["hyperboloid", "sphere"])
 def test_whole_mean_memory_is_a_few_n_vectors(make):
     """The whole call (validation, start, flow) at n = 20,000, d = 2: at most the largest pass
-    plus 0.2 of an n-vector, below the input's own size (3 values per record)."""
+    (two n-vectors; the hyperboloid's blocks of 16,384 rows hold less) plus 0.1 of an n-vector,
+    0.7× the input's own size (3 values per record). Measured: 1.66 and 2.02 n-vectors."""
     space, X = make(np.random.default_rng(4))
     peak = _peak(lambda: frechet_mean(space, X, tol=1e-10))
-    assert peak <= 3.2 * VECTOR < X.nbytes * 1.1
+    assert peak <= 2.1 * VECTOR
 
 
 def _per_record_fast(space, x, X):

@@ -14,7 +14,7 @@ import numpy as np
 
 from geodp.manifolds.base import Manifold
 from geodp.manifolds.jacobi import constant_curvature_adjoints
-from geodp.manifolds.pass_products import pass_dot, pass_matvec, pass_max, pass_min
+from geodp.manifolds.pass_products import pass_dot, pass_matvec, pass_max
 from geodp.validation import as_generator, check_positive, check_positive_integer
 
 __all__ = ["Sphere"]
@@ -280,14 +280,14 @@ class Sphere(Manifold):
         a *= theta
         np.maximum(a, 0.0, out=a)
         np.sqrt(a, out=a)
-        antipodal = theta <= 0.0 if pass_min(theta) <= 0.0 else None  # 2 atan2(0, 0) would be 0, not π
+        # sin θ = 0 at x and at its antipode, where 1 + cos θ ≤ 0 and 2 atan2(0, 0) would be 0, not π.
+        antipodal = None if np.count_nonzero(a) == a.size else theta <= 0.0  # (where= holds ~1.2 KB at n = 100)
         np.arctan2(a, theta, out=theta)
         theta *= 2.0
-        if antipodal is not None:
-            np.putmask(theta, antipodal, math.pi)
-        if np.count_nonzero(a) == a.size:  # (a ufunc's where= holds ~1.2 KB at n = 100)
+        if antipodal is None:
             np.divide(theta, a, out=a)
         else:  # θ/sin θ → 1 where sin θ = 0
+            np.putmask(theta, antipodal, math.pi)
             zero = a == 0.0
             np.putmask(a, zero, 1.0)
             np.divide(theta, a, out=a)

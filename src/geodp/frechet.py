@@ -304,13 +304,9 @@ def mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
         mean, grad_norm, size = space._closed_form_mean(parts[0][0] if len(parts) == 1 else sum(p[0] for p in parts))
         converged = bool(grad_norm < max(tol, 1e-8 * (1.0 + size)))
         return mean, FrechetMeanInfo(0, grad_norm, converged, "closed-form", n_passes=records.n_passes)
-    if start is None:
-        start = space._karcher_start(records.start())
-        if start is None or not np.all(np.isfinite(start)):
-            start = np.array(records.first(), dtype=float)
-    else:
-        records.validate()
-    mean, info = _karcher_flow(space, records, start, tol=tol, max_iter=max_iter, step=step, adaptive=adaptive)
+    mean, info = _karcher_flow(
+        space, records, _flow_start(space, records, start), tol=tol, max_iter=max_iter, step=step, adaptive=adaptive
+    )
     if not info.converged:
         reason = (
             f"stopped after {info.n_iter} iterations with gradient norm {info.grad_norm:.3g} "
@@ -321,6 +317,20 @@ def mean_of_records(space, records, start, *, tol, max_iter, step, adaptive):
         )
         warnings.warn(f"Karcher flow: {reason}.", ConvergenceWarning, stacklevel=3)
     return mean, info
+
+
+def _flow_start(space, records, start):
+    """The flow's start: ``start`` when given (the records then validated in a pass of their
+    own), else the space's start from the records' statistic (one pass that also validates
+    them), or the first record where the space has none. Only the flow holds it (no caller's
+    reference outlives its first step)."""
+    if start is not None:
+        records.validate()
+        return start
+    start = space._karcher_start(records.start())
+    if start is None or not np.all(np.isfinite(start)):
+        start = np.array(records.first(), dtype=float)
+    return start
 
 
 def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
@@ -368,7 +378,10 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
         else:
             trial = max(bb or safe, safe) if adaptive and previous is not None else step
             move, length, decrease, checked = trial * direction, trial, trial * grad_norm**2, adaptive and trial > safe
+        if not fixed:  # used up; set again below (fixed work past convergence keeps it)
+            previous = None
         candidate, velocity = space._exp_with_velocity(mean, move)
+        del move, newton  # not held through the pass (issue 24: a call's fixed memory at n = 100)
         new = _direction(space, records, candidate)
         if fixed:  # both points, the smaller F kept: monotone, and never worse than the safe step
             fallback, fallback_velocity = space._exp_with_velocity(mean, safe * direction)
@@ -383,10 +396,17 @@ def _karcher_flow(space, records, mean, *, tol, max_iter, step, adaptive):
             usable_newton = False
         if not active:  # fixed work past convergence: the passes are made, the mean is kept
             continue
-        # Barzilai–Borwein needs a gradient step (the displacement along the old direction).
-        previous = (mean, direction, length, velocity, grad_norm**2) if not usable_newton else None
+        # Barzilai–Borwein needs a gradient step (the displacement along the old direction): its
+        # velocity at the new mean, else the old mean and direction to transport (only then held).
+        if usable_newton:
+            previous = None
+        elif velocity is not None:
+            previous = (None, None, length, velocity, grad_norm**2)
+        else:
+            previous = (mean, direction, length, None, grad_norm**2)
         mean = candidate
-        recent = (recent + [new[2]])[-_MEMORY:]
+        recent.append(new[2])
+        del recent[:-_MEMORY]
         direction, grad_norm, objective, max_dist, state = new
     limit = uniqueness_radius(space)
     # On positively curved spaces measure the distances afresh (a log at the cut locus is 0),

@@ -12,6 +12,7 @@ materialised). dask is imported only inside :class:`DaskRecords`' passes.
 from __future__ import annotations
 
 import functools
+import struct
 
 import numpy as np
 
@@ -38,13 +39,15 @@ class InMemoryRecords:
     (:meth:`start` or :meth:`validate`) validates the blocks."""
 
     keeps_hessian = True  # the Newton state of a pass may be kept (it is the size of the data)
+    # No instance dict: the object is most of a small call's fixed memory (~0.2 KB of 2.4 KB at n = 100, d = 2).
+    __slots__ = ("space", "array", "n", "weights", "blocks", "n_passes", "validated")
 
     def __init__(self, space, X, weights=None, *, validated=False):
         arr = np.asarray(X) if validated else _validated_array(space, X)
         rows = max(1, BLOCK_VALUES // max(1, int(space._karcher_row_values)))
         self.n = arr.shape[0]
         self.weights = normalised_weights(weights, self.n)
-        self.blocks = [arr[i : i + rows] for i in range(0, self.n, rows)]
+        self.blocks = [arr] if self.n <= rows else [arr[i : i + rows] for i in range(0, self.n, rows)]
         self.space, self.array, self.n_passes, self.validated = space, arr, 0, validated or space.is_flat
 
     def _block_weights(self):
@@ -104,8 +107,9 @@ def _validated_array(space, X) -> np.ndarray:
 
 def normalised_weights(weights, n: int) -> np.ndarray:
     """Weights summing to 1 (uniform when None), validated. Uniform weights are one value
-    broadcast to ``n`` (a read-only view with stride 0): a pass reads them as it reads any
-    weights, and no n-vector is held (at n = 100, d = 2 that vector was 0.4× the input).
+    broadcast to ``n`` (a read-only view with stride 0 of an 8-byte ``bytes``, 137 bytes in all):
+    a pass reads them as it reads any weights, and no n-vector is held (at n = 100, d = 2 that
+    vector was 0.4× the input).
 
     Examples
     --------
@@ -113,10 +117,8 @@ def normalised_weights(weights, n: int) -> np.ndarray:
     >>> w.tolist(), w.strides, normalised_weights([1.0, 3.0], 2).tolist()
     ([0.25, 0.25, 0.25, 0.25], (0,), [0.25, 0.75])
     """
-    if weights is None:  # np.broadcast_to's view, made directly (half its time at n = 100)
-        uniform = np.ndarray((n,), buffer=np.array([1.0 / n]), strides=(0,))
-        uniform.flags.writeable = False
-        return uniform
+    if weights is None:  # np.broadcast_to's view, made directly (half its time at n = 100); read-only as its buffer
+        return np.ndarray((n,), buffer=struct.pack("d", 1.0 / n), strides=(0,))
     w = check_finite_array(weights, "weights", min_ndim=1)
     if w.shape != (n,):
         raise InvalidDataError(f"weights must have shape ({n},), got {w.shape}.")

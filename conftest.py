@@ -23,6 +23,7 @@ GEOMSTATS_DOCTESTS = (
     "src/geodp/datasets/geomstats_sets.py",
     "src/geodp/datasets/shapes.py",
     "src/geodp/experiments/cell_shapes.py",
+    "src/geodp/experiments/mdm_gaussian_study.py",
     "src/geodp/experiments/mdm_study.py",
     "src/geodp/manifolds/geomstats_adapter.py",
     "docs/guide.md",

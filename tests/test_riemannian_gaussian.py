@@ -312,3 +312,16 @@ def test_epsilon_audit_stays_below_the_claim_and_catches_the_halved_scale():
     real = audit_epsilon(Sphere(2), "riemannian-gaussian", **kwargs)
     mutant = audit_epsilon(Sphere(2), "riemannian-gaussian", mutant="halve-scale", **kwargs)
     assert real.epsilon_lower_bound <= 1.0 < mutant.epsilon_lower_bound
+
+
+def test_a_large_affine_spd_is_refused_with_a_typed_error_not_an_overflow():
+    """SPD(64), r = 10: the survival bound's envelope lies far above its peak (exp overflowed in
+    the planning, a bare OverflowError); now no bound, and the usual AssumptionError."""
+    from geodp.errors import AssumptionError
+    from geodp.manifolds import SPD
+
+    model = PrivateFrechetMean(
+        SPD(64), epsilon=1.0, delta=1e-6, mechanism="riemannian-gaussian", center=np.eye(64), radius=10.0
+    )
+    with pytest.raises(AssumptionError, match="no scale"):
+        model.plan(100)

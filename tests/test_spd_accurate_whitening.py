@@ -128,3 +128,26 @@ def test_the_private_fit_reports_its_whitening_and_tolerance():
     assert "decomposed by eigh" in str(small.privacy_report_)
     assert "high relative accuracy" in str(large.privacy_report_)
     assert np.all(np.isfinite(large.mean_))
+
+
+def test_a_badly_conditioned_centre_counts_towards_the_checked_radius():
+    """The notice beyond the checked range (said before the charge) looks at the effective radius
+    (centre's condition number included), as the tolerance and the path do."""
+    from geodp.errors import NumericalWarning
+
+    space, center = SPD(2), np.diag(np.exp([7.0, -7.0]))
+    assert space.effective_radius(center, 15.0) > 20.0
+    far = PrivateFrechetMean(space, epsilon=1.0, center=center, radius=15.0).plan(100).notices
+    assert any(kind is NumericalWarning and "effective ball radius" in text for kind, text in far)
+    near = PrivateFrechetMean(space, epsilon=1.0, center=np.eye(2), radius=15.0).plan(100).notices
+    assert not any(kind is NumericalWarning for kind, _ in near)
+
+
+def test_a_frame_float64_does_not_hold_as_positive_definite_gives_nan_without_lapack_output(capfd):
+    logs, _ = whitened_eigensystems(np.array([0.0, 1.0]), np.eye(2), np.eye(2)[None])
+    assert np.isnan(logs).any()
+    assert capfd.readouterr().out == ""
+
+
+def test_the_log_euclidean_short_path_passes_an_empty_block_on():
+    assert SPD(2, "log-euclidean")._eigen_records(np.zeros((0, 2, 2)))[3].shape == (0,)

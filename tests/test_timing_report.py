@@ -98,6 +98,33 @@ def test_mdm_reports_each_class_deadline_and_flags_each_overrun():
     assert all(d.timing_overran is True for d in model.curator_diagnostics_.per_class)
 
 
+def test_mdm_calibrates_every_class_deadline_before_any_class_is_released(monkeypatch):
+    """A class's calibrated deadline must not be timed after another class's private part (which
+    could leave data-dependent state behind): all calibrations come first."""
+    from geodp import release
+    from geodp.models import frechet_mean as module
+
+    events = []
+    calibrate, run = module.timing_deadline, module.execute
+
+    def logged_deadline(*args, **kwargs):
+        events.append("calibrate" if kwargs.get("key") not in release._DEADLINES else "cached")
+        return calibrate(*args, **kwargs)
+
+    def logged_execute(*args, **kwargs):
+        events.append("release")
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(release, "_DEADLINES", {})
+    monkeypatch.setattr(module, "timing_deadline", logged_deadline)
+    monkeypatch.setattr(module, "execute", logged_execute)
+    labels = np.repeat([0, 1, 2], [50, 30, 20])  # unequal counts: no shared key
+    PrivateMDM(E2, epsilon=1.0, center=ORIGIN, radius=0.5, timing_safe=True, random_state=0).fit(XE, labels)
+    assert events.count("release") == 3
+    assert "release" not in events[: events.index("release")] and events.index("release") >= 3
+    assert "calibrate" not in events[events.index("release") :]
+
+
 def test_a_calibrated_deadline_is_reported_and_is_the_same_on_neighbouring_datasets():
     """Calibrated on public stand-ins before the records are read: the report (deadline included)
     is the same whichever record is replaced."""

@@ -175,3 +175,19 @@ def test_the_cli_writes_the_refused_records_detail_to_the_curator_file_only(tmp_
     assert "record 7 holds NaN or inf (2 of the 20 records are not points of sphere:2)" in details[1]
     assert "record 0 does not have Euclidean norm 1" in details[2]
     assert not (tmp_path / "m.npy").exists() and not (tmp_path / "m.json").exists()
+
+
+def test_a_budget_without_delta_never_advises_a_negative_delta():
+    from geodp.accountant import BudgetAccountant
+    from geodp.errors import BudgetExceededError
+    from geodp.manifolds import Euclidean
+    from geodp.models import PrivateFrechetMean
+
+    X = np.random.default_rng(0).uniform(-0.3, 0.3, (20, 2))
+    model = PrivateFrechetMean(
+        Euclidean(2), epsilon=1.0, center=np.zeros(2), radius=0.5, timing_safe=2.5, accountant=BudgetAccountant(5.0)
+    )
+    with pytest.raises(BudgetExceededError) as err:
+        model.fit(X)
+    assert "<= -" not in str(err.value)
+    assert "cannot pay delta_t itself" in str(err.value)

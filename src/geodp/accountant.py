@@ -195,7 +195,8 @@ class BudgetAccountant:
             rule = "" if self.composition == "sequential" else f"; composition {self.composition!r}"
             hint = (
                 " A release with delta > 0 (a Gaussian mechanism, or the delta_t = 1e-10 of a timing-safe release) "
-                "needs a budget with delta > 0: BudgetAccountant(epsilon, delta=...)."
+                "needs a budget with delta > 0: BudgetAccountant(epsilon, delta=...), "
+                'or a "delta" in the ledger file of the CLI.'
                 if self.delta == 0.0 and charge.delta > 0.0
                 else ""
             )

@@ -236,10 +236,15 @@ def _timing_share(plan: ReleasePlan, accountant) -> str:
     left = float(f"{accountant.delta - spent_delta:.12g}")
     if own > left:
         text += f"; the release's own delta already exceeds the delta left, {left!r}"
-    elif plan.delta > left * (1 + 1e-12):
+    elif plan.delta > left * (1 + 1e-12) and left > timing:
         text += (
             f"; the release's own delta fits the delta left, {left!r}, but not with delta_t: give the "
             f"release delta <= {float(f'{left - timing:.12g}')!r}, or a budget with delta_t = {timing!r} more"
+        )
+    elif plan.delta > left * (1 + 1e-12):
+        text += (
+            f"; the delta left, {left!r}, cannot pay delta_t itself: timing_safe needs a budget with a delta "
+            f"of at least delta_t = {timing!r} beyond what the releases spend"
         )
     else:
         text += "; the delta fits"

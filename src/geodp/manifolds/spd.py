@@ -55,6 +55,8 @@ def _common_eigen_records(X):
     the general path would return the same arrays bit for bit (``log max(w, floor) + 0.0 =
     log w``). None otherwise (the general path decides), NaN and inf included."""
     k = X.shape[-1]
+    if not len(X):  # the reductions below have no identity
+        return None
     with np.errstate(all="ignore"):
         asym = X - np.swapaxes(X, -1, -2)
         asym2 = np.einsum("nij,nij->n", asym, asym)  # NaN or inf in either triangle: NaN
@@ -471,7 +473,16 @@ class AffineInvariantSPD(SPD):
     #: (SPD(2), near-commuting records far apart), and never at radius 8 in 140 such datasets.
     ACCURATE_RADIUS = 6.0
 
-    def _effective_radius(self, center, radius):
+    def effective_radius(self, center, radius) -> float:
+        """``radius + (log λ_max(center) − log λ_min(center))/√2``: the radius around I with the same
+        worst condition number as the ball ``B_radius(center)`` (public: the ball only).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> SPD(2).effective_radius(np.eye(2), 3.0)
+        3.0
+        """
         logs = np.log(np.linalg.eigvalsh(np.asarray(center, dtype=float)))
         return float(radius) + float(logs[-1] - logs[0]) / math.sqrt(2.0)
 
@@ -485,7 +496,7 @@ class AffineInvariantSPD(SPD):
         >>> SPD(2).needs_accurate_whitening(np.eye(2), 3.0), SPD(2).needs_accurate_whitening(np.eye(2), 14.0)
         (False, True)
         """
-        return self._effective_radius(center, radius) > self.ACCURATE_RADIUS
+        return self.effective_radius(center, radius) > self.ACCURATE_RADIUS
 
     def flow_resolution(self, center, radius) -> float:
         """How close to the exact mean a float64 matrix can be placed in the ball (public): the
@@ -499,7 +510,7 @@ class AffineInvariantSPD(SPD):
         >>> SPD(2).flow_resolution(np.eye(2), 1.0) < 1e-14
         True
         """
-        return 2.0 * self.k * _EPS * math.exp(math.sqrt(2.0) * self._effective_radius(center, radius))
+        return 2.0 * self.k * _EPS * math.exp(math.sqrt(2.0) * self.effective_radius(center, radius))
 
     def _validated_start(self, X, weights):
         """Validation and the log-Euclidean start from one batched ``eigh`` (the eigenvalues

@@ -168,15 +168,16 @@ def whitened_eigensystems(frame_values, frame_vectors, X):
     True
     """
     s, v = np.linalg.eigh(X)
-    half = np.log(np.maximum(s, np.finfo(float).tiny)) / 2.0
-    factors = (frame_vectors.T @ v) * np.exp(half)[:, None, :]  # Qᵀ V_i diag(e^{s_i/2})
-    factors *= frame_values[None, :, None] ** -0.5
-    w, vectors = np.linalg.eigh(factors @ np.swapaxes(factors, -1, -2))
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # a frame float64 does not hold as positive definite: NaN logs
+        half = np.log(np.maximum(s, np.finfo(float).tiny)) / 2.0
+        factors = (frame_vectors.T @ v) * np.exp(half)[:, None, :]  # Qᵀ V_i diag(e^{s_i/2})
+        factors *= frame_values[None, :, None] ** -0.5
+        w, vectors = np.linalg.eigh(factors @ np.swapaxes(factors, -1, -2))
         logs = np.log(w)
         far = ~(w[:, 0] * DENSE_CONDITION >= w[:, -1])
     if fixed_work() is not None:
         far[:] = True
+    far &= np.all(np.isfinite(factors), axis=(-2, -1))  # LAPACK would print to stdout on NaN
     for i in np.flatnonzero(far):
         sigma, u = _jacobi_svd(factors[i])
         logs[i] = 2.0 * np.log(sigma[::-1])

@@ -155,7 +155,8 @@ def _spd_survival(k: int, scale: float):
     # (d−1) log t + ct − t²/2σ², whose slope at `far` is ≤ −s, the tail is ≤ e^{g(far)}/s.
     slope = (d - 1) / far + c - far / (scale * scale)
     envelope = (d - 1) * math.log(far) + c * far - far * far / (2.0 * scale * scale)  # ≥ log hi(far)
-    tail = math.exp(envelope - top) / -slope if slope < 0 else math.inf
+    # A loose envelope far above the peak (large k): no finite bound, as when the slope is not negative.
+    tail = math.exp(envelope - top) / -slope if slope < 0 and envelope - top < 700.0 else math.inf
     below = np.concatenate([[0.0], np.cumsum(lo_cells)]) * (1.0 - 1e-9)
     above = np.concatenate([np.cumsum(hi_cells[::-1])[::-1], [0.0]]) * (1.0 + 1e-9) + tail
     with np.errstate(invalid="ignore", divide="ignore"):

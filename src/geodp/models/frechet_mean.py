@@ -83,10 +83,11 @@ _MEAN_TOL = 1e-10
 # iterate"). Beyond it the floor makes the tolerance margin large, and nothing was checked.
 _AFFINE_CHECKED_RADIUS = 20.0
 _AFFINE_RADIUS_NOTICE = (
-    "On affine-invariant SPD beyond a ball radius of 20 (here {radius:g}) float64 places the mean only "
+    "On affine-invariant SPD beyond an effective ball radius of 20 (here {radius:g}: the radius plus the "
+    "centre's log-condition number over √2) float64 places the mean only "
     "to about {resolution:.2g}; the sensitivity's tolerance margin grows with it, and the computation "
-    "was not checked against high precision there. Use metric='log-euclidean' (closed form) or a "
-    "ball of radius at most 20."
+    "was not checked against high precision there. Use metric='log-euclidean' (closed form), or a "
+    "smaller ball or a better-conditioned centre."
 )
 
 
@@ -318,24 +319,14 @@ class PrivateFrechetMean(BaseEstimator):
         """
         data = self._public_input(X)
         plan = self._plan(int(data.shape[0]), dask=is_dask(data))
-        facts = plan.facts
         rng = as_generator(self.random_state)
-
-        def release(records, rng):
-            mechanism = plan.scale if self.mechanism == "gradient" else plan.mechanism
-            return self._private_release(
-                self.space, records, facts["center"], facts["radius"], facts["tol"], mechanism, rng
-            )
-
-        stand_in_rng = as_generator(None if is_secure(rng) else 0)  # the same construction as the release
-        deadline = timing_deadline(
-            self.timing_safe,
-            lambda records: release(records, stand_in_rng),
-            lambda: self._stand_ins(plan),
-            key=deadline_key(plan, is_secure(rng), np.shape(data)) if self.timing_safe is True else None,
-        )
+        deadline = self._deadline(plan, is_secure(rng), np.shape(data))
         result, withheld, overran = execute(
-            plan, self.accountant, lambda: release(data, rng), deadline=deadline, fallback=lambda: self._fallback(facts)
+            plan,
+            self.accountant,
+            lambda: self._release(plan, data, rng),
+            deadline=deadline,
+            fallback=lambda: self._fallback(plan.facts),
         )
         self._finish(result, plan, withheld, overran)
         self.timing_deadline_ = deadline
@@ -454,9 +445,19 @@ class PrivateFrechetMean(BaseEstimator):
                     "report.",
                 ),
             )
-        if margin > 0 and getattr(space, "metric", None) == "affine" and radius > _AFFINE_CHECKED_RADIUS:
+        if (
+            margin > 0
+            and hasattr(space, "flow_resolution")
+            and space.effective_radius(center, radius) > _AFFINE_CHECKED_RADIUS
+        ):
             resolution = space.flow_resolution(center, radius)
-            notices = (*notices, (NumericalWarning, _AFFINE_RADIUS_NOTICE.format(radius=radius, resolution=resolution)))
+            notices = (
+                *notices,
+                (
+                    NumericalWarning,
+                    _AFFINE_RADIUS_NOTICE.format(radius=space.effective_radius(center, radius), resolution=resolution),
+                ),
+            )
         report = self._report(mechanism, n, center, radius, delta, bound, ball_note, margin)
         plan = ReleasePlan(
             estimator=type(self).__name__,
@@ -476,6 +477,33 @@ class PrivateFrechetMean(BaseEstimator):
             zcdp_rho=report.to_dict().get("zcdp_rho"),
         )
         return timing_safe_plan(plan, self.timing_safe)
+
+    def _release(self, plan, records, rng):
+        """The private part of :meth:`fit` on ``records`` (or on public stand-ins, to calibrate)."""
+        facts = plan.facts
+        mechanism = plan.scale if self.mechanism == "gradient" else plan.mechanism
+        return self._private_release(
+            self.space, records, facts["center"], facts["radius"], facts["tol"], mechanism, rng
+        )
+
+    def _deadline(self, plan, secure, shape):
+        """The release's public deadline (:func:`~geodp.release.timing_deadline`; None without
+        ``timing_safe``): calibrated on stand-ins with the release's construction, kept per public key."""
+        stand_in_rng = as_generator(None if secure else 0)  # the same construction as the release
+        return timing_deadline(
+            self.timing_safe,
+            lambda records: self._release(plan, records, stand_in_rng),
+            lambda: self._stand_ins(plan),
+            key=deadline_key(plan, secure, shape) if self.timing_safe is True else None,
+        )
+
+    def _calibrate_deadline(self, X) -> None:
+        """Calibrate (and keep) the deadline a later :meth:`fit` on records shaped like ``X`` uses, from
+        public inputs only: :class:`~geodp.models.PrivateMDM` calibrates every class before any
+        class's private part runs."""
+        if self.timing_safe is True:
+            plan = self._plan(int(np.shape(X)[0]), dask=is_dask(X))
+            self._deadline(plan, is_secure(as_generator(self.random_state)), np.shape(X))
 
     def _gradient_plan(self, n, epsilon, delta, center, radius, ball_note) -> ReleasePlan:
         """The plan of ``mechanism="gradient"``: the guarantee of the private descent's public settings."""
@@ -661,8 +689,8 @@ class PrivateFrechetMean(BaseEstimator):
             accurate = self.space.needs_accurate_whitening(center, radius)
             tol = release_sensitivity(self.space, radius, n, self.mechanism, center)[2]
             extra.append(
-                f"Karcher flow stopped at tol = {tol!r}, "
-                f"at least float64's resolution in the ball ({self.space.flow_resolution(center, radius):.3g}); "
+                f"Karcher flow run until its gradient norm is below tol = {tol!r} (the tolerance, no finer than "
+                f"float64's resolution in the ball, {self.space.flow_resolution(center, radius):.3g}); "
                 + (
                     "whitened records decomposed to high relative accuracy (Jacobi SVD of factored records)"
                     if accurate

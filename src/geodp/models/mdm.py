@@ -265,6 +265,8 @@ class PrivateMDM(ClassifierMixin, TransformerMixin, BaseEstimator):
 
         plan = self._compose(models, subsets, classes)
         announce_and_charge(plan, self.accountant)
+        for model, subset in zip(models, subsets, strict=True):  # every deadline before any private part
+            model._calibrate_deadline(subset)
         released = []
         for label, model, subset in zip(classes, models, subsets):
             with warnings.catch_warnings(record=True) as caught:

@@ -30,6 +30,7 @@ def cases():
         "Sphere(2)": (Sphere(2), 0.5),
         "Hyperbolic(2)": (Hyperbolic(2), 2.0),
         "SPD(3) affine": (SPD(3), 2.0),
+        "SPD(3) affine, r = 10": (SPD(3), 10.0),  # beyond the accurate whitening's switch
         "SPD(3) log-Euclidean": (SPD(3, metric="log-euclidean"), 2.0),
         "KendallShape(8)": (KendallShape(8), 0.3),
     }

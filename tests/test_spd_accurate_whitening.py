@@ -13,7 +13,13 @@ from geodp.models import PrivateFrechetMean
 from geodp.models.frechet_mean import release_sensitivity
 
 mp = pytest.importorskip("mpmath")
-mp.mp.dps = 50
+
+
+@pytest.fixture(autouse=True)
+def _fifty_digits():
+    """mpmath's precision is process-wide, and other test modules in the same worker set theirs."""
+    with mp.workdps(50):
+        yield
 
 
 def _rotation(theta):

@@ -22,30 +22,15 @@ import os
 import time
 import warnings
 
-import mpmath as mp
 import numpy as np
 from scipy.linalg import expm
 from scipy.stats import special_ortho_group
 
+from geodp.audit.affine_flow import exact_gradient_norm
 from geodp.frechet import frechet_mean, karcher_iteration_budget
 from geodp.manifolds import SPD
 from geodp.manifolds.spd_accurate import accurate_whitening
 from geodp.models.frechet_mean import release_sensitivity
-
-
-def exact_gradient_norm(p, records, weights):
-    """‖Σ w_i Log(p^-½ x_i p^-½)‖_F in 50 digits, the records as their eigh factors."""
-    k = p.shape[0]
-    values, vectors = mp.eigsy(mp.matrix(p.tolist()))
-    inv_root = vectors * mp.diag([1 / mp.sqrt(v) for v in values]) * vectors.T
-    total = mp.zeros(k, k)
-    for x, w in zip(records, weights, strict=True):
-        s, v = np.linalg.eigh(x)
-        factors = mp.matrix(v.tolist())
-        whitened = inv_root * (factors * mp.diag([mp.mpf(float(e)) for e in s]) * factors.T) * inv_root
-        e, q = mp.eigsy((whitened + whitened.T) / 2)
-        total += mp.mpf(float(w)) * (q * mp.diag([mp.log(t) for t in e]) * q.T)
-    return float(mp.sqrt(sum(total[i, j] ** 2 for i in range(k) for j in range(k))))
 
 
 def adversarial_dataset(k, radius, rng):
@@ -120,7 +105,6 @@ def main():
     if args.cost:
         cost(args.rounds)
         return
-    mp.mp.dps = 50
     print("| space | radius | whitening | tol | exact gradient > tol | not converged | worst exact/tol |")
     print("|---|---|---|---|---|---|---|")
     for radius in (float(r) for r in args.radii.split(",")):

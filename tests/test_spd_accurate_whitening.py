@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
+from geodp.audit.affine_flow import exact_gradient_norm
 from geodp.frechet import frechet_mean, karcher_iteration_budget
 from geodp.manifolds import SPD
 from geodp.manifolds.spd_accurate import accurate_spd_eigh, accurate_whitening, whitened_eigensystems
@@ -35,23 +36,6 @@ def _record(logs, theta):
 def _exact_logs(matrix):
     """Sorted log-eigenvalues of a float matrix, in 50 digits."""
     return np.array(sorted(float(mp.log(e)) for e in mp.eigsy(mp.matrix(matrix.tolist()))[0]))
-
-
-def _exact_gradient_norm(p, records, weights):
-    """‖Σ w_i Log(p^-½ x_i p^-½)‖_F in 50 digits, the records taken as their eigh factors (the
-    canonical form the accurate path works on)."""
-    k = p.shape[0]
-    values, vectors = mp.eigsy(mp.matrix(p.tolist()))
-    inv_root = vectors * mp.diag([1 / mp.sqrt(v) for v in values]) * vectors.T
-    total = mp.zeros(k, k)
-    for x, w in zip(records, weights, strict=True):
-        s, v = np.linalg.eigh(x)
-        factors = mp.matrix(v.tolist())
-        canonical = factors * mp.diag([mp.mpf(float(e)) for e in s]) * factors.T
-        whitened = inv_root * canonical * inv_root
-        e, q = mp.eigsy((whitened + whitened.T) / 2)
-        total += mp.mpf(float(w)) * (q * mp.diag([mp.log(t) for t in e]) * q.T)
-    return float(mp.sqrt(sum(total[i, j] ** 2 for i in range(k) for j in range(k))))
 
 
 def test_the_frame_decomposition_has_relative_accuracy_where_eigh_has_not():
@@ -103,7 +87,7 @@ def test_the_flow_meets_its_tolerance_exactly_on_adversarial_records():
             warnings.simplefilter("ignore")
             with accurate_whitening(accurate):
                 mean = frechet_mean(space, records, weights=weights, tol=tol, max_iter=budget)
-        results[accurate] = _exact_gradient_norm(mean, records, weights)
+        results[accurate] = exact_gradient_norm(mean, records, weights)
     assert space.needs_accurate_whitening(center, radius)
     assert results[True] <= tol
     assert results[False] > 3 * tol  # the dense path stops with the exact gradient far above tol
@@ -123,7 +107,7 @@ def test_large_balls_reach_their_float64_floor(radius):
         budget = karcher_iteration_budget(space, radius, tol)
         mean, info = frechet_mean(space, records, weights=weights, tol=tol, max_iter=budget, return_info=True)
     assert info.converged
-    assert _exact_gradient_norm(mean, records, weights) <= tol
+    assert exact_gradient_norm(mean, records, weights) <= tol
 
 
 def test_the_private_fit_reports_its_whitening_and_tolerance():

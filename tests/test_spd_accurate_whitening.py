@@ -51,23 +51,30 @@ def test_the_frame_decomposition_has_relative_accuracy_where_eigh_has_not():
     assert np.max(np.abs(plain - exact)) > 1e-9  # what the accurate path is for
 
 
-def test_whitened_records_far_from_the_iterate_keep_their_small_eigenvalues():
-    """A record at distance ~27 from the iterate, nearly commuting with it: the whitened
-    matrix's condition number is e^27, beyond what a dense eigh resolves."""
-    p = _record([7.0, -7.0], 0.3)
-    x = _record([-7.0, 7.0], 0.3 + 1e-3)
+@pytest.mark.parametrize(
+    ("spread", "turn"),
+    [(7.0, 1e-3), (14.0, 0.785)],  # nearly commuting; and far apart in a generic frame (needs the Jacobi SVD)
+)
+def test_whitened_records_far_from_the_iterate_keep_their_small_eigenvalues(spread, turn):
+    """A record far from the iterate (whitened condition number e^{2·spread}), against 50 digits
+    with the same frame: a dense eigh of the whitened matrix (formed densely, or even from the
+    factors in the generic frame) loses its small eigenvalue."""
+    p = _record([spread, -spread], 0.3)
+    x = _record([-spread, spread], 0.3 + turn)
     values, vectors = accurate_spd_eigh(p)
     logs, u = whitened_eigensystems(values, vectors, x[None])
-    inv_root = vectors @ np.diag(values**-0.5) @ vectors.T
-    mp_inv_root = mp.matrix(inv_root.tolist())
+    frame = mp.matrix(vectors.tolist())
+    inv_root = frame * mp.diag([1 / mp.sqrt(mp.mpf(float(v))) for v in values]) * frame.T
     s, v = np.linalg.eigh(x)
     canonical = mp.matrix(v.tolist()) * mp.diag([mp.mpf(float(e)) for e in s]) * mp.matrix(v.tolist()).T
-    whitened = mp_inv_root * canonical * mp_inv_root
+    whitened = inv_root * canonical * inv_root
     exact = np.array(sorted(float(mp.log(e)) for e in mp.eigsy((whitened + whitened.T) / 2)[0]))
-    assert np.max(np.abs(np.sort(logs[0]) - exact)) < 1e-9
+    assert np.max(np.abs(np.sort(logs[0]) - exact)) < 1e-12
     assert np.allclose(np.swapaxes(u, -1, -2) @ u, np.eye(2), atol=1e-12)
-    plain = np.log(np.linalg.eigvalsh(inv_root @ x @ inv_root))
-    assert np.max(np.abs(plain - exact)) > 1e-6  # the dense path loses the small eigenvalue
+    dense_root = vectors @ np.diag(values**-0.5) @ vectors.T
+    with np.errstate(divide="ignore", invalid="ignore"):  # its small eigenvalue may come out 0 or negative
+        plain = np.log(np.linalg.eigvalsh(dense_root @ x @ dense_root))
+    assert not np.max(np.abs(plain - exact)) <= 1e-6  # the dense path loses the small eigenvalue
 
 
 ADVERSARIAL = (  # found by a search over near-commuting records on the radius-10 sphere around I

@@ -148,3 +148,17 @@ def test_a_frame_float64_does_not_hold_as_positive_definite_gives_nan_without_la
 
 def test_the_log_euclidean_short_path_passes_an_empty_block_on():
     assert SPD(2, "log-euclidean")._eigen_records(np.zeros((0, 2, 2)))[3].shape == (0,)
+
+
+def test_a_jacobi_svd_that_does_not_converge_keeps_the_batched_answer_and_raises_nothing(monkeypatch):
+    """The whitening runs after the charge: a LAPACK failure must not become an exception there."""
+    import geodp.manifolds.spd_accurate as accurate
+
+    def fails(_):
+        raise np.linalg.LinAlgError("no convergence")
+
+    p, x = _record([7.0, -7.0], 0.3), _record([-7.0, 7.0], 1.0)
+    values, vectors = accurate_spd_eigh(p)
+    monkeypatch.setattr(accurate, "_jacobi_svd", fails)
+    logs, u = whitened_eigensystems(values, vectors, x[None])
+    assert logs.shape == (1, 2) and u.shape == (1, 2, 2)
